@@ -1,0 +1,1 @@
+//! The benchmark harness and the reference-corpus generator.

@@ -1,0 +1,628 @@
+//! The per-document pass: frontmatter, fields, summary, title, sections and raw links.
+//!
+//! Everything here depends on one document's own text only, so the engine caches it by
+//! source hash and a commit re-parses only the documents it changes (compile.md §11).
+
+use crate::text::{flatten, is_letter_or_number, truncate_summary, Utf16Map};
+use pulldown_cmark::{Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd};
+use std::sync::Arc;
+
+/// A section of a body: a name and a range in UTF-16 units of the body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section {
+    /// The unique slug (`body`, `schema`, `schema_2`, …).
+    pub name: String,
+    /// Start offset in the body, in UTF-16 units.
+    pub start: usize,
+    /// End offset in the body, in UTF-16 units.
+    pub end: usize,
+}
+
+/// A link as written, before the tenant pass resolves it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RawLink {
+    /// A Markdown link (inline, reference-style): the destination as reported, and the
+    /// bundle path it resolves to (`None` when `..` climbs above the bundle root).
+    Markdown {
+        /// The destination as the parser reported it.
+        dest: String,
+        /// The bundle-relative path with `.md`, or `None` when it left the bundle.
+        target: Option<String>,
+    },
+    /// A wiki link: the text before `|`, and the target cut at `#` and NFC-normalised.
+    Wiki {
+        /// The text before `|`, for the diagnostic.
+        text: String,
+        /// The literal target.
+        target: String,
+    },
+}
+
+/// What one document compiles to on its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParsedDoc {
+    /// The `kind` cell.
+    pub kind: String,
+    /// The compiled `status` cell (before read-time `stale`).
+    pub status: String,
+    /// The `grain` cell.
+    pub grain: String,
+    /// The `summary` cell.
+    pub summary: String,
+    /// The title, if any.
+    pub title: Option<String>,
+    /// The `stale_after` date, if usable.
+    pub stale_after: Option<String>,
+    /// Sections in document order, `body` first.
+    pub sections: Vec<Section>,
+    /// Byte offset of the body in the source text.
+    pub body_start: usize,
+    /// UTF-16 offset of the body in the source text.
+    pub body_start16: usize,
+    /// Offset map of the body.
+    pub body_map: Utf16Map,
+    /// Offset map of the whole source text (for `get` with `source`).
+    pub source_map: Utf16Map,
+    /// Links in order of appearance (unresolved form).
+    pub links: Vec<RawLink>,
+    /// Diagnostics that precede the link diagnostics, in order.
+    pub head_diagnostics: Vec<String>,
+    /// Whether the `stale_after` diagnostic applies.
+    pub stale_after_diagnostic: bool,
+}
+
+/// The parser options of compile.md §4.1, and nothing else.
+pub fn markdown_options() -> Options {
+    Options::ENABLE_TABLES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_WIKILINKS
+}
+
+/// Splits off frontmatter (compile.md §2): returns `(inner yaml, body byte offset)` of the
+/// BOM-less text, or `None` when there is no frontmatter block.
+pub fn split_frontmatter(text: &str) -> Option<(&str, usize)> {
+    let b = text.as_bytes();
+    let open_end = fence_line(b, 0)?;
+    // Shortest run, then a line break, then a closing fence line.
+    let mut q = open_end;
+    while let Some(off) = b[q..].iter().position(|&c| c == b'\n') {
+        let nl = q + off;
+        let run_end = if nl > open_end && b[nl - 1] == b'\r' { nl - 1 } else { nl };
+        if let Some(close_end) = closing_fence(b, nl + 1) {
+            return Some((&text[open_end..run_end], close_end));
+        }
+        q = nl + 1;
+    }
+    None
+}
+
+/// A `---[ \t]*` line starting at `at`, ended by a line break; returns the offset after it.
+fn fence_line(b: &[u8], at: usize) -> Option<usize> {
+    let mut i = at;
+    if !b[i..].starts_with(b"---") {
+        return None;
+    }
+    i += 3;
+    while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
+        i += 1;
+    }
+    if b[i..].starts_with(b"\r\n") {
+        Some(i + 2)
+    } else if b[i..].starts_with(b"\n") {
+        Some(i + 1)
+    } else {
+        None
+    }
+}
+
+/// A closing `---[ \t]*` line at `at`, ended by a line break or the end of the text.
+fn closing_fence(b: &[u8], at: usize) -> Option<usize> {
+    if at > b.len() || !b[at..].starts_with(b"---") {
+        return None;
+    }
+    let mut i = at + 3;
+    while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
+        i += 1;
+    }
+    if i == b.len() {
+        Some(i)
+    } else if b[i..].starts_with(b"\r\n") {
+        Some(i + 2)
+    } else if b[i] == b'\n' {
+        Some(i + 1)
+    } else {
+        None
+    }
+}
+
+fn yaml_is_blank(inner: &str) -> bool {
+    inner.lines().all(|l| {
+        let t = l.trim();
+        t.is_empty() || t.starts_with('#')
+    })
+}
+
+fn yaml_str<'a>(map: &'a yaml_serde::Mapping, key: &str) -> Option<&'a str> {
+    match map.get(key) {
+        Some(yaml_serde::Value::String(s)) => Some(s.as_str()),
+        _ => None,
+    }
+}
+
+/// The `type` slug: lower-case, runs outside `[a-z0-9]` become `_`, `_` trimmed.
+pub fn kind_slug(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut pending = false;
+    for c in s.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            if pending && !out.is_empty() {
+                out.push('_');
+            }
+            pending = false;
+            out.push(c);
+        } else {
+            pending = true;
+        }
+    }
+    if out.is_empty() {
+        "-".to_string()
+    } else {
+        out
+    }
+}
+
+/// A section slug (compile.md §7.2): lower-case, runs outside `[\p{L}\p{N}]` become `_`.
+pub fn section_slug(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut pending = false;
+    for c in s.chars().flat_map(char::to_lowercase) {
+        if is_letter_or_number(c) {
+            if pending && !out.is_empty() {
+                out.push('_');
+            }
+            pending = false;
+            out.push(c);
+        } else {
+            pending = true;
+        }
+    }
+    if out.is_empty() {
+        "body".to_string()
+    } else {
+        out
+    }
+}
+
+/// Whether a trimmed `stale_after` value is usable (compile.md §3.3); returns its date.
+pub fn stale_date(v: &str) -> Option<String> {
+    let b = v.as_bytes();
+    let digits = |s: &[u8]| s.iter().all(u8::is_ascii_digit);
+    if b.len() < 10 || !digits(&b[0..4]) || b[4] != b'-' || !digits(&b[5..7]) || b[7] != b'-' || !digits(&b[8..10]) {
+        return None;
+    }
+    let date = &v[..10];
+    let rest = &b[10..];
+    if rest.is_empty() {
+        return Some(date.to_string());
+    }
+    if !matches!(rest[0], b'T' | b't' | b' ') {
+        return None;
+    }
+    let t = &rest[1..];
+    // HH:MM
+    if t.len() < 5 || !digits(&t[0..2]) || t[2] != b':' || !digits(&t[3..5]) {
+        return None;
+    }
+    let mut i = 5;
+    if i < t.len() && t[i] == b':' {
+        if t.len() < i + 3 || !digits(&t[i + 1..i + 3]) {
+            return None;
+        }
+        i += 3;
+        if i < t.len() && t[i] == b'.' {
+            let start = i + 1;
+            let mut j = start;
+            while j < t.len() && t[j].is_ascii_digit() {
+                j += 1;
+            }
+            if j == start {
+                return None;
+            }
+            i = j;
+        }
+    }
+    let zone = &t[i..];
+    let ok = zone.is_empty()
+        || zone == b"Z"
+        || (zone.len() == 6
+            && matches!(zone[0], b'+' | b'-')
+            && digits(&zone[1..3])
+            && zone[3] == b':'
+            && digits(&zone[4..6]));
+    ok.then(|| date.to_string())
+}
+
+/// Percent-decodes `s`; `None` when the result is not valid UTF-8.
+fn percent_decode(s: &str) -> Option<String> {
+    if !s.contains('%') {
+        return Some(s.to_string());
+    }
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            let hex = |c: u8| (c as char).to_digit(16);
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8(out).ok()
+}
+
+fn has_scheme(dest: &str) -> bool {
+    let b = dest.as_bytes();
+    if b.is_empty() || !b[0].is_ascii_alphabetic() {
+        return false;
+    }
+    for &c in &b[1..] {
+        if c == b':' {
+            return true;
+        }
+        if !(c.is_ascii_alphanumeric() || c == b'+' || c == b'.' || c == b'-') {
+            return false;
+        }
+    }
+    false
+}
+
+/// Resolves a Markdown destination against the linking document (compile.md §6.2 rules
+/// 3–6). `None` means the link is skipped; `Some(None)` means it climbed out of the bundle.
+fn markdown_target(dest: &str, doc_path: &str) -> Option<Option<String>> {
+    if has_scheme(dest) || dest.starts_with('#') {
+        return None;
+    }
+    let cut = dest.split('#').next().unwrap_or("");
+    let cut = cut.split('?').next().unwrap_or("");
+    let decoded = percent_decode(cut).unwrap_or_else(|| cut.to_string());
+    if decoded.is_empty() {
+        return None;
+    }
+    let decoded = crate::validate::nfc(&decoded);
+    let mut segs: Vec<&str> = Vec::new();
+    if !decoded.starts_with('/') {
+        if let Some((dir, _)) = doc_path.rsplit_once('/') {
+            segs.extend(dir.split('/'));
+        }
+    }
+    for seg in decoded.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                if segs.pop().is_none() {
+                    return Some(None);
+                }
+            }
+            s => segs.push(s),
+        }
+    }
+    if segs.is_empty() {
+        return Some(None);
+    }
+    let mut path = segs.join("/");
+    if !crate::validate::ends_with_md(&path) {
+        path.push_str(".md");
+    }
+    Some(Some(path))
+}
+
+/// Parses one document on its own. `text` is the exact stored text; `width` the summary
+/// width (120 for stored tenants).
+pub fn parse_document(path: &str, text: &Arc<str>, width: usize) -> ParsedDoc {
+    let bomless_start = if text.starts_with('\u{feff}') { 3 } else { 0 };
+    let bomless = &text[bomless_start..];
+    let mut head_diagnostics = Vec::new();
+    let mut map = yaml_serde::Mapping::new();
+    let (has_fm, body_start) = match split_frontmatter(bomless) {
+        Some((inner, body_off)) => {
+            if !yaml_is_blank(inner) {
+                match yaml_serde::from_str::<yaml_serde::Value>(inner) {
+                    Ok(yaml_serde::Value::Mapping(m)) => map = m,
+                    Ok(yaml_serde::Value::Tagged(t)) => {
+                        if let yaml_serde::Value::Mapping(m) = t.value {
+                            map = m;
+                        } else {
+                            head_diagnostics.push("frontmatter is not a mapping".to_string());
+                        }
+                    }
+                    Ok(_) => head_diagnostics.push("frontmatter is not a mapping".to_string()),
+                    Err(e) => head_diagnostics
+                        .push(format!("invalid YAML frontmatter: {}", flatten(&e.to_string()))),
+                }
+            }
+            (true, bomless_start + body_off)
+        }
+        None => (false, bomless_start),
+    };
+    let body = &text[body_start..];
+
+    let kind = yaml_str(&map, "type").map(kind_slug).unwrap_or_else(|| "-".into());
+    if !has_fm {
+        head_diagnostics
+            .push("no frontmatter, compiled as plain markdown, not an OKF concept".to_string());
+    } else if kind == "-" {
+        head_diagnostics.push("missing required frontmatter field \"type\"".to_string());
+    }
+    let cell = |key: &str| -> String {
+        let v = yaml_str(&map, key).map(flatten).unwrap_or_default();
+        if v.is_empty() {
+            "-".into()
+        } else {
+            v
+        }
+    };
+    let grain = cell("grain");
+    let mut status = cell("status");
+    if status.eq_ignore_ascii_case("current") || status.eq_ignore_ascii_case("stable") {
+        status = "-".into();
+    }
+    let fm_title = yaml_str(&map, "title").map(flatten).filter(|t| !t.is_empty());
+    let (stale_after, stale_after_diagnostic) = match map.get("stale_after") {
+        None => (None, false),
+        Some(yaml_serde::Value::String(s)) => match stale_date(s.trim()) {
+            Some(d) => (Some(d), false),
+            None => (None, true),
+        },
+        Some(_) => (None, true),
+    };
+    let description = yaml_str(&map, "description").filter(|d| !d.is_empty());
+
+    let body_map = Utf16Map::new(body);
+    let scan = scan_body(body, path, &body_map, !has_fm);
+    let summary_src = match description {
+        Some(d) => flatten(d),
+        None => flatten(&scan.first_sentence),
+    };
+    let summary = if summary_src.is_empty() { "-".to_string() } else { truncate_summary(&summary_src, width) };
+    let title = if has_fm { fm_title } else { scan.first_heading.filter(|t| !t.is_empty()) };
+    let source_map = Utf16Map::new(text);
+    let body_start16 = source_map.to_u16(text, body_start);
+
+    ParsedDoc {
+        kind,
+        status,
+        grain,
+        summary,
+        title,
+        stale_after,
+        sections: scan.sections,
+        body_start,
+        body_start16,
+        body_map,
+        source_map,
+        links: scan.links,
+        head_diagnostics,
+        stale_after_diagnostic,
+    }
+}
+
+struct BodyScan {
+    sections: Vec<Section>,
+    links: Vec<RawLink>,
+    first_sentence: String,
+    first_heading: Option<String>,
+}
+
+/// The first sentence of a candidate line (compile.md §3.2.1).
+fn first_sentence(line: &str) -> &str {
+    let mut it = line.char_indices().peekable();
+    while let Some((i, c)) = it.next() {
+        if matches!(c, '.' | '!' | '?') {
+            match it.peek() {
+                None => return line[..i + 1].trim(),
+                Some((_, n)) if n.is_whitespace() => return line[..i + 1].trim(),
+                _ => {}
+            }
+        }
+    }
+    line.trim()
+}
+
+fn line_start(body: &str, at: usize) -> usize {
+    body.as_bytes()[..at].iter().rposition(|&c| c == b'\n' || c == b'\r').map_or(0, |p| p + 1)
+}
+
+fn level_num(l: HeadingLevel) -> u8 {
+    match l {
+        HeadingLevel::H1 => 1,
+        HeadingLevel::H2 => 2,
+        HeadingLevel::H3 => 3,
+        HeadingLevel::H4 => 4,
+        HeadingLevel::H5 => 5,
+        HeadingLevel::H6 => 6,
+    }
+}
+
+fn scan_body(body: &str, doc_path: &str, map: &Utf16Map, want_heading_title: bool) -> BodyScan {
+    // Containers that hide headings and summary lines.
+    let mut quote_depth = 0usize; // block quotes and footnote definitions
+    let mut item_depth = 0usize;
+    let mut image_depth = 0usize;
+    let mut para_open = false;
+    // Heading being read: (level, byte line start, top-level?, plain text).
+    let mut heading: Option<(u8, usize, bool, String)> = None;
+    let mut headings: Vec<(u8, usize, String)> = Vec::new();
+    let mut first_heading: Option<String> = None;
+    let mut links = Vec::new();
+    let mut first_sentence_text: Option<String> = None;
+    // Current candidate paragraph: byte start and end of its inline text.
+    let mut cand: Option<(usize, usize)> = None;
+
+    let try_candidate = |range: (usize, usize), found: &mut Option<String>| {
+        if found.is_some() {
+            return;
+        }
+        for line in body[range.0..range.1].split(['\n', '\r']) {
+            let t = line.trim();
+            if t.is_empty() || t.starts_with("![") || t.starts_with('|') {
+                continue;
+            }
+            *found = Some(first_sentence(line).to_string());
+            return;
+        }
+    };
+
+    for (event, range) in Parser::new_ext(body, markdown_options()).into_offset_iter() {
+        match event {
+            Event::Start(Tag::BlockQuote(_)) | Event::Start(Tag::FootnoteDefinition(_)) => {
+                quote_depth += 1
+            }
+            Event::End(TagEnd::BlockQuote(_)) | Event::End(TagEnd::FootnoteDefinition) => {
+                quote_depth -= 1
+            }
+            Event::Start(Tag::Item) => item_depth += 1,
+            Event::End(TagEnd::Item) => {
+                if let Some(c) = cand.take() {
+                    try_candidate(c, &mut first_sentence_text);
+                }
+                item_depth -= 1
+            }
+            Event::Start(Tag::Paragraph) => {
+                para_open = true;
+                if quote_depth == 0 && first_sentence_text.is_none() {
+                    cand = Some((range.start, range.end));
+                }
+            }
+            Event::End(TagEnd::Paragraph) => {
+                para_open = false;
+                if let Some(c) = cand.take() {
+                    try_candidate(c, &mut first_sentence_text);
+                }
+            }
+            Event::Start(Tag::Heading { level, .. }) => {
+                let top = quote_depth == 0 && item_depth == 0;
+                heading = Some((level_num(level), line_start(body, range.start), top, String::new()));
+            }
+            Event::End(TagEnd::Heading(_)) => {
+                if let Some((level, start, top, text)) = heading.take() {
+                    if top {
+                        if first_heading.is_none() && want_heading_title {
+                            first_heading = Some(flatten(&text));
+                        }
+                        headings.push((level, start, text));
+                    }
+                }
+            }
+            Event::Start(Tag::Image { .. }) => image_depth += 1,
+            Event::End(TagEnd::Image) => image_depth -= 1,
+            Event::Start(Tag::Link { link_type, dest_url, .. }) if image_depth == 0 => {
+                match link_type {
+                    LinkType::Autolink | LinkType::Email => {}
+                    LinkType::WikiLink { .. } => {
+                        let text = dest_url.to_string();
+                        let target = text.split('#').next().unwrap_or("");
+                        if !target.is_empty() && !has_scheme(target) {
+                            links.push(RawLink::Wiki {
+                                target: crate::validate::nfc(target),
+                                text,
+                            });
+                        }
+                    }
+                    _ => {
+                        if let Some(target) = markdown_target(&dest_url, doc_path) {
+                            links.push(RawLink::Markdown { dest: dest_url.to_string(), target });
+                        }
+                    }
+                }
+            }
+            Event::Text(t) | Event::Code(t) => {
+                if let Some(h) = heading.as_mut() {
+                    h.3.push_str(&t);
+                }
+                if !para_open && item_depth > 0 && quote_depth == 0 && heading.is_none() {
+                    // Tight list items hold their text without a paragraph.
+                    match cand.as_mut() {
+                        Some(c) => c.1 = range.end,
+                        None if first_sentence_text.is_none() => cand = Some((range.start, range.end)),
+                        None => {}
+                    }
+                }
+            }
+            Event::SoftBreak | Event::HardBreak => {
+                if let Some(h) = heading.as_mut() {
+                    h.3.push(' ');
+                }
+                if !para_open {
+                    if let Some(c) = cand.as_mut() {
+                        c.1 = range.end;
+                    }
+                }
+            }
+            Event::Start(Tag::List(_)) | Event::Start(Tag::CodeBlock(_)) | Event::Start(Tag::Table(_)) | Event::Start(Tag::HtmlBlock) => {
+                // A block inside a tight item ends the item's own text.
+                if !para_open {
+                    if let Some(c) = cand.take() {
+                        try_candidate(c, &mut first_sentence_text);
+                    }
+                }
+            }
+            _ => {
+                // Inline markup inside a tight item's text extends the candidate.
+                if !para_open && item_depth > 0 && heading.is_none() {
+                    if let Some(c) = cand.as_mut() {
+                        if range.end > c.1 && range.start >= c.0 {
+                            c.1 = range.end;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if let Some(c) = cand.take() {
+        try_candidate(c, &mut first_sentence_text);
+    }
+
+    let sections = build_sections(body, map, &headings);
+    BodyScan {
+        sections,
+        links,
+        first_sentence: first_sentence_text.unwrap_or_default(),
+        first_heading,
+    }
+}
+
+fn build_sections(body: &str, map: &Utf16Map, headings: &[(u8, usize, String)]) -> Vec<Section> {
+    let mut out = Vec::with_capacity(headings.len() + 1);
+    let mut used: std::collections::HashSet<String> = std::collections::HashSet::new();
+    used.insert("body".to_string());
+    let first = headings.first().map_or(body.len(), |h| h.1);
+    if !body[..first].trim().is_empty() {
+        out.push(Section { name: "body".into(), start: 0, end: map.to_u16(body, first) });
+    }
+    for (i, (level, start, text)) in headings.iter().enumerate() {
+        let end = headings[i + 1..].iter().find(|h| h.0 <= *level).map_or(body.len(), |h| h.1);
+        let base = section_slug(text);
+        let name = if used.contains(&base) {
+            let mut n = 2;
+            loop {
+                let cand = format!("{base}_{n}");
+                if !used.contains(&cand) {
+                    break cand;
+                }
+                n += 1;
+            }
+        } else {
+            base
+        };
+        used.insert(name.clone());
+        out.push(Section { name, start: map.to_u16(body, *start), end: map.to_u16(body, end) });
+    }
+    out
+}

@@ -1,0 +1,104 @@
+//! The manifest TSV (read.md §2): tenant form, bundle slice, single-bundle compile form.
+
+use crate::compile::{Concept, Model};
+use crate::error::{Error, Result};
+
+/// The columns line of the tenant manifest.
+pub const COLUMNS: &str = "id\tbundle\tkind\tstatus\tgrain\tsummary\tlinks";
+
+/// The `status` cell as rendered for `today` (read.md §2.4).
+pub fn status_for<'a>(c: &'a Concept, today: &str) -> &'a str {
+    let p = &c.parsed;
+    if p.status == "-" {
+        if let Some(d) = &p.stale_after {
+            if d.as_str() <= today {
+                return "stale";
+            }
+        }
+    }
+    &p.status
+}
+
+/// Appends one tenant-form row (without the final `\n`).
+pub fn push_row(out: &mut String, c: &Concept, today: &str) {
+    let p = &c.parsed;
+    for cell in [c.id.as_str(), c.bundle.as_str(), p.kind.as_str(), status_for(c, today), p.grain.as_str(), p.summary.as_str()] {
+        out.push_str(cell);
+        out.push('\t');
+    }
+    push_links(out, c);
+}
+
+fn push_links(out: &mut String, c: &Concept) {
+    if c.links.is_empty() {
+        out.push('-');
+    } else {
+        for (i, l) in c.links.iter().enumerate() {
+            if i > 0 {
+                out.push(' ');
+            }
+            out.push_str(l);
+        }
+    }
+}
+
+/// The `# tenant:` and `# bundles:` preamble lines, each ending in `\n`.
+pub fn preamble(out: &mut String, tenant: &str, model: &Model) {
+    out.push_str("# tenant: ");
+    out.push_str(tenant);
+    out.push_str("\n# bundles:");
+    for b in &model.bundles {
+        out.push(' ');
+        out.push_str(b);
+    }
+    out.push('\n');
+}
+
+/// The error for an unknown bundle (read.md §2.2).
+pub fn unknown_bundle(model: &Model, name: &str) -> Error {
+    let found = if model.bundles.is_empty() { "none".to_string() } else { model.bundles.join(", ") };
+    Error::NotFound(format!("no bundle \"{name}\" in this tenant: found {found}"))
+}
+
+/// Resolves an optional bundle filter to the stored name.
+pub fn resolve_bundle<'a>(model: &'a Model, bundle: Option<&str>) -> Result<Option<&'a str>> {
+    match bundle {
+        None => Ok(None),
+        Some(b) => model.find_bundle(b).map(Some).ok_or_else(|| unknown_bundle(model, b)),
+    }
+}
+
+/// The tenant manifest, or one bundle's slice of it.
+pub fn manifest(model: &Model, tenant: &str, bundle: Option<&str>, today: &str) -> Result<String> {
+    let bundle = resolve_bundle(model, bundle)?;
+    let rows = match bundle {
+        Some(b) => model.bundle_concepts(b),
+        None => &model.concepts[..],
+    };
+    let mut out = String::with_capacity(64 + rows.len() * 160);
+    preamble(&mut out, tenant, model);
+    out.push_str(COLUMNS);
+    out.push('\n');
+    for c in rows {
+        push_row(&mut out, c, today);
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// The single-bundle compile form (read.md §2.3): no `bundle` column, rows by id.
+pub fn compile_manifest(model: &Model, bundle: &str, today: &str) -> String {
+    let mut out = format!("# bundle: {bundle}\nid\tkind\tstatus\tgrain\tsummary\tlinks\n");
+    let mut rows: Vec<&Concept> = model.concepts.iter().collect();
+    rows.sort_by(|a, b| a.id.cmp(&b.id));
+    for c in rows {
+        let p = &c.parsed;
+        for cell in [c.id.as_str(), p.kind.as_str(), status_for(c, today), p.grain.as_str(), p.summary.as_str()] {
+            out.push_str(cell);
+            out.push('\t');
+        }
+        push_links(&mut out, c);
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,2 @@
+//! The `langonrock` binary.
+fn main() {}

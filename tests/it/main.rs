@@ -1,0 +1,1 @@
+//! The one native integration test binary of langonrock.
