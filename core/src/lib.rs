@@ -16,6 +16,7 @@
 pub mod compile;
 pub mod error;
 pub mod manifest;
+pub mod search;
 pub mod text;
 pub mod validate;
 
