@@ -1,8 +1,8 @@
 //! The search index (search.md §2, §8): one weighted document per concept, interned terms,
 //! compact postings, incremental updates and a canonical byte encoding.
 //!
-//! Layout. Terms are interned to dense `u32` ids: terms of at most 8 bytes are keyed by
-//! their bytes packed into a `u64`, longer ones by their text. Postings `(slot, f)` live in
+//! Layout. Terms are interned to dense `u32` ids: terms of at most 16 bytes are keyed by
+//! their bytes packed into two `u64`s, longer ones by their text. Postings `(slot, f)` live in
 //! one flat array in compressed-sparse-row form (`base_off`, `base`), grouped by term and
 //! sorted by slot. Documents added since the last compaction append to small per-term
 //! lists (`extra`); removed documents are tombstoned (`alive`) and their terms' `n(t)`
@@ -37,6 +37,7 @@ pub const W_NAMES: u32 = 4;
 pub(crate) struct FoldHasher(u64);
 
 const MUL: u64 = 0x9E37_79B9_7F4A_7C15;
+const MUL2: u64 = 0xD6E8_FEB8_6659_FD93;
 
 impl FoldHasher {
     #[inline]
@@ -84,8 +85,7 @@ impl Hasher for FoldHasher {
 
 pub(crate) type Fast = BuildHasherDefault<FoldHasher>;
 
-/// Packs at most 8 bytes into a `u64`, little-endian, zero-padded. Tokens hold no zero
-/// byte, so the packing of a token is unique.
+/// Packs at most 8 bytes into a `u64`, little-endian, zero-padded.
 ///
 /// Two overlapping loads instead of a copy into a stack buffer, which would stall on
 /// store forwarding.
@@ -108,12 +108,41 @@ fn pack(b: &[u8]) -> u64 {
     }
 }
 
-/// An open-addressing table from packed short terms to ids: one probe, usually one
-/// cache line, no key comparison beyond one `u64`.
+#[inline]
+fn load8(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes([
+        b[at],
+        b[at + 1],
+        b[at + 2],
+        b[at + 3],
+        b[at + 4],
+        b[at + 5],
+        b[at + 6],
+        b[at + 7],
+    ])
+}
+
+/// The longest term kept inline in the [`ShortTable`], in bytes.
+const SHORT: usize = 16;
+
+/// Packs at most [`SHORT`] bytes into two `u64`s, zero-padded. Tokens hold no zero byte,
+/// so the packing of a token is unique, and never all zero.
+#[inline]
+fn pack16(b: &[u8]) -> [u64; 2] {
+    let n = b.len();
+    if n <= 8 {
+        [pack(b), 0]
+    } else {
+        [load8(b, 0), load8(b, n - 8) >> (8 * (SHORT - n))]
+    }
+}
+
+/// An open-addressing table from packed terms of up to [`SHORT`] bytes to ids: one
+/// probe, usually one cache line, no string comparison.
 #[derive(Debug, Clone, Default)]
 struct ShortTable {
-    /// `(packed term, id)`; a packed term of 0 marks an empty entry (no token packs to 0).
-    entries: Vec<(u64, u32)>,
+    /// `(packed term, id)`; a first word of 0 marks an empty entry.
+    entries: Vec<([u64; 2], u32)>,
     len: usize,
     /// Grow before `len` reaches this (a load factor of 7/8).
     grow_at: usize,
@@ -121,13 +150,16 @@ struct ShortTable {
 
 impl ShortTable {
     #[inline]
-    fn slot_of(key: u64, mask: usize) -> usize {
-        let m = u128::from(key) * u128::from(MUL);
-        (((m >> 64) as u64) ^ (m as u64)) as usize & mask
+    fn slot_of(key: [u64; 2], mask: usize) -> usize {
+        let fold = |x: u64, m: u64| {
+            let p = u128::from(x) * u128::from(m);
+            (p as u64) ^ ((p >> 64) as u64)
+        };
+        (fold(fold(key[0], MUL) ^ key[1], MUL2) as usize) & mask
     }
 
     #[inline]
-    fn get(&self, key: u64) -> Option<u32> {
+    fn get(&self, key: [u64; 2]) -> Option<u32> {
         if self.entries.is_empty() {
             return None;
         }
@@ -138,7 +170,7 @@ impl ShortTable {
             if k == key {
                 return Some(id);
             }
-            if k == 0 {
+            if k[0] == 0 {
                 return None;
             }
             i = (i + 1) & mask;
@@ -147,7 +179,7 @@ impl ShortTable {
 
     /// The id of `key`, inserting `next` when absent.
     #[inline(always)]
-    fn intern(&mut self, key: u64, next: u32) -> u32 {
+    fn intern(&mut self, key: [u64; 2], next: u32) -> u32 {
         if self.len >= self.grow_at {
             self.grow();
         }
@@ -158,7 +190,7 @@ impl ShortTable {
             if k == key {
                 return id;
             }
-            if k == 0 {
+            if k[0] == 0 {
                 self.entries[i] = (key, next);
                 self.len += 1;
                 return next;
@@ -171,12 +203,12 @@ impl ShortTable {
     fn grow(&mut self) {
         let cap = (self.entries.len() * 2).max(1024);
         self.grow_at = cap / 8 * 7;
-        let old = std::mem::replace(&mut self.entries, vec![(0, 0); cap]);
+        let old = std::mem::replace(&mut self.entries, vec![([0, 0], 0); cap]);
         let mask = cap - 1;
         for (k, id) in old {
-            if k != 0 {
+            if k[0] != 0 {
                 let mut i = Self::slot_of(k, mask);
-                while self.entries[i].0 != 0 {
+                while self.entries[i].0[0] != 0 {
                     i = (i + 1) & mask;
                 }
                 self.entries[i] = (k, id);
@@ -184,8 +216,8 @@ impl ShortTable {
         }
     }
 
-    fn iter(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
-        self.entries.iter().copied().filter(|e| e.0 != 0)
+    fn iter(&self) -> impl Iterator<Item = ([u64; 2], u32)> + '_ {
+        self.entries.iter().copied().filter(|e| e.0[0] != 0)
     }
 }
 
@@ -199,8 +231,8 @@ struct Vocab {
 impl Vocab {
     #[inline]
     fn get(&self, t: &str) -> Option<u32> {
-        if t.len() <= 8 {
-            self.short.get(pack(t.as_bytes()))
+        if t.len() <= SHORT {
+            self.short.get(pack16(t.as_bytes()))
         } else {
             self.long.get(t).copied()
         }
@@ -209,8 +241,8 @@ impl Vocab {
     /// The id of `t`, adding it with id `next` when new.
     #[inline(always)]
     fn intern(&mut self, t: &str, next: u32) -> u32 {
-        if t.len() <= 8 {
-            self.short.intern(pack(t.as_bytes()), next)
+        if t.len() <= SHORT {
+            self.short.intern(pack16(t.as_bytes()), next)
         } else {
             self.intern_long(t, next)
         }
@@ -230,8 +262,10 @@ impl Vocab {
     fn texts(&self, count: usize) -> Vec<String> {
         let mut out = vec![String::new(); count];
         for (k, id) in self.short.iter() {
-            let bytes = k.to_le_bytes();
-            let len = bytes.iter().position(|&b| b == 0).unwrap_or(8);
+            let mut bytes = [0u8; SHORT];
+            bytes[..8].copy_from_slice(&k[0].to_le_bytes());
+            bytes[8..].copy_from_slice(&k[1].to_le_bytes());
+            let len = bytes.iter().position(|&b| b == 0).unwrap_or(SHORT);
             out[id as usize] = String::from_utf8_lossy(&bytes[..len]).into_owned();
         }
         for (k, &id) in &self.long {
@@ -241,7 +275,7 @@ impl Vocab {
     }
 
     fn heap_bytes(&self) -> usize {
-        self.short.entries.capacity() * 16
+        self.short.entries.capacity() * std::mem::size_of::<([u64; 2], u32)>()
             + self.long.capacity() * 21
             + self.long.keys().map(|k| k.len()).sum::<usize>()
     }
@@ -696,11 +730,15 @@ impl Index {
     /// old self by id, and is unchanged when its bundle, text and parsed cells are equal
     /// (`Arc::ptr_eq` first, then by value). When `today` differs from the index's date,
     /// the concepts whose rendered `status` flips between `-` and `stale` are re-indexed
-    /// too; only concepts with a `stale_after` date can flip. If `old` turns out not to be
-    /// the indexed model, the index is rebuilt from `new`, so the result always equals
-    /// [`Index::build`]`(new, today)`.
+    /// too; only concepts with a `stale_after` date can flip.
+    ///
+    /// The index is rebuilt from `new` instead when more than about a quarter of the
+    /// concepts change, or when `old` turns out not to be the indexed model. Either way
+    /// the result equals [`Index::build`]`(new, today)`.
     pub fn update(&mut self, old: &Model, new: &Model, today: &str) {
         if !self.try_update(old, new, today) {
+            // Drop the old postings before building the new ones.
+            *self = Index::empty(today);
             *self = Index::build(new, today);
             return;
         }
@@ -715,24 +753,32 @@ impl Index {
         if old.concepts.len() != self.live as usize {
             return false;
         }
-        let old_today = std::mem::take(&mut self.today);
-        let date_changed = old_today != today;
-        let mut counter = Counter::default();
-        for c in &old.concepts {
-            let keep = match new.concept(&c.id) {
-                None => false,
+        let date_changed = self.today != today;
+        let gone: Vec<&Concept> = old
+            .concepts
+            .iter()
+            .filter(|c| match new.concept(&c.id) {
+                None => true,
                 Some(n) => {
-                    same_indexed(c, n)
-                        && !(date_changed
+                    !same_indexed(c, n)
+                        || (date_changed
                             && n.parsed.stale_after.is_some()
-                            && status_for(c, &old_today) != status_for(n, today))
+                            && status_for(c, &self.today) != status_for(n, today))
                 }
-            };
-            if !keep && !self.remove(c, &old_today, &mut counter) {
+            })
+            .collect();
+        // Re-indexing most of the tenant (a date that turns everything stale, a bulk
+        // import) is cheaper as a fresh build.
+        if gone.len() * 4 > old.concepts.len() + 64 {
+            return false;
+        }
+        let old_today = std::mem::take(&mut self.today);
+        let mut counter = Counter::default();
+        for c in gone {
+            if !self.remove(c, &old_today, &mut counter) {
                 return false;
             }
         }
-        self.today = old_today;
         for c in &new.concepts {
             if !self.by_id.contains_key(c.id.as_str()) {
                 self.add(c, today, &mut counter);

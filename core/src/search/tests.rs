@@ -800,6 +800,36 @@ fn a_date_change_refreshes_only_stale_tokens() {
 }
 
 #[test]
+fn a_bulk_change_rebuilds_and_still_equals_a_fresh_build() {
+    let texts: Vec<(String, String)> = (0..100)
+        .map(|i| {
+            (
+                format!("c{i:03}.md"),
+                format!(
+                    "---\ntype: table\nstale_after: 2026-06-{:02}\n---\nBody {i}.\n",
+                    1 + i % 28
+                ),
+            )
+        })
+        .collect();
+    let docs: Vec<(&str, &str, &str)> = texts
+        .iter()
+        .map(|(p, t)| ("b", p.as_str(), t.as_str()))
+        .collect();
+    let m = model(&docs);
+    // Every concept turns stale: more than a quarter changes, so the update rebuilds.
+    let mut ix = Index::build(&m, "2026-01-01");
+    ix.update(&m, &m, "2026-12-01");
+    assert_eq!(ix.encode(), Index::build(&m, "2026-12-01").encode());
+    assert_eq!(ix.term_postings("stale").len(), 100);
+    // A few turn stale: the incremental path.
+    let mut ix = Index::build(&m, "2026-06-01");
+    ix.update(&m, &m, "2026-06-03");
+    assert_eq!(ix.encode(), Index::build(&m, "2026-06-03").encode());
+    assert_eq!(ix.term_postings("stale").len(), 12);
+}
+
+#[test]
 fn encode_round_trips_and_is_canonical() {
     let m = hub();
     let ix = Index::build(&m, TODAY);
