@@ -32,8 +32,16 @@ pub struct SourceDoc {
 
 impl SourceDoc {
     /// Builds a document.
-    pub fn new(bundle: impl Into<String>, path: impl Into<String>, text: impl Into<Arc<str>>) -> Self {
-        SourceDoc { bundle: bundle.into(), path: path.into(), text: text.into() }
+    pub fn new(
+        bundle: impl Into<String>,
+        path: impl Into<String>,
+        text: impl Into<Arc<str>>,
+    ) -> Self {
+        SourceDoc {
+            bundle: bundle.into(),
+            path: path.into(),
+            text: text.into(),
+        }
     }
 }
 
@@ -100,13 +108,20 @@ impl Model {
 
     /// The bundle as stored, for a name given in any case (compile.md §10.2).
     pub fn find_bundle(&self, name: &str) -> Option<&str> {
-        self.bundles.iter().find(|b| b.eq_ignore_ascii_case(name)).map(String::as_str)
+        self.bundles
+            .iter()
+            .find(|b| b.eq_ignore_ascii_case(name))
+            .map(String::as_str)
     }
 
     /// The concepts of one bundle (a contiguous run).
     pub fn bundle_concepts(&self, bundle: &str) -> &[Concept] {
-        let lo = self.concepts.partition_point(|c| c.bundle.as_str() < bundle);
-        let hi = self.concepts.partition_point(|c| c.bundle.as_str() <= bundle);
+        let lo = self
+            .concepts
+            .partition_point(|c| c.bundle.as_str() < bundle);
+        let hi = self
+            .concepts
+            .partition_point(|c| c.bundle.as_str() <= bundle);
         &self.concepts[lo..hi]
     }
 }
@@ -143,7 +158,9 @@ pub fn check_names<'a>(items: impl Iterator<Item = (&'a str, &'a str)>) -> Resul
         validate::bundle_name(bundle)?;
         let norm = validate::document_path(path)?;
         if norm != path {
-            return Err(Error::Invalid(format!("invalid path \"{path}\": not in NFC form")));
+            return Err(Error::Invalid(format!(
+                "invalid path \"{path}\": not in NFC form"
+            )));
         }
         let lower = bundle.to_ascii_lowercase();
         match bundles.get(&lower) {
@@ -251,8 +268,11 @@ pub fn link(docs: Vec<(SourceDoc, Option<Arc<ParsedDoc>>)>, ambiguity: Ambiguity
     // Per bundle: path -> Some(item index) for concepts, None for navigation.
     let mut paths: HashMap<&str, HashMap<&str, Option<usize>>> = HashMap::new();
     for (bundle, list) in &by_bundle {
-        let concept_paths: Vec<&str> =
-            list.iter().filter(|d| d.1.is_some()).map(|d| d.0.path.as_str()).collect();
+        let concept_paths: Vec<&str> = list
+            .iter()
+            .filter(|d| d.1.is_some())
+            .map(|d| d.0.path.as_str())
+            .collect();
         let mut ids = local_ids(&concept_paths);
         // Two concepts with one id (compile.md §5.1.6, engine.md §2.5).
         let mut first_path: HashMap<String, usize> = HashMap::new();
@@ -278,7 +298,10 @@ pub fn link(docs: Vec<(SourceDoc, Option<Arc<ParsedDoc>>)>, ambiguity: Ambiguity
                         extra_diags.push(Diagnostic {
                             bundle: bundle.clone(),
                             path: concept_paths[i].to_string(),
-                            message: format!("ambiguous concept id \"{}\": served as \"{new_id}\"", ids[i]),
+                            message: format!(
+                                "ambiguous concept id \"{}\": served as \"{new_id}\"",
+                                ids[i]
+                            ),
                         });
                         ids[i] = new_id;
                     }
@@ -289,7 +312,12 @@ pub fn link(docs: Vec<(SourceDoc, Option<Arc<ParsedDoc>>)>, ambiguity: Ambiguity
         let mut k = 0;
         for d in list {
             if let Some(p) = &d.1 {
-                items.push(Item { doc: d.0.clone(), parsed: p.clone(), local: ids[k].clone(), public: ids[k].clone() });
+                items.push(Item {
+                    doc: d.0.clone(),
+                    parsed: p.clone(),
+                    local: ids[k].clone(),
+                    public: ids[k].clone(),
+                });
                 k += 1;
             }
         }
@@ -311,7 +339,10 @@ pub fn link(docs: Vec<(SourceDoc, Option<Arc<ParsedDoc>>)>, ambiguity: Ambiguity
     // Public ids (compile.md §5.2).
     let mut local_bundles: HashMap<&str, BTreeSet<&str>> = HashMap::new();
     for it in &items {
-        local_bundles.entry(it.local.as_str()).or_default().insert(it.doc.bundle.as_str());
+        local_bundles
+            .entry(it.local.as_str())
+            .or_default()
+            .insert(it.doc.bundle.as_str());
     }
     let mut prefixed = vec![false; items.len()];
     for (i, it) in items.iter().enumerate() {
@@ -322,7 +353,11 @@ pub fn link(docs: Vec<(SourceDoc, Option<Arc<ParsedDoc>>)>, ambiguity: Ambiguity
     loop {
         let mut holders: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, it) in items.iter().enumerate() {
-            let id = if prefixed[i] { format!("{}/{}", it.doc.bundle, it.local) } else { it.local.clone() };
+            let id = if prefixed[i] {
+                format!("{}/{}", it.doc.bundle, it.local)
+            } else {
+                it.local.clone()
+            };
             holders.entry(id).or_default().push(i);
         }
         let mut changed = false;
@@ -393,7 +428,9 @@ pub fn link(docs: Vec<(SourceDoc, Option<Arc<ParsedDoc>>)>, ambiguity: Ambiguity
         for l in &it.parsed.links {
             let found = match l {
                 RawLink::Markdown { target: None, .. } => Found::Nothing,
-                RawLink::Markdown { target: Some(p), .. } => find_path(bundle, p),
+                RawLink::Markdown {
+                    target: Some(p), ..
+                } => find_path(bundle, p),
                 RawLink::Wiki { target, .. } => match wiki_once(bundle, target) {
                     Found::Nothing if target.chars().any(char::is_whitespace) => {
                         wiki_once(bundle, &underscore_spaces(target))
@@ -422,7 +459,11 @@ pub fn link(docs: Vec<(SourceDoc, Option<Arc<ParsedDoc>>)>, ambiguity: Ambiguity
             diagnostics.push(diag(bundle, path, format!("unresolved link \"{u}\"")));
         }
         if it.parsed.stale_after_diagnostic {
-            diagnostics.push(diag(bundle, path, "stale_after is not a date (YYYY-MM-DD), ignored".into()));
+            diagnostics.push(diag(
+                bundle,
+                path,
+                "stale_after is not a date (YYYY-MM-DD), ignored".into(),
+            ));
         }
         concepts.push(Concept {
             id: it.public.clone(),
@@ -435,12 +476,29 @@ pub fn link(docs: Vec<(SourceDoc, Option<Arc<ParsedDoc>>)>, ambiguity: Ambiguity
     }
     diagnostics.extend(extra_diags);
     // Stable sort by (bundle, path) keeps the per-document order.
-    diagnostics.sort_by(|a, b| (a.bundle.as_str(), a.path.as_str()).cmp(&(b.bundle.as_str(), b.path.as_str())));
-    concepts.sort_by(|a, b| (a.bundle.as_str(), a.id.as_str()).cmp(&(b.bundle.as_str(), b.id.as_str())));
-    let by_id = concepts.iter().enumerate().map(|(i, c)| (c.id.clone(), i)).collect();
-    Ok(Model { bundles, concepts, by_id, diagnostics })
+    diagnostics.sort_by(|a, b| {
+        (a.bundle.as_str(), a.path.as_str()).cmp(&(b.bundle.as_str(), b.path.as_str()))
+    });
+    concepts.sort_by(|a, b| {
+        (a.bundle.as_str(), a.id.as_str()).cmp(&(b.bundle.as_str(), b.id.as_str()))
+    });
+    let by_id = concepts
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.id.clone(), i))
+        .collect();
+    Ok(Model {
+        bundles,
+        concepts,
+        by_id,
+        diagnostics,
+    })
 }
 
 fn diag(bundle: &str, path: &str, message: String) -> Diagnostic {
-    Diagnostic { bundle: bundle.to_string(), path: path.to_string(), message }
+    Diagnostic {
+        bundle: bundle.to_string(),
+        path: path.to_string(),
+        message,
+    }
 }
