@@ -117,6 +117,12 @@ async function syncDirectory(dir) {
   }
 }
 
+// A record's put time: its modification time in milliseconds, rounded to the nearest one
+// (setting a time through Node's utimes goes through a float of seconds, off by under 1 µs).
+function putTimeOf(st) {
+  return Number((st.mtimeNs + 500000n) / 1000000n);
+}
+
 function parseGeneration(text) {
   const t = text.trim();
   return GENERATION.test(t) ? Number(t) : 0;
@@ -368,7 +374,7 @@ class FilesTenant {
             throw e;
           }
           if (!st.isFile()) continue;
-          out.push({ key: { kind, digest: name }, putTime: Number(st.mtimeNs / 1000000n), size: Number(st.size) });
+          out.push({ key: { kind, digest: name }, putTime: putTimeOf(st), size: Number(st.size) });
         }
       }
     } catch (e) {
@@ -403,7 +409,7 @@ class FilesTenant {
           throw e;
         }
         const st = await fsp.stat(aside, { bigint: true });
-        if (Number(st.mtimeNs / 1000000n) >= before) {
+        if (putTimeOf(st) >= before) {
           try {
             await fsp.link(aside, path);
           } catch (e) {
@@ -432,7 +438,7 @@ class FilesTenant {
       const path = join(this.staging, name);
       try {
         const st = await fsp.stat(path, { bigint: true });
-        if (Number(st.mtimeNs / 1000000n) < before) await fsp.unlink(path);
+        if (putTimeOf(st) < before) await fsp.unlink(path);
       } catch (e) {
         if (e.code !== 'ENOENT') throw e;
       }
