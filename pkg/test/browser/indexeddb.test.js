@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { serve } from './server.js';
 import { cases } from '../store-conformance.js';
+import { declaredValues } from '../declared.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
@@ -58,7 +59,9 @@ const inPage = async (fn, ...args) => {
 
 test('the browser entry loads the wasm module and returns the package version', async () => {
   assert.equal(await page.evaluate(() => window.harness.version()), pkg.version);
-  assert.deepEqual(await page.evaluate(() => window.harness.exports()), ['CODES', 'LangonrockError', 'indexedDb', 'memory', 'version']);
+  const exported = await page.evaluate(() => window.harness.exports());
+  assert.deepEqual(exported, ['CODES', 'LangonrockError', 'indexedDb', 'memory', 'version']);
+  assert.deepEqual(declaredValues('index.d.ts', 'browser.d.ts'), exported, 'the browser types declare exactly these values');
   assert.deepEqual(pageErrors, []);
 });
 

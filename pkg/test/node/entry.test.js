@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import * as langonrock from 'langonrock';
 import { LangonrockError, CODES, memory, version } from 'langonrock';
 import { buildChain } from '../fixtures.js';
+import { declaredValues } from '../declared.js';
 import { serial, storeCommit } from '../../src/host.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
@@ -68,4 +69,8 @@ test('storeCommit stops at the first failed put and never swaps after it', async
   assert.equal(r.error.message, 'injected failure at put');
   assert.deepEqual(points, ['put', 'put']);
   assert.equal(await t.readHead(), null);
+});
+
+test('the Node types declare exactly the values the Node entry exports', () => {
+  assert.deepEqual(declaredValues('index.d.ts', 'node.d.ts'), Object.keys(langonrock).sort());
 });
