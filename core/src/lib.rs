@@ -15,8 +15,13 @@
 
 pub mod compile;
 pub mod error;
+pub mod hash;
 pub mod manifest;
+pub mod read;
 pub mod text;
 pub mod validate;
+
+#[cfg(test)]
+mod testutil;
 
 pub use error::{Error, Result};
