@@ -18,6 +18,7 @@ pub mod error;
 pub mod hash;
 pub mod manifest;
 pub mod read;
+pub mod snapshot;
 pub mod text;
 pub mod validate;
 
