@@ -62,6 +62,14 @@ impl GetOptions {
     }
 }
 
+/// An `offset` or `limit` from a JS or JSON number, as the library and HTTP read them
+/// (read.md §3.1.4): floored, negatives and NaN as 0, values beyond `u64` saturated.
+pub fn count_from_number(x: f64) -> u64 {
+    // `as` from f64 truncates toward zero, saturates, and maps NaN to 0: for non-negative
+    // values truncation is the floor.
+    x as u64
+}
+
 /// Where a `source: true` slice comes from (read.md §3.1.6).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceRef<'a> {
@@ -351,22 +359,49 @@ impl<'a> Addressed<'a> {
 /// The first [`MATCH_CAP`] match offsets (UTF-16 units) of `phrase` in `text`, and the number
 /// of all non-overlapping matches (read.md §3.2 rules 2–3). `phrase` must not be empty.
 pub fn find_matches(text: &str, phrase: &str) -> (Vec<usize>, usize) {
-    if text.is_ascii() && phrase.is_ascii() {
-        // ASCII lower-casing keeps lengths, and bytes are units.
-        let hay = text.to_ascii_lowercase();
-        let needle = phrase.to_ascii_lowercase();
-        return collect_matches(&hay, &needle);
-    }
-    let needle = phrase.to_lowercase();
-    if utf16_len(&needle) == utf16_len(phrase) {
-        let hay = text.to_lowercase();
-        if utf16_len(&hay) == utf16_len(text) {
-            // No char's lower case is shorter than the char (a test checks every char), so
-            // equal totals mean every char kept its length and offsets carry over.
+    if let Some(needle) = lower_same_length(phrase) {
+        if let Some(hay) = lower_same_length(text) {
             return collect_matches(&hay, &needle);
         }
     }
     collect_matches(text, phrase)
+}
+
+/// The Unicode lower case of `s` (as `str::to_lowercase`, final sigma included), or `None`
+/// when it is not as long as `s` in UTF-16 units.
+///
+/// No char's lower case is shorter than the char (a test checks every char), so the length
+/// is kept exactly when every char keeps its own: offsets then carry over from the
+/// lower-cased text to `s`, and the first char that grows ends the scan.
+fn lower_same_length(s: &str) -> Option<String> {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while !rest.is_empty() {
+        let ascii = rest
+            .bytes()
+            .position(|b| !b.is_ascii())
+            .unwrap_or(rest.len());
+        let at = out.len();
+        out.push_str(&rest[..ascii]);
+        out[at..].make_ascii_lowercase();
+        rest = &rest[ascii..];
+        let Some(c) = rest.chars().next() else { break };
+        if c == '\u{3A3}' {
+            // Capital sigma depends on its context: leave it to the standard library.
+            let lower = s.to_lowercase();
+            return (utf16_len(&lower) == utf16_len(s)).then_some(lower);
+        }
+        let mut units = 0;
+        for l in c.to_lowercase() {
+            units += l.len_utf16();
+            out.push(l);
+        }
+        if units != c.len_utf16() {
+            return None;
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    Some(out)
 }
 
 fn collect_matches(hay: &str, needle: &str) -> (Vec<usize>, usize) {

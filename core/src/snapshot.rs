@@ -36,36 +36,56 @@ pub struct Snapshot {
 }
 
 /// The canonical encoder: length-prefixed fields in fixed-width big-endian, so the bytes
-/// are the same on every target and no field can run into the next.
-struct Enc(Sha256);
+/// are the same on every target and no field can run into the next. Small fields gather
+/// in a buffer, so the hasher sees few, large updates.
+struct Enc {
+    hasher: Sha256,
+    buf: Vec<u8>,
+}
+
+/// Fields at least this long go to the hasher directly.
+const DIRECT: usize = 256;
 
 impl Enc {
     fn new(tag: &str) -> Enc {
-        let mut e = Enc(Sha256::new());
+        let mut e = Enc {
+            hasher: Sha256::new(),
+            buf: Vec::with_capacity(DIRECT * 2),
+        };
         e.str(tag);
         e
     }
+    fn bytes(&mut self, b: &[u8]) {
+        if b.len() >= DIRECT {
+            self.hasher.update(&self.buf);
+            self.buf.clear();
+            self.hasher.update(b);
+        } else {
+            self.buf.extend_from_slice(b);
+        }
+    }
     fn u64(&mut self, n: usize) {
-        self.0.update((n as u64).to_be_bytes());
+        self.bytes(&(n as u64).to_be_bytes());
     }
     fn str(&mut self, s: &str) {
         self.u64(s.len());
-        self.0.update(s.as_bytes());
+        self.bytes(s.as_bytes());
     }
     fn opt(&mut self, s: Option<&str>) {
         match s {
-            None => self.0.update([0u8]),
+            None => self.bytes(&[0]),
             Some(s) => {
-                self.0.update([1u8]);
+                self.bytes(&[1]);
                 self.str(s);
             }
         }
     }
     fn digest(&mut self, d: &Digest) {
-        self.0.update(d);
+        self.bytes(d);
     }
-    fn finish(self) -> Digest {
-        self.0.finalize().into()
+    fn finish(mut self) -> Digest {
+        self.hasher.update(&self.buf);
+        self.hasher.finalize().into()
     }
 }
 
@@ -298,6 +318,11 @@ impl SnapshotTree {
             concepts: self.concepts(),
         }
     }
+}
+
+/// The library's `snapshot()` answer for `model`, built from scratch.
+pub fn snapshot(model: &Model) -> Snapshot {
+    SnapshotTree::build(model).snapshot()
 }
 
 /// The snapshot id of `model`, built from scratch.

@@ -266,6 +266,17 @@ fn empty_find_is_no_find() {
 }
 
 #[test]
+fn numbers_from_hosts() {
+    assert_eq!(count_from_number(12.9), 12);
+    assert_eq!(count_from_number(-3.5), 0);
+    assert_eq!(count_from_number(-0.0), 0);
+    assert_eq!(count_from_number(f64::NAN), 0);
+    assert_eq!(count_from_number(1e300), u64::MAX);
+    assert_eq!(count_from_number(f64::INFINITY), u64::MAX);
+    assert_eq!(count_from_number(9007199254740991.0), 9_007_199_254_740_991);
+}
+
+#[test]
 fn matches_do_not_overlap() {
     assert_eq!(find_matches("aaaa", "aa"), (vec![0, 2], 2));
     assert_eq!(find_matches("aaaaa", "aa"), (vec![0, 2], 2));
@@ -298,6 +309,14 @@ fn case_folding_rule() {
         find_matches("Схема ДАННЫХ и данных", "данных"),
         (vec![6, 15], 2)
     );
+}
+
+#[test]
+fn final_sigma_follows_the_standard_lower_case() {
+    // `ΟΔΟΣ` lower-cases to `οδος` with a final sigma, as JavaScript does.
+    assert_eq!(find_matches("ΟΔΟΣ ΣΑ", "οδος"), (vec![0], 1));
+    assert_eq!(find_matches("ΟΔΟΣ ΣΑ", "σα"), (vec![5], 1));
+    assert_eq!(find_matches("ΟΔΟΣ ΣΑ", "οδοσ"), (vec![], 0));
 }
 
 #[test]
@@ -843,6 +862,13 @@ fn arb_text() -> impl Strategy<Value = String> {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn lower_same_length_is_the_standard_lower_case(s in "(\\PC|Σ|İ|K){0,40}") {
+        let lower = s.to_lowercase();
+        let kept = utf16_len(&lower) == utf16_len(&s);
+        prop_assert_eq!(lower_same_length(&s), kept.then_some(lower));
+    }
 
     #[test]
     fn slices_never_split_characters(
