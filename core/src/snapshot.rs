@@ -116,7 +116,7 @@ pub fn concept_digest(c: &Concept) -> Digest {
     e.finish()
 }
 
-fn bundle_digest(name: &str, concepts: &[Arc<ConceptNode>]) -> Digest {
+fn bundle_digest(name: &str, concepts: &[ConceptNode]) -> Digest {
     let mut e = Enc::new(BUNDLE_TAG);
     e.str(name);
     e.u64(concepts.len());
@@ -136,46 +136,43 @@ fn root_digest(bundles: &[BundleNode]) -> Digest {
     e.finish()
 }
 
-/// One concept's leaf. It keeps the `Arc`s it was hashed from: holding them prevents a
-/// freed allocation from being reused at the same address, so pointer equality in
-/// [`SnapshotTree::update`] can never mistake a new document for the old one.
+/// One concept's leaf. It keeps the `Arc` it was hashed from: holding it prevents a freed
+/// allocation from being reused at the same address, so pointer equality in
+/// [`SnapshotTree::update`] can never mistake a new concept for the old one.
 #[derive(Debug, Clone)]
 struct ConceptNode {
-    id: String,
-    path: String,
-    links: Vec<String>,
-    text: Arc<str>,
-    parsed: Arc<ParsedDoc>,
+    concept: Arc<Concept>,
     digest: Digest,
 }
 
 impl ConceptNode {
-    fn new(c: &Concept) -> Arc<ConceptNode> {
-        Arc::new(ConceptNode {
-            id: c.id.clone(),
-            path: c.path.clone(),
-            links: c.links.clone(),
-            text: c.text.clone(),
-            parsed: c.parsed.clone(),
+    fn new(c: &Arc<Concept>) -> ConceptNode {
+        ConceptNode {
+            concept: Arc::clone(c),
             digest: concept_digest(c),
-        })
+        }
     }
 
-    /// Whether `c` (of the same bundle) has the compiled form this leaf was hashed from.
-    fn same_as(&self, c: &Concept) -> bool {
-        self.id == c.id
-            && self.path == c.path
-            && self.links == c.links
-            && (Arc::ptr_eq(&self.parsed, &c.parsed) || *self.parsed == *c.parsed)
-            && (Arc::ptr_eq(&self.text, &c.text) || self.text == c.text)
+    /// Whether `c` (of the same bundle) has the compiled form this leaf was hashed from:
+    /// the same `Arc` (a concept a commit did not touch), or equal hashed fields (a concept
+    /// rebuilt with the same content, or changed only in what is not hashed, such as its
+    /// diagnostics).
+    fn same_as(&self, c: &Arc<Concept>) -> bool {
+        let o = &*self.concept;
+        Arc::ptr_eq(&self.concept, c)
+            || (o.id == c.id
+                && o.path == c.path
+                && o.links == c.links
+                && (Arc::ptr_eq(&o.parsed, &c.parsed) || *o.parsed == *c.parsed)
+                && (Arc::ptr_eq(&o.text, &c.text) || o.text == c.text))
     }
 }
 
 #[derive(Debug, Clone)]
 struct BundleNode {
     name: String,
-    // Invariant: in id order, as the model holds them. Shared with the trees that reuse them.
-    concepts: Vec<Arc<ConceptNode>>,
+    // Invariant: in id order, as the model holds them.
+    concepts: Vec<ConceptNode>,
     digest: Digest,
 }
 
@@ -200,7 +197,7 @@ impl PartialEq for SnapshotTree {
                     && a.concepts
                         .iter()
                         .zip(&b.concepts)
-                        .all(|(x, y)| x.id == y.id && x.digest == y.digest)
+                        .all(|(x, y)| x.concept.id == y.concept.id && x.digest == y.digest)
             })
     }
 }
@@ -214,7 +211,7 @@ impl SnapshotTree {
             .bundles
             .iter()
             .map(|name| {
-                let concepts: Vec<Arc<ConceptNode>> = model
+                let concepts: Vec<ConceptNode> = model
                     .bundle_concepts(name)
                     .iter()
                     .map(ConceptNode::new)
@@ -245,7 +242,7 @@ impl SnapshotTree {
             let old = old_bundles.peek().filter(|b| b.name == *name).copied();
             let fresh = model.bundle_concepts(name);
             let Some(old) = old else {
-                let concepts: Vec<Arc<ConceptNode>> = fresh.iter().map(ConceptNode::new).collect();
+                let concepts: Vec<ConceptNode> = fresh.iter().map(ConceptNode::new).collect();
                 let digest = bundle_digest(name, &concepts);
                 bundles.push(BundleNode {
                     name: name.clone(),
@@ -256,15 +253,22 @@ impl SnapshotTree {
             };
             // Both runs are in id order: walk them together.
             let mut olds = old.concepts.iter().peekable();
-            let concepts: Vec<Arc<ConceptNode>> = fresh
+            let concepts: Vec<ConceptNode> = fresh
                 .iter()
                 .map(|c| {
-                    while olds.peek().is_some_and(|o| o.id < c.id) {
+                    // The common case, an untouched concept, costs one pointer comparison.
+                    if let Some(o) = olds.next_if(|o| Arc::ptr_eq(&o.concept, c)) {
+                        return o.clone();
+                    }
+                    while olds.peek().is_some_and(|o| o.concept.id < c.id) {
                         olds.next();
                     }
-                    match olds.peek() {
-                        Some(o) if o.same_as(c) => Arc::clone(o),
-                        _ => ConceptNode::new(c),
+                    match olds.next_if(|o| o.same_as(c)) {
+                        Some(o) => ConceptNode {
+                            concept: Arc::clone(c),
+                            digest: o.digest,
+                        },
+                        None => ConceptNode::new(c),
                     }
                 })
                 .collect();

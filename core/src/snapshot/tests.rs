@@ -1,5 +1,5 @@
 use super::*;
-use crate::compile::{link, parse_document, Ambiguity, SourceDoc, SUMMARY_WIDTH};
+use crate::compile::{link, parse_document, Ambiguity, Change, Linker, SourceDoc, SUMMARY_WIDTH};
 use crate::hash::sha256;
 use crate::testutil::{model, okf_sample_docs, okf_samples};
 use proptest::prelude::*;
@@ -334,7 +334,7 @@ fn update_reuses_unchanged_digests() {
     // Mark every leaf: a reused leaf keeps the mark, a rehashed one loses it.
     for b in &mut tree.bundles {
         for c in &mut b.concepts {
-            Arc::make_mut(c).digest = [7; 32];
+            c.digest = [7; 32];
         }
     }
     // The same model (same Arcs): every leaf is reused.
@@ -357,7 +357,7 @@ fn update_reuses_unchanged_digests() {
         .bundles
         .iter()
         .flat_map(|b| &b.concepts)
-        .map(|c| (c.id.as_str(), c.digest == [7; 32]))
+        .map(|c| (c.concept.id.as_str(), c.digest == [7; 32]))
         .collect();
     assert_eq!(
         marks,
@@ -390,6 +390,56 @@ fn text_variant(n: usize) -> Arc<str> {
     Arc::from(t)
 }
 
+/// The engine's path: a [`Linker`] fed one change at a time, sharing text and parse `Arc`s
+/// through caches, so untouched concepts keep their `Arc<Concept>`.
+struct Engine {
+    linker: Linker,
+    texts: HashMap<usize, Arc<str>>,
+    parsed: HashMap<(usize, usize), Arc<ParsedDoc>>,
+}
+
+impl Engine {
+    fn change(&mut self, b: usize, p: usize, t: Option<usize>) -> Change {
+        let doc = t.map(|t| {
+            let text = self
+                .texts
+                .entry(t)
+                .or_insert_with(|| text_variant(t))
+                .clone();
+            let nav = crate::validate::is_navigation(PATHS[p]);
+            let pd = (!nav).then(|| {
+                self.parsed
+                    .entry((p, t))
+                    .or_insert_with(|| Arc::new(parse_document(PATHS[p], &text, SUMMARY_WIDTH)))
+                    .clone()
+            });
+            (
+                SourceDoc {
+                    bundle: BUNDLES[b].into(),
+                    path: PATHS[p].into(),
+                    text,
+                },
+                pd,
+            )
+        });
+        Change {
+            bundle: BUNDLES[b].into(),
+            path: PATHS[p].into(),
+            doc,
+        }
+    }
+
+    /// The same documents linked from scratch: new `Arc<Concept>`s, shared texts and parses.
+    fn scratch(&self) -> Model {
+        let docs = self
+            .linker
+            .documents()
+            .map(|(d, p)| (d.clone(), p.cloned()))
+            .collect();
+        link(docs, Ambiguity::Serve).unwrap()
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
@@ -398,42 +448,23 @@ proptest! {
         start in proptest::collection::vec(arb_doc(), 0..10),
         edits in proptest::collection::vec((arb_doc(), any::<bool>()), 1..12),
     ) {
-        // The state: (bundle, path) -> text, with shared Arcs and a parse cache, as the
-        // engine keeps them, so unchanged documents keep pointer-equal Arcs.
-        let mut texts: HashMap<usize, Arc<str>> = HashMap::new();
-        let mut parsed: HashMap<(usize, usize), Arc<ParsedDoc>> = HashMap::new();
-        let mut state: std::collections::BTreeMap<(usize, usize), usize> = Default::default();
-        for (b, p, t) in start {
-            state.insert((b, p), t);
-        }
-        let mut build_model = |state: &std::collections::BTreeMap<(usize, usize), usize>| {
-            let docs = state
-                .iter()
-                .map(|(&(b, p), &t)| {
-                    let text = texts.entry(t).or_insert_with(|| text_variant(t)).clone();
-                    let nav = crate::validate::is_navigation(PATHS[p]);
-                    let pd = (!nav).then(|| {
-                        parsed.entry((p, t)).or_insert_with(|| Arc::new(parse_document(PATHS[p], &text, SUMMARY_WIDTH))).clone()
-                    });
-                    (SourceDoc { bundle: BUNDLES[b].into(), path: PATHS[p].into(), text }, pd)
-                })
-                .collect();
-            link(docs, Ambiguity::Serve).unwrap()
-        };
-        let m = build_model(&state);
-        let mut tree = SnapshotTree::build(&m);
-        prop_assert_eq!(tree.concepts(), m.concepts.len());
+        let mut e = Engine { linker: Linker::new(Ambiguity::Serve), texts: HashMap::new(), parsed: HashMap::new() };
+        let first: Vec<Change> = start.into_iter().map(|(b, p, t)| e.change(b, p, Some(t))).collect();
+        e.linker.apply(first).unwrap();
+        let mut tree = SnapshotTree::build(e.linker.model());
+        prop_assert_eq!(tree.concepts(), e.linker.model().concepts.len());
         for ((b, p, t), delete) in edits {
-            if delete {
-                state.remove(&(b, p));
-            } else {
-                state.insert((b, p), t);
-            }
-            let m = build_model(&state);
-            let fresh = SnapshotTree::build(&m);
-            let updated = tree.update(&m);
+            let change = e.change(b, p, (!delete).then_some(t));
+            e.linker.apply(vec![change]).unwrap();
+            let m = e.linker.model();
+            let fresh = SnapshotTree::build(m);
+            let updated = tree.update(m);
             prop_assert_eq!(&updated, &fresh);
-            prop_assert_eq!(updated.id(), snapshot_id(&m));
+            prop_assert_eq!(updated.id(), snapshot_id(m));
+            // A model rebuilt from scratch (no shared concepts) gives the same tree too.
+            let scratch = e.scratch();
+            prop_assert_eq!(&tree.update(&scratch), &fresh);
+            prop_assert_eq!(SnapshotTree::build(&scratch), fresh);
             tree = updated;
         }
     }
