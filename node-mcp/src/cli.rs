@@ -177,7 +177,8 @@ fn compile(args: Vec<OsString>, io: &mut Io<'_>) -> Result<i32, CliError> {
         None => manifest::manifest(&model, &tenant, None, &today)?,
     };
     io.out.write_all(text.as_bytes()).map_err(write_err)?;
-    for d in &model.diagnostics {
+    let diagnostics = model.diagnostics();
+    for d in &diagnostics {
         writeln!(
             io.err,
             "{}: {}/{}: {}",
@@ -189,7 +190,7 @@ fn compile(args: Vec<OsString>, io: &mut Io<'_>) -> Result<i32, CliError> {
         .map_err(write_err)?;
     }
     stats(io, model.concepts.len(), &text)?;
-    Ok(if strict && !model.diagnostics.is_empty() {
+    Ok(if strict && !diagnostics.is_empty() {
         1
     } else {
         0
