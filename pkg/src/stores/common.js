@@ -82,9 +82,9 @@ export function sameHead(a, b) {
   return sameBytes(a, b);
 }
 
-/** The error of a put of different bytes under an existing key. */
+/** The error of a put of different bytes under an existing key (core's MemoryStore words). */
 export function conflictingPut(ks) {
-  return corruptError(`record ${ks} is already stored with different bytes`);
+  return corruptError(`${ks} already holds different bytes`);
 }
 
 /**

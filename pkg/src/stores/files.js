@@ -26,12 +26,11 @@
 import { promises as fsp } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { LangonrockError, invalidError, storeError } from '../errors.js';
+import { LangonrockError, corruptError, invalidError, storeError } from '../errors.js';
 import {
   KINDS,
   checkOpen,
   checkTime,
-  conflictingPut,
   copyBytes,
   injected,
   injectedError,
@@ -117,11 +116,16 @@ async function syncDirectory(dir) {
   }
 }
 
-// A record's put time: its modification time in milliseconds, rounded to the nearest one
-// (setting a time through Node's utimes goes through a float of seconds, off by under 1 µs).
+// A record's put time: its modification time in whole milliseconds, as the native store
+// reads it.
 function putTimeOf(st) {
-  return Number((st.mtimeNs + 500000n) / 1000000n);
+  return Number(st.mtimeNs / 1000000n);
 }
+
+// Sets a file's modification time to the put time `ms`. Node passes times as a float of
+// seconds, off by up to a microsecond either way, so aim a quarter millisecond in: the
+// whole milliseconds read back are exactly `ms`.
+const fileTime = (ms) => (ms + 0.25) / 1000;
 
 function parseGeneration(text) {
   const t = text.trim();
@@ -156,8 +160,7 @@ class FilesTenant {
     const fh = await fsp.open(path, 'wx');
     try {
       await fh.writeFile(bytes);
-      const t = new Date(time);
-      await fh.utimes(t, t);
+      await fh.utimes(fileTime(time), fileTime(time));
       await fh.sync();
     } catch (e) {
       await fh.close().catch(() => {});
@@ -224,7 +227,10 @@ class FilesTenant {
     if (await injected(this.failAt, 'readHead')) throw injectedError('readHead');
     try {
       const head = await this.#current();
-      return head ? head.bytes : null;
+      // A tenant of the reference implementation keeps its head in HEAD: hand its bytes over,
+      // and the engine refuses them as another format (engine.md §9.1 rule 1), as the native
+      // store does.
+      return head ? head.bytes : await readOrNull(join(this.dir, 'HEAD'));
     } catch (e) {
       throw fsError('cannot read the head', e);
     }
@@ -258,14 +264,14 @@ class FilesTenant {
         if (sameBytes(old, data)) {
           // Refresh the put time. A record collected meanwhile is written anew below.
           try {
-            const t = new Date(time);
-            await fsp.utimes(path, t, t);
+            await fsp.utimes(path, fileTime(time), fileTime(time));
             return;
           } catch (e) {
             if (e.code !== 'ENOENT') throw e;
           }
         } else if (isContentAddressed(key.kind)) {
-          throw conflictingPut(ks);
+          // The native store's words, so both runtimes report it alike.
+          throw corruptError(`${FOLDERS[key.kind]}/${key.digest} holds different bytes than its key`);
         }
       }
       const dir = join(this.dir, FOLDERS[key.kind]);
@@ -444,7 +450,7 @@ class FilesTenant {
       }
     }
     const current = await this.#current();
-    if (!current) return;
+    if (!current || current.generation < 2) return;
     const floor = await this.#readNumber('floor');
     if (current.generation > floor) await this.#writeNumber('floor', current.generation, true);
     const limit = Math.max(floor, current.generation);

@@ -2,8 +2,9 @@
 // store, so that the conformance suite catches a host that relies on leniency.
 //
 // Strict checks: a content-addressed put whose bytes do not hash to its key, and different
-// bytes under an existing content-addressed key, are CORRUPT errors; a head that reaches a
-// record never put (or removed) is refused with a STORE error and the head stays.
+// bytes under an existing content-addressed key, are CORRUPT errors; a head that is not a
+// head record, or reaches a record never put (or removed), is refused with a STORE error and
+// the head stays. The messages are those of core's MemoryStore.
 //
 // Failure injection (`failAt(point, detail)`, see common.js): `readHead`, `get` (getMany
 // too), `put` (detail {key}): the call throws STORE and changes nothing. `swap`: throws
@@ -97,7 +98,7 @@ class MemoryTenant {
     const copy = copyBytes(bytes);
     if (await injected(this.failAt, 'put', { key })) throw injectedError('put');
     if (this.strict && isContentAddressed(key.kind) && (await sha256Hex(copy)) !== key.digest) {
-      throw corruptError(`record ${k} does not match the SHA-256 of its bytes`);
+      throw corruptError(`${k} put with bytes of another digest`);
     }
     const old = this.data.records.get(k);
     if (old && !sameBytes(old.bytes, copy) && isContentAddressed(key.kind)) throw conflictingPut(k);
@@ -115,8 +116,8 @@ class MemoryTenant {
     // From here on nothing awaits: the compare and the set are one step.
     if (!sameHead(this.data.head, exp)) return 'conflict';
     if (this.strict) {
-      const missing = firstMissing(head, (k) => this.data.records.get(k)?.bytes, this.data.known);
-      if (missing) throw storeError(`memory store: the new head reaches ${missing}, which was never put`);
+      const refused = firstMissing(head, (k) => this.data.records.get(k)?.bytes, this.data.known);
+      if (refused) throw storeError(refused);
     }
     if (mid) throw injectedError('swap:mid');
     if (lost) return 'indeterminate';

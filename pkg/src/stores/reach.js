@@ -13,15 +13,17 @@ function parse(bytes) {
   }
 }
 
+const missing = (key) => `head references ${key}, which was never put`;
 const digestOf = (v) => (typeof v === 'string' ? v : null);
 const list = (v) => (Array.isArray(v) ? v : []);
 
 /**
- * The first key that the head `headBytes` reaches and `lookup(keyText)` does not find, or
- * null when all are present. `lookup` returns a record's bytes or undefined. Walks the
- * retained chain from the head revision down to `retainedFrom` (to the first revision when
- * it is null), each revision's bundle records and their sources, and the import baselines
- * and their sources. `known` caches revisions already checked as `id → parent`.
+ * Why the head `headBytes` cannot be swapped in, or null: it is not a head record, or it
+ * reaches a record that `lookup(keyText)` does not find (`lookup` returns a record's bytes
+ * or undefined). Walks the retained chain from the head revision down to `retainedFrom` (to
+ * the first revision when it is null), each revision's bundle records and their sources, and
+ * the import baseline records. `known` caches revisions already checked as `id → parent`.
+ * The messages are those of core's MemoryStore.
  *
  * @param {Uint8Array} headBytes
  * @param {(key: string) => Uint8Array | undefined} lookup
@@ -30,20 +32,14 @@ const list = (v) => (Array.isArray(v) ? v : []);
  */
 export function firstMissing(headBytes, lookup, known) {
   const head = parse(headBytes);
-  if (!head || head.format !== 'langonrock/head') return null;
+  if (!head || head.format !== 'langonrock/head' || head.version !== 1) return 'new head is not a head record';
   const need = (key) => {
     const bytes = lookup(key);
     return bytes === undefined ? null : bytes;
   };
   for (const b of list(head.baselines)) {
     const key = `record/${digestOf(b?.record)}`;
-    const bytes = need(key);
-    if (!bytes) return key;
-    const baseline = parse(bytes);
-    for (const doc of list(baseline?.documents)) {
-      const src = `source/${digestOf(list(doc)[2])}`;
-      if (!need(src)) return src;
-    }
+    if (!need(key)) return missing(key);
   }
   let rev = digestOf(head.revision);
   const stop = digestOf(head.retainedFrom);
@@ -56,15 +52,15 @@ export function firstMissing(headBytes, lookup, known) {
     } else {
       const key = `revision/${rev}`;
       const bytes = need(key);
-      if (!bytes) return key;
+      if (!bytes) return missing(key);
       const record = parse(bytes);
       for (const b of list(record?.bundles)) {
         const bkey = `record/${digestOf(b?.record)}`;
         const bbytes = need(bkey);
-        if (!bbytes) return bkey;
+        if (!bbytes) return missing(bkey);
         for (const doc of list(parse(bbytes)?.documents)) {
           const src = `source/${digestOf(list(doc)[1])}`;
-          if (!need(src)) return src;
+          if (!need(src)) return missing(src);
         }
       }
       parent = digestOf(record?.parent);

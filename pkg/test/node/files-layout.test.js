@@ -58,7 +58,7 @@ test('a commit writes the layout: records under their digests, heads/<g>, heads/
   for (const rec of c0.records) {
     const path = join(dir, FOLDERS[rec.key.kind], rec.key.digest);
     assert.deepEqual(new Uint8Array(await readFile(path)), rec.bytes);
-    assert.equal(Math.round((await stat(path)).mtimeMs), 1_700_000_000_123, 'the put time is the modification time');
+    assert.equal(Math.floor((await stat(path)).mtimeMs), 1_700_000_000_123, 'the put time is the modification time');
   }
   c.t += 5_000;
   assert.equal((await storeCommit(t, c1)).outcome, 'committed');
@@ -66,7 +66,7 @@ test('a commit writes the layout: records under their digests, heads/<g>, heads/
   assert.equal(await readFile(join(dir, 'heads', 'hint'), 'utf8'), '2');
   // c1 re-puts the unchanged sales source: its put time is refreshed, nothing else changes.
   const shared = c1.records.find((x) => c0.records.some((y) => y.key.digest === x.key.digest));
-  assert.equal(Math.round((await stat(join(dir, 'sources', shared.key.digest))).mtimeMs), 1_700_000_005_123);
+  assert.equal(Math.floor((await stat(join(dir, 'sources', shared.key.digest))).mtimeMs), 1_700_000_005_123);
   assert.ok((await t.keys()).some((k) => k.key.digest === shared.key.digest && k.putTime === 1_700_000_005_123));
   assert.deepEqual(await ls(join(dir, 'staging')), []);
   // Derived and recovery records have their own folders.
@@ -158,7 +158,29 @@ test('a record changed on disk under its key is detected by a put', async () => 
   const src = c0.records[0];
   await mkdir(join(tenantDir(r), 'sources'), { recursive: true });
   await writeFile(join(tenantDir(r), 'sources', src.key.digest), 'tampered');
-  await assert.rejects(t.put(src.key, src.bytes), (e) => e.code === 'CORRUPT' && e.message === `database corruption: record source/${src.key.digest} is already stored with different bytes`);
+  await assert.rejects(t.put(src.key, src.bytes), (e) => e.code === 'CORRUPT' && e.message === `database corruption: sources/${src.key.digest} holds different bytes than its key`);
+});
+
+test("a tenant of the reference implementation hands its HEAD file's bytes to the engine, which refuses them", async () => {
+  const r = await root();
+  await mkdir(tenantDir(r), { recursive: true });
+  await writeFile(join(tenantDir(r), 'HEAD'), 'ref: 0123\n');
+  const t = await files({ dataRoot: r }).open('acme');
+  assert.equal(text(await t.readHead()), 'ref: 0123\n');
+  assert.deepEqual(await ls(tenantDir(r)), ['HEAD']);
+});
+
+test('put times are whole milliseconds, exactly as put, for any clock value', async () => {
+  const r = await root();
+  const c = clock(0);
+  const t = await files({ dataRoot: r, now: c.now }).open('acme');
+  const [c0] = await buildChain(1);
+  const rec = c0.records[0];
+  for (const ms of [1, 999, 1_700_000_000_001, 1_700_000_000_999, 1_764_441_234_567, 4_102_444_799_999]) {
+    c.t = ms;
+    await t.put(rec.key, rec.bytes);
+    assert.equal((await t.keys())[0].putTime, ms);
+  }
 });
 
 const child = fileURLToPath(new URL('./child.js', import.meta.url));
