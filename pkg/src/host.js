@@ -45,3 +45,41 @@ export function serial() {
     return result;
   };
 }
+
+/** A store error as the engine's `StoreError` sees it: `corrupt` for CORRUPT, else `failed`. */
+export function storeFailure(error) {
+  return { kind: error?.code === 'CORRUPT' ? 'corrupt' : 'failed', message: String(error?.message ?? error) };
+}
+
+/**
+ * Serves one step of an engine operation against a store (engine.md §8.8), as the engine's
+ * `serve` does for Rust hosts. `need` is one of
+ *   {need: 'head'}                      → {head: Uint8Array | null}
+ *   {need: 'records', keys}             → {records: Array<Uint8Array | null>}
+ *   {need: 'commit', expected, head, records, revision}
+ *                                       → {outcome: 'committed' | 'conflict' | 'indeterminate' | {failed}}
+ *   {need: 'keys'}                      → {keys: KeyInfo[]}
+ *   {need: 'remove', keys, before}      → {removed: StoreKey[]}
+ * and a failed read answers {failed: {kind, message}}. It never rejects for a store failure.
+ */
+export async function serveNeed(store, need) {
+  try {
+    switch (need?.need) {
+      case 'head':
+        return { head: await store.readHead() };
+      case 'records':
+        return { records: await store.getMany(need.keys) };
+      case 'commit': {
+        const r = await storeCommit(store, need);
+        return { outcome: r.outcome === 'failed' ? { failed: storeFailure(r.error) } : r.outcome };
+      }
+      case 'keys':
+        return { keys: await store.keys() };
+      case 'remove':
+        return { removed: await store.remove(need.keys, need.before) };
+    }
+  } catch (error) {
+    return { failed: storeFailure(error) };
+  }
+  throw new TypeError(`unknown store step ${JSON.stringify(need?.need)}`);
+}

@@ -10,6 +10,9 @@ import { chromium } from 'playwright-core';
 import { serve } from './server.js';
 import { cases } from '../store-conformance.js';
 import { declaredValues } from '../declared.js';
+import { installPacked } from '../pack.js';
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
@@ -94,4 +97,35 @@ test('indexeddb: a reopen after a page reload reads the last acknowledged head; 
 
 test('indexeddb: another connection to the tenant hears of a new head', async () => {
   assert.deepEqual(await inPage('headChangeNotice', `lr-notice-${process.pid}`), ['swapped', 'heard']);
+});
+
+test('the packed package installed into a fresh project loads in a page through its browser export', async () => {
+  const packed = await installPacked();
+  try {
+    const installed = JSON.parse(readFileSync(join(packed.project, 'node_modules/langonrock/package.json'), 'utf8'));
+    const entry = installed.exports['.'].browser.default.replace(/^\.\//, '');
+    const importMap = JSON.stringify({ imports: { langonrock: `/node_modules/langonrock/${entry}` } });
+    await writeFile(
+      join(packed.project, 'index.html'),
+      `<!doctype html><link rel="icon" href="data:,"><script type="importmap">${importMap}</script>
+<script type="module">
+import { version, indexedDb } from 'langonrock';
+const t = await indexedDb({ name: 'packed' }).open('acme');
+const head = new TextEncoder().encode('{"head":1}');
+window.result = [version(), await t.readHead(), await t.swapHead(null, head), new TextDecoder().decode(await t.readHead())];
+</script>`,
+    );
+    const site = await serve(packed.project);
+    const p = await page.context().newPage();
+    try {
+      await p.goto(`${site.url}/index.html`);
+      await p.waitForFunction(() => window.result !== undefined, null, { timeout: 30_000 });
+      assert.deepEqual(await p.evaluate(() => window.result), [pkg.version, null, 'swapped', '{"head":1}']);
+    } finally {
+      await p.close();
+      await site.close();
+    }
+  } finally {
+    await rm(packed.dir, { recursive: true, force: true });
+  }
 });

@@ -8,7 +8,7 @@ import * as langonrock from 'langonrock';
 import { LangonrockError, CODES, memory, version } from 'langonrock';
 import { buildChain } from '../fixtures.js';
 import { declaredValues } from '../declared.js';
-import { serial, storeCommit } from '../../src/host.js';
+import { serial, serveNeed, storeCommit } from '../../src/host.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
 
@@ -73,4 +73,31 @@ test('storeCommit stops at the first failed put and never swaps after it', async
 
 test('the Node types declare exactly the values the Node entry exports', () => {
   assert.deepEqual(declaredValues('index.d.ts', 'node.d.ts'), Object.keys(langonrock).sort());
+});
+
+test('serveNeed answers each store step from a real store, and store failures as data', async () => {
+  const points = [];
+  let failNext = null;
+  const t = await memory({ failAt: (p) => (points.push(p), p === failNext) }).open('acme');
+  const [c0, c1] = await buildChain(2);
+  assert.deepEqual(await serveNeed(t, { need: 'head' }), { head: null });
+  assert.deepEqual(await serveNeed(t, { need: 'commit', ...c0 }), { outcome: 'committed' });
+  assert.deepEqual(await serveNeed(t, { need: 'head' }), { head: c0.head });
+  assert.deepEqual(await serveNeed(t, { need: 'records', keys: [c0.records[0].key, c1.records[0].key] }), { records: [c0.records[0].bytes, null] });
+  assert.deepEqual(await serveNeed(t, { need: 'commit', ...c1, expected: null }), { outcome: 'conflict' });
+  failNext = 'swap:after';
+  assert.deepEqual(await serveNeed(t, { need: 'commit', ...c1 }), { outcome: 'indeterminate' });
+  failNext = 'put';
+  assert.deepEqual(await serveNeed(t, { need: 'commit', ...c1, expected: c1.head }), { outcome: { failed: { kind: 'failed', message: 'injected failure at put' } } });
+  failNext = 'get';
+  assert.deepEqual(await serveNeed(t, { need: 'records', keys: [c0.records[0].key] }), { failed: { kind: 'failed', message: 'injected failure at get' } });
+  failNext = null;
+  const { keys } = await serveNeed(t, { need: 'keys' });
+  assert.equal(keys.length, new Set([...c0.records, ...c1.records].map((r) => r.key.digest)).size);
+  assert.deepEqual(await serveNeed(t, { need: 'remove', keys: [c0.records[0].key], before: 0 }), { removed: [] });
+  const wrong = { kind: 'source', digest: c0.records[1].key.digest };
+  assert.deepEqual(await serveNeed(t, { need: 'commit', expected: c1.head, head: c1.head, records: [{ key: wrong, bytes: c0.records[0].bytes }] }), {
+    outcome: { failed: { kind: 'corrupt', message: `database corruption: source/${wrong.digest} put with bytes of another digest` } },
+  });
+  await assert.rejects(serveNeed(t, { need: 'nap' }), TypeError);
 });
