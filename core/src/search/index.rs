@@ -17,8 +17,9 @@ use super::tokenize::{scan, Sink};
 use crate::compile::{Concept, Model};
 use crate::error::{Error, Result};
 use crate::manifest::status_for;
+use std::cmp::Ordering;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
 
 /// BM25 `k1` (search.md §3).
 pub const K1: f64 = 1.2;
@@ -32,58 +33,11 @@ pub const W_FIELDS: u32 = 2;
 /// Weight of the `names` field.
 pub const W_NAMES: u32 = 4;
 
-/// A fast, deterministic hasher (a folded multiply); no random seed, same on every target.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct FoldHasher(u64);
-
 const MUL: u64 = 0x9E37_79B9_7F4A_7C15;
 const MUL2: u64 = 0xD6E8_FEB8_6659_FD93;
 
-impl FoldHasher {
-    #[inline]
-    fn mix(&mut self, x: u64) {
-        let m = u128::from(self.0 ^ x) * u128::from(MUL);
-        self.0 = (m as u64) ^ ((m >> 64) as u64);
-    }
-}
-
-impl Hasher for FoldHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.mix(u64::from_le_bytes([
-                c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7],
-            ]));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            self.mix(pack(rest) ^ ((rest.len() as u64) << 59));
-        }
-    }
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.mix(u64::from(i));
-    }
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.mix(u64::from(i));
-    }
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.mix(i);
-    }
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.mix(i as u64);
-    }
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-pub(crate) type Fast = BuildHasherDefault<FoldHasher>;
+/// The hasher of the index's maps: deterministic, no random seed, same on every target.
+pub(crate) type Fast = rustc_hash::FxBuildHasher;
 
 /// Packs at most 8 bytes into a `u64`, little-endian, zero-padded.
 ///
@@ -455,13 +409,13 @@ fn same_indexed(a: &Concept, b: &Concept) -> bool {
     if a.bundle != b.bundle {
         return false;
     }
-    let text_same = std::sync::Arc::ptr_eq(&a.text, &b.text) || a.text == b.text;
-    if std::sync::Arc::ptr_eq(&a.parsed, &b.parsed) {
+    let text_same = Arc::ptr_eq(&a.text, &b.text) || a.text == b.text;
+    if Arc::ptr_eq(&a.parsed, &b.parsed) {
         return text_same;
     }
     let (p, q) = (&a.parsed, &b.parsed);
     text_same
-        && a.body() == b.body()
+        && p.body_start == q.body_start
         && p.title == q.title
         && p.kind == q.kind
         && p.status == q.status
@@ -726,9 +680,10 @@ impl Index {
     /// Brings the index from `old` (the model it was built or last updated for) to `new`
     /// on the date `today` (search.md §8).
     ///
-    /// Only concepts whose indexed content changed are re-tokenized: a concept matches its
-    /// old self by id, and is unchanged when its bundle, text and parsed cells are equal
-    /// (`Arc::ptr_eq` first, then by value). When `today` differs from the index's date,
+    /// Only concepts whose indexed content changed are re-tokenized. Both models list
+    /// their concepts by (bundle, id), so one side-by-side walk pairs each concept with its
+    /// old self; a pair is unchanged when it is the same `Arc` (the linker shares untouched
+    /// concepts), or else when text, title and row cells are equal. When `today` differs from the index's date,
     /// the concepts whose rendered `status` flips between `-` and `stale` are re-indexed
     /// too; only concepts with a `stale_after` date can flip.
     ///
@@ -754,22 +709,51 @@ impl Index {
             return false;
         }
         let date_changed = self.today != today;
-        let gone: Vec<&Concept> = old
-            .concepts
-            .iter()
-            .filter(|c| match new.concept(&c.id) {
-                None => true,
-                Some(n) => {
-                    !same_indexed(c, n)
-                        || (date_changed
-                            && n.parsed.stale_after.is_some()
-                            && status_for(c, &self.today) != status_for(n, today))
+        // Both concept lists are sorted by (bundle, id): walk them side by side.
+        let flips = |a: &Concept, b: &Concept| {
+            date_changed
+                && b.parsed.stale_after.is_some()
+                && status_for(a, &self.today) != status_for(b, today)
+        };
+        let mut gone: Vec<&Concept> = Vec::new();
+        let mut added: Vec<&Concept> = Vec::new();
+        let (mut i, mut j) = (0, 0);
+        loop {
+            match (old.concepts.get(i), new.concepts.get(j)) {
+                (None, None) => break,
+                (Some(a), None) => {
+                    gone.push(a);
+                    i += 1;
                 }
-            })
-            .collect();
+                (None, Some(b)) => {
+                    added.push(b);
+                    j += 1;
+                }
+                (Some(a), Some(b)) => match (a.bundle.as_str(), a.id.as_str())
+                    .cmp(&(b.bundle.as_str(), b.id.as_str()))
+                {
+                    Ordering::Less => {
+                        gone.push(a);
+                        i += 1;
+                    }
+                    Ordering::Greater => {
+                        added.push(b);
+                        j += 1;
+                    }
+                    Ordering::Equal => {
+                        if !(Arc::ptr_eq(a, b) || same_indexed(a, b)) || flips(a, b) {
+                            gone.push(a);
+                            added.push(b);
+                        }
+                        i += 1;
+                        j += 1;
+                    }
+                },
+            }
+        }
         // Re-indexing most of the tenant (a date that turns everything stale, a bulk
         // import) is cheaper as a fresh build.
-        if gone.len() * 4 > old.concepts.len() + 64 {
+        if (gone.len() + added.len()) * 4 > 2 * old.concepts.len() + 64 {
             return false;
         }
         let old_today = std::mem::take(&mut self.today);
@@ -779,10 +763,11 @@ impl Index {
                 return false;
             }
         }
-        for c in &new.concepts {
-            if !self.by_id.contains_key(c.id.as_str()) {
-                self.add(c, today, &mut counter);
+        for c in added {
+            if self.by_id.contains_key(c.id.as_str()) {
+                return false;
             }
+            self.add(c, today, &mut counter);
         }
         self.live as usize == new.concepts.len()
     }

@@ -1,21 +1,16 @@
 //! Tests of search.md, rule by rule, plus goldens over the okf-samples bundles.
 
 use super::*;
-use crate::compile::{compile, link, parse_document, Ambiguity, SourceDoc, SUMMARY_WIDTH};
+use crate::compile::{
+    compile, parse_document, Ambiguity, Change, Linker, SourceDoc, SUMMARY_WIDTH,
+};
+use crate::testutil::{check_golden, model, okf_samples};
 use crate::text::is_letter_or_number;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 const TODAY: &str = "2026-09-21";
-
-fn model(docs: &[(&str, &str, &str)]) -> Model {
-    let docs: Vec<SourceDoc> = docs
-        .iter()
-        .map(|(b, p, t)| SourceDoc::new(*b, *p, *t))
-        .collect();
-    compile(&docs, SUMMARY_WIDTH).expect("compile")
-}
 
 fn run(m: &Model, query: &str, opts: &SearchOptions) -> String {
     let ix = Index::build(m, TODAY);
@@ -959,62 +954,49 @@ fn render_doc(words: &[u8], title: Option<u8>, stale: Option<u8>, status: Option
     format!("---\n{fm}---\n{}\n", body.join(" "))
 }
 
-/// The model of the current documents, re-using parsed forms and texts of unchanged
-/// documents the way the engine's cache does, so both change checks run.
-fn relink(
-    docs: &BTreeMap<(String, String), Arc<str>>,
-    cache: &mut BTreeMap<Arc<str>, Arc<crate::compile::ParsedDoc>>,
-) -> Option<Model> {
-    let items: Vec<(SourceDoc, Option<Arc<crate::compile::ParsedDoc>>)> = docs
-        .iter()
-        .map(|((b, p), text)| {
-            let parsed = (!crate::validate::is_navigation(p)).then(|| {
-                cache
-                    .entry(text.clone())
-                    .or_insert_with(|| Arc::new(parse_document(p, text, SUMMARY_WIDTH)))
-                    .clone()
-            });
-            (
-                SourceDoc {
-                    bundle: b.clone(),
-                    path: p.clone(),
-                    text: text.clone(),
-                },
-                parsed,
-            )
-        })
-        .collect();
-    link(items, Ambiguity::Refuse).ok()
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
+    /// Random writes, deletes (which also change other concepts' ids) and date changes,
+    /// through the incremental linker (untouched concepts keep their `Arc`) or a fresh
+    /// compile (nothing shared), must leave the index equal to a fresh build.
     #[test]
-    fn incremental_update_equals_a_fresh_build(edits in proptest::collection::vec(edit(), 1..30), fresh_parse in any::<bool>()) {
+    fn incremental_update_equals_a_fresh_build(edits in proptest::collection::vec((edit(), any::<bool>()), 1..30)) {
+        let mut linker = Linker::new(Ambiguity::Refuse);
         let mut docs: BTreeMap<(String, String), Arc<str>> = BTreeMap::new();
-        let mut cache = BTreeMap::new();
         let mut today = DATES[0].to_string();
         let mut current = Model::default();
         let mut ix = Index::build(&current, &today);
         let queries = ["orders", "stale", "cafe Café", "οδος", "a b x", "needle grain join", "東京", "note"];
-        for e in edits {
-            let before = docs.clone();
-            match e {
+        for (e, fresh) in edits {
+            let change = match e {
                 Edit::Write { bundle, path, words, title, stale, status } => {
-                    docs.insert((format!("b{bundle}"), PATHS[path as usize].to_string()), render_doc(&words, title, stale, status).into());
+                    let (b, p) = (format!("b{bundle}"), PATHS[path as usize].to_string());
+                    let text: Arc<str> = render_doc(&words, title, stale, status).into();
+                    let parsed = (!crate::validate::is_navigation(&p)).then(|| Arc::new(parse_document(&p, &text, SUMMARY_WIDTH)));
+                    Some((b.clone(), p.clone(), Some((SourceDoc { bundle: b, path: p, text }, parsed))))
                 }
-                Edit::Delete { bundle, path } => {
-                    docs.remove(&(format!("b{bundle}"), PATHS[path as usize].to_string()));
+                Edit::Delete { bundle, path } => Some((format!("b{bundle}"), PATHS[path as usize].to_string(), None)),
+                Edit::Today(d) => {
+                    today = DATES[d as usize].to_string();
+                    None
                 }
-                Edit::Today(d) => today = DATES[d as usize].to_string(),
+            };
+            if let Some((bundle, path, doc)) = change {
+                let text = doc.as_ref().map(|d| d.0.text.clone());
+                if linker.apply(vec![Change { bundle: bundle.clone(), path: path.clone(), doc }]).is_err() {
+                    continue;
+                }
+                match text {
+                    Some(t) => docs.insert((bundle, path), t),
+                    None => docs.remove(&(bundle, path)),
+                };
             }
-            if fresh_parse {
-                cache.clear();
-            }
-            let Some(next) = relink(&docs, &mut cache) else {
-                docs = before;
-                continue;
+            let next = if fresh {
+                let all: Vec<SourceDoc> = docs.iter().map(|((b, p), t)| SourceDoc { bundle: b.clone(), path: p.clone(), text: t.clone() }).collect();
+                compile(&all, SUMMARY_WIDTH).expect("the linker accepted it")
+            } else {
+                linker.model().clone()
             };
             ix.update(&current, &next, &today);
             let built = Index::build(&next, &today);
@@ -1034,57 +1016,9 @@ proptest! {
 
 // ---- Goldens over the okf-samples bundles ----
 
-fn samples() -> Model {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/okf-samples");
-    let mut docs = Vec::new();
-    fn walk(root: &std::path::Path, dir: &std::path::Path, docs: &mut Vec<SourceDoc>) {
-        let mut entries: Vec<_> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        entries.sort();
-        for p in entries {
-            if p.is_dir() {
-                walk(root, &p, docs);
-            } else if p.extension().is_some_and(|e| e == "md") {
-                let rel = p
-                    .strip_prefix(root)
-                    .unwrap()
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                if let Some((bundle, path)) = rel.split_once('/') {
-                    docs.push(SourceDoc::new(
-                        bundle,
-                        path,
-                        std::fs::read_to_string(&p).unwrap(),
-                    ));
-                }
-            }
-        }
-    }
-    walk(&root, &root, &mut docs);
-    compile(&docs, SUMMARY_WIDTH).unwrap()
-}
-
-fn check_golden(name: &str, actual: &str) {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/data/golden/search")
-        .join(name);
-    if std::env::var_os("UPDATE_GOLDEN").is_some() || !path.exists() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap();
-    assert_eq!(
-        actual, expected,
-        "golden {name} differs (UPDATE_GOLDEN=1 rewrites it)"
-    );
-}
-
 #[test]
 fn golden_search_over_okf_samples() {
-    let m = samples();
+    let m = okf_samples();
     let cases: [(&str, &str, SearchOptions, &str); 7] = [
         (
             "revenue_recognition.tsv",
@@ -1127,7 +1061,7 @@ fn golden_search_over_okf_samples() {
     for (name, q, o, today) in cases {
         let ix = Index::build(&m, today);
         let tsv = search(&m, &ix, "samples", q, &o, today).unwrap();
-        check_golden(name, &tsv);
+        check_golden(&format!("search/{name}"), &tsv);
         // The same bytes from an index that went through its encoding.
         let back = Index::decode(&ix.encode()).unwrap();
         assert_eq!(search(&m, &back, "samples", q, &o, today).unwrap(), tsv);
