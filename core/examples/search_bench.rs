@@ -196,6 +196,12 @@ fn main() {
         t.elapsed().as_secs_f64() * 1e3
     );
     drop(docs);
+    if let Some(k) = peak_rss_kib() {
+        println!(
+            "peak RSS after reading and compiling: {:.1} MiB",
+            k as f64 / 1024.0
+        );
+    }
 
     let t = Instant::now();
     let c = cpu_ms();

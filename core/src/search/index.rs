@@ -13,7 +13,7 @@
 //! results do not depend on them: every sum runs in query-term order and the ranking breaks
 //! ties by id.
 
-use super::tokenize::{scan, Sink};
+use super::tokenize::{pack16, scan, Sink, SHORT};
 use crate::compile::{Concept, Model};
 use crate::error::{Error, Result};
 use crate::manifest::status_for;
@@ -38,58 +38,6 @@ const MUL2: u64 = 0xD6E8_FEB8_6659_FD93;
 
 /// The hasher of the index's maps: deterministic, no random seed, same on every target.
 pub(crate) type Fast = rustc_hash::FxBuildHasher;
-
-/// Packs at most 8 bytes into a `u64`, little-endian, zero-padded.
-///
-/// Two overlapping loads instead of a copy into a stack buffer, which would stall on
-/// store forwarding.
-#[inline]
-fn pack(b: &[u8]) -> u64 {
-    let n = b.len();
-    debug_assert!(n <= 8);
-    if n >= 4 {
-        let lo = u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-        let hi = u64::from(u32::from_le_bytes([b[n - 4], b[n - 3], b[n - 2], b[n - 1]]));
-        lo | (hi << (8 * (n - 4)))
-    } else if n >= 2 {
-        let lo = u64::from(u16::from_le_bytes([b[0], b[1]]));
-        let hi = u64::from(b[n - 1]);
-        lo | (hi << (8 * (n - 1)))
-    } else if n == 1 {
-        u64::from(b[0])
-    } else {
-        0
-    }
-}
-
-#[inline]
-fn load8(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes([
-        b[at],
-        b[at + 1],
-        b[at + 2],
-        b[at + 3],
-        b[at + 4],
-        b[at + 5],
-        b[at + 6],
-        b[at + 7],
-    ])
-}
-
-/// The longest term kept inline in the [`ShortTable`], in bytes.
-const SHORT: usize = 16;
-
-/// Packs at most [`SHORT`] bytes into two `u64`s, zero-padded. Tokens hold no zero byte,
-/// so the packing of a token is unique, and never all zero.
-#[inline]
-fn pack16(b: &[u8]) -> [u64; 2] {
-    let n = b.len();
-    if n <= 8 {
-        [pack(b), 0]
-    } else {
-        [load8(b, 0), load8(b, n - 8) >> (8 * (SHORT - n))]
-    }
-}
 
 /// An open-addressing table from packed terms of up to [`SHORT`] bytes to ids: one
 /// probe, usually one cache line, no string comparison.
@@ -257,9 +205,43 @@ pub(crate) struct Doc {
 #[derive(Default)]
 struct Counter {
     counts: Vec<u32>,
-    touched: Vec<u32>,
+    touched: Touched,
     len: u64,
     scratch: String,
+}
+
+/// The terms a document holds, in order of first appearance, appended without a branch
+/// (whether a token is a term's first in its document is unpredictable).
+#[derive(Default)]
+struct Touched {
+    /// Invariant: longer than the number of terms noted, so the next write fits.
+    ids: Vec<u32>,
+    n: usize,
+}
+
+impl Touched {
+    /// Notes `t`; it is kept only when `first`.
+    #[inline(always)]
+    fn note(&mut self, t: u32, first: bool) {
+        self.ids[self.n] = t;
+        self.n += usize::from(first);
+    }
+
+    /// Makes room for a vocabulary of `terms` terms.
+    #[inline]
+    fn fit(&mut self, terms: usize) {
+        if self.ids.len() <= terms {
+            self.ids.resize(terms + 1, 0);
+        }
+    }
+
+    fn as_slice(&self) -> &[u32] {
+        &self.ids[..self.n]
+    }
+
+    fn clear(&mut self) {
+        self.n = 0;
+    }
 }
 
 /// The search index of one tenant for one `today` (search.md §2, §8).
@@ -293,6 +275,8 @@ pub struct Index {
     dead_postings: usize,
 }
 
+const PAD: &str = "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0";
+
 /// A token receiver that also takes the weight of the field being scanned.
 trait DocSink: Sink {
     fn weight(&mut self, w: u32);
@@ -308,6 +292,8 @@ fn doc_tokens<S: DocSink>(c: &Concept, today: &str, scratch: &mut String, sink: 
         scratch.push(' ');
         scratch.push_str(t);
     }
+    // Trailing NUL bytes (separators) let the scanner load whole words past every token.
+    scratch.push_str(PAD);
     sink.weight(W_NAMES);
     scan(scratch, sink);
     scratch.clear();
@@ -329,6 +315,7 @@ fn doc_tokens<S: DocSink>(c: &Concept, today: &str, scratch: &mut String, sink: 
             scratch.push_str(cell);
         }
     }
+    scratch.push_str(PAD);
     sink.weight(W_FIELDS);
     scan(scratch, sink);
     sink.weight(W_BODY);
@@ -340,9 +327,25 @@ struct Interner<'a> {
     vocab: &'a mut Vocab,
     df: &'a mut Vec<u32>,
     counts: &'a mut Vec<u32>,
-    touched: &'a mut Vec<u32>,
+    touched: &'a mut Touched,
     len: u64,
     w: u32,
+}
+
+impl Interner<'_> {
+    /// Counts one occurrence of term `t`; `next` is the id a new term would have had.
+    #[inline(always)]
+    fn count(&mut self, t: u32, next: u32) {
+        if t == next {
+            self.df.push(0);
+            self.counts.push(0);
+            self.touched.fit(self.counts.len());
+        }
+        let slot = &mut self.counts[t as usize];
+        self.touched.note(t, *slot == 0);
+        *slot += self.w;
+        self.len += u64::from(self.w);
+    }
 }
 
 impl Sink for Interner<'_> {
@@ -350,16 +353,14 @@ impl Sink for Interner<'_> {
     fn token(&mut self, tok: &str) {
         let next = self.df.len() as u32;
         let t = self.vocab.intern(tok, next);
-        if t == next {
-            self.df.push(0);
-            self.counts.push(0);
-        }
-        let slot = &mut self.counts[t as usize];
-        if *slot == 0 {
-            self.touched.push(t);
-        }
-        *slot += self.w;
-        self.len += u64::from(self.w);
+        self.count(t, next);
+    }
+
+    #[inline(always)]
+    fn short(&mut self, key: [u64; 2], _len: usize) {
+        let next = self.df.len() as u32;
+        let t = self.vocab.short.intern(key, next);
+        self.count(t, next);
     }
 }
 
@@ -373,28 +374,39 @@ impl DocSink for Interner<'_> {
 struct Lookup<'a> {
     vocab: &'a Vocab,
     counts: &'a mut Vec<u32>,
-    touched: &'a mut Vec<u32>,
+    touched: &'a mut Touched,
     len: u64,
     w: u32,
     known: bool,
 }
 
-impl Sink for Lookup<'_> {
-    fn token(&mut self, tok: &str) {
+impl Lookup<'_> {
+    fn count(&mut self, t: Option<u32>) {
         self.len += u64::from(self.w);
-        match self.vocab.get(tok) {
+        match t {
             Some(t) => {
                 let t = t as usize;
                 if self.counts.len() <= t {
                     self.counts.resize(t + 1, 0);
+                    self.touched.fit(t + 1);
                 }
-                if self.counts[t] == 0 {
-                    self.touched.push(t as u32);
-                }
+                self.touched.note(t as u32, self.counts[t] == 0);
                 self.counts[t] += self.w;
             }
             None => self.known = false,
         }
+    }
+}
+
+impl Sink for Lookup<'_> {
+    fn token(&mut self, tok: &str) {
+        let t = self.vocab.get(tok);
+        self.count(t);
+    }
+
+    fn short(&mut self, key: [u64; 2], _len: usize) {
+        let t = self.vocab.short.get(key);
+        self.count(t);
     }
 }
 
@@ -456,7 +468,7 @@ impl Index {
         ix.docs.reserve(model.concepts.len());
         for c in &model.concepts {
             ix.count(c, today, &mut counter);
-            for &t in &counter.touched {
+            for &t in counter.touched.as_slice() {
                 fwd.push((t, counter.counts[t as usize]));
                 counter.counts[t as usize] = 0;
                 ix.df[t as usize] += 1;
@@ -797,14 +809,14 @@ impl Index {
         *len = doc_len;
         let ok = known
             && u64::from(self.docs[slot as usize].len) == *len
-            && touched.iter().all(|&t| self.df[t as usize] > 0);
-        for &t in touched.iter() {
+            && touched.as_slice().iter().all(|&t| self.df[t as usize] > 0);
+        for &t in touched.as_slice() {
             counts[t as usize] = 0;
             if ok {
                 self.df[t as usize] -= 1;
             }
         }
-        let distinct = touched.len();
+        let distinct = touched.as_slice().len();
         touched.clear();
         if !ok {
             return false;
@@ -823,15 +835,16 @@ impl Index {
         if counter.counts.len() < self.df.len() {
             counter.counts.resize(self.df.len(), 0);
         }
+        counter.touched.fit(counter.counts.len());
         self.count(c, today, counter);
         let slot = self.docs.len() as u32;
-        for &t in &counter.touched {
+        for &t in counter.touched.as_slice() {
             let f = counter.counts[t as usize];
             counter.counts[t as usize] = 0;
             self.df[t as usize] += 1;
             self.extra.entry(t).or_default().push(Posting { slot, f });
         }
-        let n = counter.touched.len();
+        let n = counter.touched.as_slice().len();
         counter.touched.clear();
         self.extra_postings += n;
         self.live_postings += n;

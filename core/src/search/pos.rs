@@ -66,13 +66,8 @@ pub fn pos(body: &str, map: &Utf16Map, words: &[&str]) -> Option<usize> {
 }
 
 fn dedup(words: impl Iterator<Item = String>) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for w in words {
-        if !out.contains(&w) {
-            out.push(w);
-        }
-    }
-    out
+    let mut seen = rustc_hash::FxHashSet::default();
+    words.filter(|w| seen.insert(w.clone())).collect()
 }
 
 /// Every occurrence of every word whose neighbours are not letters or numbers, sorted by

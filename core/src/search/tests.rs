@@ -154,6 +154,72 @@ proptest! {
     }
 }
 
+const PIECES: &[&str] = &[
+    "orders",
+    "ORDERS",
+    "Refunds",
+    "x",
+    "Q",
+    "a1B2c3D4e5F6g7H8",
+    "a1B2c3D4e5F6g7H8i",
+    "0123456789abcdefg",
+    " ",
+    "  ",
+    "\n",
+    "-",
+    "_",
+    ", ",
+    "é",
+    "É",
+    "Σ",
+    "东京",
+    "e\u{301}",
+    "ﬁ",
+    "😀",
+    "İ",
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+    "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",
+];
+
+fn long_text() -> impl Strategy<Value = String> {
+    proptest::collection::vec(proptest::sample::select(PIECES), 0..90).prop_map(|v| v.concat())
+}
+
+proptest! {
+    /// Long texts: runs that cross the 64-byte blocks of the scanner, long ASCII tokens,
+    /// and the Unicode path in the middle of ASCII.
+    #[test]
+    fn tokenizer_equals_the_naive_rule_on_long_text(s in long_text()) {
+        prop_assert_eq!(tokens(&s), naive_tokens(&s), "{:?}", s);
+    }
+
+    /// The index counts exactly the naive rule's tokens with the field weights.
+    #[test]
+    fn index_counts_equal_the_naive_rule(body in long_text(), title in long_text()) {
+        let title = title.replace(['\n', ':', '#', '-', '\'', '"', ',', '_'], " ");
+        let text = format!("---\ntype: note\ntitle: \"{}\"\n---\n{body}", title.trim());
+        let m = model(&[("b", "p.md", &text)]);
+        let c = &m.concepts[0];
+        let ix = Index::build(&m, TODAY);
+        let names = naive_tokens(&format!("{} {}", c.id, c.parsed.title.as_deref().unwrap_or("")));
+        let p = &c.parsed;
+        let fields = naive_tokens(&format!("{} {} {} {} {}", c.bundle, p.kind, p.status, p.grain, p.summary));
+        let body = naive_tokens(c.body());
+        let mut want: BTreeMap<&str, u32> = BTreeMap::new();
+        for (list, w) in [(&names, 4), (&fields, 2), (&body, 1)] {
+            for t in list.iter() {
+                *want.entry(t.as_str()).or_default() += w;
+            }
+        }
+        let len: u32 = want.values().sum();
+        prop_assert_eq!(ix.doc_len("p"), Some(len));
+        prop_assert_eq!(ix.term_count(), want.len());
+        for (t, f) in want {
+            prop_assert_eq!(ix.term_postings(t), vec![("p", f)], "{:?}", t);
+        }
+    }
+}
+
 // ---- §2 Indexed document ----
 
 /// Three concepts whose counts are worked out by hand in the tests below.
@@ -700,6 +766,23 @@ fn bad_queries_never_panic() {
         r.hits.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(),
         ["alpha", "beta"]
     );
+    // 10,000 distinct words that all occur: every direct hit computes `pos` over them.
+    let words: Vec<String> = (0..10_000).map(|i| format!("w{i}")).collect();
+    let m2 = model(&[
+        ("b", "big.md", &doc(&words.join(" "))),
+        ("b", "small.md", &doc("w1 w2\n")),
+    ]);
+    let ix2 = Index::build(&m2, TODAY);
+    let r = search_hits(
+        &m2,
+        &ix2,
+        &words.join(" "),
+        &SearchOptions::default(),
+        TODAY,
+    )
+    .unwrap();
+    let got: Vec<(&str, Option<usize>)> = r.hits.iter().map(|h| (h.id.as_str(), h.pos)).collect();
+    assert_eq!(got, [("big", Some(0)), ("small", Some(0))]);
     for q in [
         "\0",
         "\u{301}\u{308}",
