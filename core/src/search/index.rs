@@ -741,9 +741,11 @@ impl Index {
                     added.push(b);
                     j += 1;
                 }
-                (Some(a), Some(b)) => match (a.bundle.as_str(), a.id.as_str())
-                    .cmp(&(b.bundle.as_str(), b.id.as_str()))
-                {
+                (Some(a), Some(b)) => match if Arc::ptr_eq(a, b) {
+                    Ordering::Equal
+                } else {
+                    (a.bundle.as_str(), a.id.as_str()).cmp(&(b.bundle.as_str(), b.id.as_str()))
+                } {
                     Ordering::Less => {
                         gone.push(a);
                         i += 1;
