@@ -17,6 +17,7 @@ pub mod compile;
 pub mod error;
 pub mod manifest;
 pub mod text;
+pub mod tools;
 pub mod validate;
 
 pub use error::{Error, Result};
