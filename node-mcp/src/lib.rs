@@ -2,6 +2,7 @@
 //!
 //! Everything that does IO lives here; the behaviour lives in `langonrock-core`.
 
+pub mod args;
 pub mod cli;
 pub mod clock;
 pub mod folder;
