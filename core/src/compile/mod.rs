@@ -126,6 +126,9 @@ impl Model {
     }
 }
 
+/// A document with its per-document parse, or `None` for a navigation document.
+pub type LinkInput = (SourceDoc, Option<Arc<ParsedDoc>>);
+
 /// How [`link`] treats two concepts that end with one id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ambiguity {
@@ -138,7 +141,7 @@ pub enum Ambiguity {
 /// Compiles documents in one go: validates names and paths, parses, links.
 pub fn compile(docs: &[SourceDoc], width: usize) -> Result<Model> {
     check_names(docs.iter().map(|d| (d.bundle.as_str(), d.path.as_str())))?;
-    let parsed: Vec<(SourceDoc, Option<Arc<ParsedDoc>>)> = docs
+    let parsed: Vec<LinkInput> = docs
         .iter()
         .map(|d| {
             let p = (!validate::is_navigation(&d.path))
@@ -245,9 +248,9 @@ pub fn local_ids(paths: &[&str]) -> Vec<String> {
 
 /// The tenant pass: ids, prefixing, links and diagnostics. Each entry carries its parsed
 /// form, or `None` for a navigation document.
-pub fn link(docs: Vec<(SourceDoc, Option<Arc<ParsedDoc>>)>, ambiguity: Ambiguity) -> Result<Model> {
+pub fn link(docs: Vec<LinkInput>, ambiguity: Ambiguity) -> Result<Model> {
     // Group by bundle, paths sorted.
-    let mut by_bundle: BTreeMap<String, Vec<(SourceDoc, Option<Arc<ParsedDoc>>)>> = BTreeMap::new();
+    let mut by_bundle: BTreeMap<String, Vec<LinkInput>> = BTreeMap::new();
     for d in docs {
         by_bundle.entry(d.0.bundle.clone()).or_default().push(d);
     }
