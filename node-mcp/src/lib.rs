@@ -5,4 +5,8 @@
 pub mod args;
 pub mod cli;
 pub mod clock;
+pub mod file_store;
 pub mod folder;
+
+#[cfg(test)]
+mod testdir;
