@@ -7,6 +7,7 @@ pub mod cli;
 pub mod clock;
 pub mod file_store;
 pub mod folder;
+pub mod mcp;
 
 #[cfg(test)]
 mod testdir;
