@@ -1,0 +1,212 @@
+//! A tenant's source state in memory: documents by bundle, each with its cached parse.
+//!
+//! Bundles are shared between states behind `Arc`s, so a commit copies only the bundles it
+//! touches, and a document keeps its parse for as long as its (path, source hash) stays.
+
+use super::records::BundleRecord;
+use super::snapshot_id::{parsed_digest, snapshot_id};
+use super::store::Digest;
+use crate::compile::{link, parse_document, Ambiguity, Model, ParsedDoc, SourceDoc, SUMMARY_WIDTH};
+use crate::error::{Error, Result};
+use crate::validate;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+
+/// One stored document with its compile cache.
+#[derive(Clone, Debug)]
+pub(crate) struct Doc {
+    pub(crate) hash: Digest,
+    pub(crate) text: Arc<str>,
+    /// The parse; `None` for a navigation document.
+    pub(crate) parsed: Option<Arc<ParsedDoc>>,
+    /// The digest of the parse's compiled form (zero for navigation documents).
+    pub(crate) own: Digest,
+}
+
+impl Doc {
+    /// Parses a document (nothing for navigation documents). `hash` may be given when known.
+    pub(crate) fn new(path: &str, text: Arc<str>, hash: Option<Digest>) -> Doc {
+        let hash = hash.unwrap_or_else(|| Digest::of(text.as_bytes()));
+        if validate::is_navigation(path) {
+            return Doc {
+                hash,
+                text,
+                parsed: None,
+                own: Digest([0; 32]),
+            };
+        }
+        let parsed = parse_document(path, &text, SUMMARY_WIDTH);
+        let own = parsed_digest(&parsed, &text);
+        Doc {
+            hash,
+            text,
+            parsed: Some(Arc::new(parsed)),
+            own,
+        }
+    }
+}
+
+/// One bundle's documents, by path, and its bundle record's digest.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct BundleState {
+    pub(crate) docs: BTreeMap<String, Doc>,
+    pub(crate) record: Digest,
+    pub(crate) concepts: u64,
+}
+
+impl BundleState {
+    pub(crate) fn record(&self) -> BundleRecord {
+        BundleRecord {
+            documents: self.docs.iter().map(|(p, d)| (p.clone(), d.hash)).collect(),
+        }
+    }
+}
+
+/// A tenant's documents: bundles by name (as created), and a count of each source hash.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TenantState {
+    pub(crate) bundles: BTreeMap<String, Arc<BundleState>>,
+    pub(crate) hashes: Arc<HashMap<Digest, u32>>,
+}
+
+impl TenantState {
+    /// The stored name of a bundle given in any case.
+    pub(crate) fn find_bundle(&self, name: &str) -> Option<&str> {
+        if let Some((k, _)) = self.bundles.get_key_value(name) {
+            return Some(k);
+        }
+        self.bundles
+            .keys()
+            .find(|b| b.eq_ignore_ascii_case(name))
+            .map(String::as_str)
+    }
+
+    /// A document by stored bundle name and exact path.
+    pub(crate) fn doc(&self, bundle: &str, path: &str) -> Option<&Doc> {
+        self.bundles.get(bundle)?.docs.get(path)
+    }
+
+    /// Whether both states hold the same documents (same bundles, same bundle records).
+    pub(crate) fn same_sources(&self, other: &TenantState) -> bool {
+        self.bundles.len() == other.bundles.len()
+            && self
+                .bundles
+                .iter()
+                .zip(&other.bundles)
+                .all(|(a, b)| a.0 == b.0 && a.1.record == b.1.record)
+    }
+
+    /// Compiles the state: the tenant pass over the cached parses, then the snapshot id.
+    pub(crate) fn compile(&self, ambiguity: Ambiguity) -> Result<(Model, Digest)> {
+        let mut docs = Vec::with_capacity(self.hashes.values().map(|&n| n as usize).sum());
+        for (bundle, b) in &self.bundles {
+            for (path, d) in &b.docs {
+                docs.push((
+                    SourceDoc {
+                        bundle: bundle.clone(),
+                        path: path.clone(),
+                        text: d.text.clone(),
+                    },
+                    d.parsed.clone(),
+                ));
+            }
+        }
+        let model = link(docs, ambiguity)?;
+        let snapshot = snapshot_id(&model, |c| self.bundles[&c.bundle].docs[&c.path].own);
+        Ok((model, snapshot))
+    }
+}
+
+/// Changes a copy of a state, bundle by bundle.
+pub(crate) struct Editor {
+    state: TenantState,
+    touched: BTreeSet<String>,
+}
+
+impl Editor {
+    pub(crate) fn new(base: &TenantState) -> Editor {
+        Editor {
+            state: base.clone(),
+            touched: BTreeSet::new(),
+        }
+    }
+
+    pub(crate) fn state(&self) -> &TenantState {
+        &self.state
+    }
+
+    fn count(&mut self, hash: Digest, delta: i32) {
+        let map = Arc::make_mut(&mut self.state.hashes);
+        let n = map.entry(hash).or_insert(0);
+        *n = (*n as i64 + delta as i64).max(0) as u32;
+        if *n == 0 {
+            map.remove(&hash);
+        }
+    }
+
+    /// Puts a document into a bundle (stored name; created when new).
+    pub(crate) fn put(&mut self, bundle: &str, path: String, doc: Doc) {
+        self.count(doc.hash, 1);
+        self.touched.insert(bundle.to_string());
+        let b = Arc::make_mut(self.state.bundles.entry(bundle.to_string()).or_default());
+        if let Some(old) = b.docs.insert(path, doc) {
+            self.count(old.hash, -1);
+        }
+    }
+
+    /// Removes a document; returns it.
+    pub(crate) fn remove(&mut self, bundle: &str, path: &str) -> Option<Doc> {
+        let b = Arc::make_mut(self.state.bundles.get_mut(bundle)?);
+        let old = b.docs.remove(path)?;
+        self.touched.insert(bundle.to_string());
+        self.count(old.hash, -1);
+        Some(old)
+    }
+
+    /// Removes a whole bundle.
+    pub(crate) fn remove_bundle(&mut self, bundle: &str) {
+        if let Some(b) = self.state.bundles.remove(bundle) {
+            for d in b.docs.values() {
+                self.count(d.hash, -1);
+            }
+        }
+        self.touched.remove(bundle);
+    }
+
+    /// The touched bundles, with their paths lower-cased, must not hold two documents that
+    /// differ only in case (engine.md §5.3.3).
+    pub(crate) fn check_case_unique(&self) -> Result<()> {
+        for name in &self.touched {
+            if let Some(b) = self.state.bundles.get(name) {
+                let mut seen = HashSet::with_capacity(b.docs.len());
+                for p in b.docs.keys() {
+                    if !seen.insert(p.to_lowercase()) {
+                        return Err(Error::Invalid(validate::CASE_UNIQUE.into()));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Seals the touched bundles (drops empty ones, computes their records) and returns the
+    /// state with the encoded bundle records by digest.
+    pub(crate) fn finish(mut self) -> (TenantState, HashMap<Digest, Vec<u8>>) {
+        let mut sealed = HashMap::new();
+        for name in &self.touched {
+            let Some(b) = self.state.bundles.get_mut(name) else {
+                continue;
+            };
+            if b.docs.is_empty() {
+                self.state.bundles.remove(name);
+                continue;
+            }
+            let b = Arc::make_mut(b);
+            let bytes = b.record().encode();
+            b.record = Digest::of(&bytes);
+            b.concepts = b.docs.values().filter(|d| d.parsed.is_some()).count() as u64;
+            sealed.insert(b.record, bytes);
+        }
+        (self.state, sealed)
+    }
+}
