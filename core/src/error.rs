@@ -103,7 +103,9 @@ impl Error {
             Error::Invalid(m) | Error::NotFound(m) | Error::Corrupt(m) | Error::Store(m) => {
                 m.clone()
             }
-            Error::Conflict { message, .. } | Error::InvalidChange { message, .. } => message.clone(),
+            Error::Conflict { message, .. } | Error::InvalidChange { message, .. } => {
+                message.clone()
+            }
             Error::IndeterminateCommit { revision } => format!(
                 "commit outcome is indeterminate; inspect revision {revision} before retrying"
             ),

@@ -7,7 +7,7 @@
 //! does the same, so names and texts cannot drift between them. Nothing here does IO; the
 //! hosts run the operation and pass its outcome in.
 
-use crate::compile::Diagnostic;
+use crate::engine::{DeleteResult, DiagnosticInfo, Renamed, RevisionResult, WriteResult};
 use crate::error::{ConflictReason, Error};
 use crate::text::utf16_len;
 use serde_json::{json, Map, Value};
@@ -844,36 +844,6 @@ pub const WRITE_INDETERMINATE_STEP: &str =
 pub const DELETE_INDETERMINATE_STEP: &str =
     "get the concept and check whether it is gone before deleting again";
 
-/// A public id that changed, `from` → `to`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Renamed {
-    /// The old public id.
-    pub from: String,
-    /// The new public id.
-    pub to: String,
-}
-
-/// What a successful `write` reports (engine.md §4.1), for [`write_success`].
-#[derive(Debug, Clone, Copy)]
-pub struct WriteAnswer<'a> {
-    /// The bundle as stored.
-    pub bundle: &'a str,
-    /// The path as stored.
-    pub path: &'a str,
-    /// The new source hash.
-    pub hash: &'a str,
-    /// The snapshot id.
-    pub snapshot: &'a str,
-    /// The tenant's concept count.
-    pub concepts: usize,
-    /// The written concept's public id; `None` for a navigation document.
-    pub id: Option<&'a str>,
-    /// Other concepts whose public id changed, sorted by `from`.
-    pub renamed: &'a [Renamed],
-    /// The written document's diagnostics.
-    pub diagnostics: &'a [Diagnostic],
-}
-
 fn push_renamed(out: &mut String, renamed: &[Renamed]) {
     for r in renamed {
         out.push_str("\nrenamed ");
@@ -883,23 +853,24 @@ fn push_renamed(out: &mut String, renamed: &[Renamed]) {
     }
 }
 
-/// The text of a successful `write` (agent.md §6.2).
-pub fn write_success(a: &WriteAnswer<'_>) -> String {
+/// The text of a successful `write` (agent.md §6.2). `bundle` and `path` name the document
+/// as stored.
+pub fn write_success(bundle: &str, path: &str, r: &WriteResult) -> String {
     let mut out = format!(
-        "wrote {}/{} (hash {}), snapshot {}, {} concepts\n",
-        a.bundle, a.path, a.hash, a.snapshot, a.concepts
+        "wrote {bundle}/{path} (hash {}), snapshot {}, {} concepts\n",
+        r.hash, r.snapshot, r.concepts
     );
-    match a.id {
+    match &r.id {
         Some(id) => {
             out.push_str("id ");
             out.push_str(id);
         }
         None => out.push_str(NAVIGATION_NOTE),
     }
-    push_renamed(&mut out, a.renamed);
-    for d in a.diagnostics {
+    push_renamed(&mut out, &r.renamed);
+    for d in &r.diagnostics {
         out.push('\n');
-        out.push_str(d.level());
+        out.push_str(&d.level);
         out.push(' ');
         out.push_str(&d.path);
         out.push_str(": ");
@@ -963,99 +934,47 @@ pub fn delete_needs_hash(current: Option<&str>) -> String {
 }
 
 /// The text of a successful `delete` (agent.md §6.4.1).
-pub fn delete_success(
-    bundle: &str,
-    path: &str,
-    snapshot: &str,
-    concepts: usize,
-    renamed: &[Renamed],
-) -> String {
-    let mut out = format!("deleted {bundle}/{path}, snapshot {snapshot}, {concepts} concepts");
-    push_renamed(&mut out, renamed);
+pub fn delete_success(bundle: &str, path: &str, r: &DeleteResult) -> String {
+    let mut out = format!(
+        "deleted {bundle}/{path}, snapshot {}, {} concepts",
+        r.snapshot, r.concepts
+    );
+    push_renamed(&mut out, &r.renamed);
     out
 }
 
 /// Appends `s` as a JSON string.
-pub fn push_json_str(out: &mut String, s: &str) {
-    out.push_str(&Value::String(s.to_string()).to_string());
+fn push_json<T: serde::Serialize + ?Sized>(out: &mut String, v: &T) {
+    out.push_str(&serde_json::to_string(v).unwrap_or_default());
 }
 
-/// Appends diagnostics as a JSON array of `{level, bundle, path, message}` (compile.md §9).
-pub fn push_diagnostics_json(out: &mut String, diagnostics: &[Diagnostic]) {
-    out.push('[');
-    for (i, d) in diagnostics.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str("{\"level\":");
-        push_json_str(out, d.level());
-        out.push_str(",\"bundle\":");
-        push_json_str(out, &d.bundle);
-        out.push_str(",\"path\":");
-        push_json_str(out, &d.path);
-        out.push_str(",\"message\":");
-        push_json_str(out, &d.message);
-        out.push('}');
-    }
-    out.push(']');
-}
-
-/// Appends a JSON array of strings.
-pub fn push_str_array(out: &mut String, items: &[String]) {
-    out.push('[');
-    for (i, s) in items.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        push_json_str(out, s);
-    }
-    out.push(']');
-}
-
-/// A revision result (engine.md §5.4), for [`revision_json`].
-#[derive(Debug, Clone, Copy)]
-pub struct RevisionAnswer<'a> {
-    /// The revision id.
-    pub revision: &'a str,
-    /// The snapshot id.
-    pub snapshot: &'a str,
-    /// The concept count.
-    pub concepts: usize,
-    /// The bundle names, sorted.
-    pub bundles: &'a [String],
-}
-
-/// Compact JSON of a revision result, keys in the spec's order. With `diagnostic_count`
-/// it is the MCP answer of `transact` and `restore` (agent.md §6.5.1:
+/// The MCP answer of `transact` and `restore` (agent.md §6.5.1): compact JSON
 /// `{revision, snapshot, concepts, bundles, diagnostics, diagnosticCount}`, where
-/// `diagnostics` holds only the request's documents' ones); without it, the library's
-/// `RevisionResult` (`{revision, snapshot, concepts, bundles, diagnostics}`).
-pub fn revision_json(
-    r: &RevisionAnswer<'_>,
-    diagnostics: &[Diagnostic],
-    diagnostic_count: Option<usize>,
-) -> String {
+/// `diagnostics` is `request` (the diagnostics of the documents the request wrote; none for
+/// `restore`) and `diagnosticCount` counts the tenant's.
+pub fn revision_answer(r: &RevisionResult, request: &[DiagnosticInfo]) -> String {
     let mut out = String::from("{\"revision\":");
-    push_json_str(&mut out, r.revision);
+    push_json(&mut out, &r.revision);
     out.push_str(",\"snapshot\":");
-    push_json_str(&mut out, r.snapshot);
+    push_json(&mut out, &r.snapshot);
     out.push_str(",\"concepts\":");
     out.push_str(&r.concepts.to_string());
     out.push_str(",\"bundles\":");
-    push_str_array(&mut out, r.bundles);
+    push_json(&mut out, &r.bundles);
     out.push_str(",\"diagnostics\":");
-    push_diagnostics_json(&mut out, diagnostics);
-    if let Some(n) = diagnostic_count {
-        out.push_str(",\"diagnosticCount\":");
-        out.push_str(&n.to_string());
-    }
+    push_json(&mut out, request);
+    out.push_str(",\"diagnosticCount\":");
+    out.push_str(&r.diagnostics.len().to_string());
     out.push('}');
     out
 }
 
 /// The diagnostics of the documents a request wrote: those whose lower-cased
 /// `bundle/path` equals a written target's (bundle names match ignoring case).
-pub fn request_diagnostics(all: &[Diagnostic], written: &[(&str, &str)]) -> Vec<Diagnostic> {
+pub fn request_diagnostics(
+    all: &[DiagnosticInfo],
+    written: &[(&str, &str)],
+) -> Vec<DiagnosticInfo> {
     let keys: Vec<(String, String)> = written
         .iter()
         .map(|(b, p)| (b.to_lowercase(), p.to_lowercase()))
@@ -1078,6 +997,38 @@ pub struct TiedChange {
     pub target: Option<(String, String)>,
     /// For a failed precondition on an existing document: its current hash.
     pub retry_hash: Option<String>,
+}
+
+/// The changes a `transact` failure is tied to (agent.md §6.5.2): the one change of a
+/// validation failure, or every failed precondition in request order, each with the
+/// document's current hash when it exists (`current(bundle, path)`, a lookup whose errors
+/// count as absent). Other failures, an indeterminate commit included, tie none.
+pub fn tied_changes(
+    err: &Error,
+    changes: &[ChangeArg],
+    current: impl Fn(&str, &str) -> Option<String>,
+) -> Vec<TiedChange> {
+    let target = |i: usize| changes.get(i).map(|c| (c.bundle.clone(), c.path.clone()));
+    match err {
+        Error::InvalidChange { index, .. } => vec![TiedChange {
+            index: *index,
+            target: target(*index),
+            retry_hash: None,
+        }],
+        Error::Conflict {
+            changes: failed, ..
+        } => failed
+            .iter()
+            .map(|f| TiedChange {
+                index: f.index,
+                target: target(f.index),
+                retry_hash: changes
+                    .get(f.index)
+                    .and_then(|c| current(&c.bundle, &c.path)),
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// The text of a failed `transact` (agent.md §6.5.2): the message, then for each tied

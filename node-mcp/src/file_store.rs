@@ -15,65 +15,45 @@
 //! - Nothing is created for a tenant before its first put, which is part of its first
 //!   commit.
 
+use langonrock_core::engine::{Digest, Key, KeyInfo, Kind, Store, StoreError, SwapOutcome};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
-/// The kinds of record (engine.md §9.1), each in its own directory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Kind {
-    /// `sources/<hash>`: a document's exact bytes.
-    Source,
-    /// `revisions/<id>`: a revision record.
-    Revision,
-    /// `records/<hash>`: another content-addressed record.
-    Record,
-    /// `derived/<key>`: a derived record (replaceable).
-    Derived,
-}
-
-impl Kind {
-    /// The directory of this kind.
-    pub fn dir(self) -> &'static str {
-        match self {
-            Kind::Source => "sources",
-            Kind::Revision => "revisions",
-            Kind::Record => "records",
-            Kind::Derived => "derived",
-        }
+/// The directory of a record kind in the files layout (engine.md §9.2 rule 2).
+pub fn kind_dir(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Source => "sources",
+        Kind::Revision => "revisions",
+        Kind::Record => "records",
+        Kind::Derived => "derived",
+        Kind::Recovery => "recovery",
     }
-
-    /// Every kind, in directory order.
-    pub const ALL: [Kind; 4] = [Kind::Source, Kind::Revision, Kind::Record, Kind::Derived];
 }
 
-/// The outcome of a head swap (engine.md §9.1).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Swap {
-    /// The head moved to the new record.
-    Swapped,
-    /// The head was not the expected one; nothing changed.
-    Conflict,
-    /// The head certainly did not move.
-    Failed(String),
-    /// The head may have moved.
-    Indeterminate(String),
-}
+/// Every kind, in directory order.
+pub const KINDS: [Kind; 5] = [
+    Kind::Source,
+    Kind::Revision,
+    Kind::Record,
+    Kind::Derived,
+    Kind::Recovery,
+];
 
 /// A store failure with the file it concerns.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoreError(pub String);
+pub struct FileError(pub String);
 
-impl std::fmt::Display for StoreError {
+impl std::fmt::Display for FileError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
     }
 }
 
-fn io_error(what: &str, path: &Path, e: &io::Error) -> StoreError {
-    StoreError(format!("{what} {}: {e}", path.display()))
+fn io_error(what: &str, path: &Path, e: &io::Error) -> FileError {
+    FileError(format!("{what} {}: {e}", path.display()))
 }
 
 /// Whether a file name is a valid record name: 1–200 characters of `[a-z0-9._-]`, not
@@ -153,19 +133,19 @@ impl FileStore {
 
     /// The path of a record.
     pub fn record_path(&self, kind: Kind, name: &str) -> PathBuf {
-        self.dir.join(kind.dir()).join(name)
+        self.dir.join(kind_dir(kind)).join(name)
     }
 
-    fn check_name(name: &str) -> Result<(), StoreError> {
+    fn check_name(name: &str) -> Result<(), FileError> {
         if valid_name(name) {
             Ok(())
         } else {
-            Err(StoreError(format!("invalid record name \"{name}\"")))
+            Err(FileError(format!("invalid record name \"{name}\"")))
         }
     }
 
     /// Creates the directories a commit needs (an existing one is not an error).
-    fn ensure_dirs(&self, sub: &str) -> Result<(), StoreError> {
+    fn ensure_dirs(&self, sub: &str) -> Result<(), FileError> {
         for d in [self.staging(), self.dir.join(sub)] {
             fs::create_dir_all(&d).map_err(|e| io_error("cannot create", &d, &e))?;
         }
@@ -173,7 +153,7 @@ impl FileStore {
     }
 
     /// Writes `bytes` to a new file in `staging/` and fsyncs it; returns its path.
-    fn stage(&self, bytes: &[u8], tag: &str) -> Result<PathBuf, StoreError> {
+    fn stage(&self, bytes: &[u8], tag: &str) -> Result<PathBuf, FileError> {
         let path = self.staging().join(unique_name(tag));
         let mut f = OpenOptions::new()
             .write(true)
@@ -190,7 +170,7 @@ impl FileStore {
 
     /// Writes a file durably by staging and renaming it (used for records, `floor` and
     /// `hint`).
-    fn write_file(&self, target: &Path, bytes: &[u8], tag: &str) -> Result<(), StoreError> {
+    fn write_file(&self, target: &Path, bytes: &[u8], tag: &str) -> Result<(), FileError> {
         let staged = self.stage(bytes, tag)?;
         if let Err(e) = fs::rename(&staged, target) {
             let _ = fs::remove_file(&staged);
@@ -201,7 +181,7 @@ impl FileStore {
     }
 
     /// A record's bytes, or `None` when it is absent.
-    pub fn get(&self, kind: Kind, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+    pub fn get(&self, kind: Kind, name: &str) -> Result<Option<Vec<u8>>, FileError> {
         Self::check_name(name)?;
         let path = self.record_path(kind, name);
         read_opt(&path).map_err(|e| io_error("cannot read", &path, &e))
@@ -210,7 +190,7 @@ impl FileStore {
     /// Stores a record durably. An existing record with the same bytes only gets its
     /// modification time (its put time) refreshed. Different bytes under an existing key
     /// are a corruption error, except for derived records, which are replaced.
-    pub fn put(&self, kind: Kind, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
+    pub fn put(&self, kind: Kind, name: &str, bytes: &[u8]) -> Result<(), FileError> {
         Self::check_name(name)?;
         let path = self.record_path(kind, name);
         if kind != Kind::Derived {
@@ -225,20 +205,20 @@ impl FileStore {
                     }
                 }
                 Some(_) => {
-                    return Err(StoreError(format!(
+                    return Err(FileError(format!(
                         "database corruption: {}/{name} holds different bytes than its key",
-                        kind.dir()
+                        kind_dir(kind)
                     )))
                 }
                 None => {}
             }
         }
-        self.ensure_dirs(kind.dir())?;
+        self.ensure_dirs(kind_dir(kind))?;
         self.write_file(&path, bytes, "record")
     }
 
     /// The generations present in `heads/`, listed.
-    fn list_generations(&self) -> Result<Vec<u64>, StoreError> {
+    fn list_generations(&self) -> Result<Vec<u64>, FileError> {
         let heads = self.heads();
         let rd = match fs::read_dir(&heads) {
             Ok(rd) => rd,
@@ -256,7 +236,7 @@ impl FileStore {
         Ok(out)
     }
 
-    fn read_number(&self, name: &str) -> Result<Option<u64>, StoreError> {
+    fn read_number(&self, name: &str) -> Result<Option<u64>, FileError> {
         let path = self.heads().join(name);
         Ok(read_opt(&path)
             .map_err(|e| io_error("cannot read", &path, &e))?
@@ -264,7 +244,7 @@ impl FileStore {
             .and_then(|s| parse_generation(s.trim())))
     }
 
-    fn exists(&self, g: u64) -> Result<bool, StoreError> {
+    fn exists(&self, g: u64) -> Result<bool, FileError> {
         let path = self.heads().join(g.to_string());
         match fs::symlink_metadata(&path) {
             Ok(_) => Ok(true),
@@ -275,7 +255,7 @@ impl FileStore {
 
     /// The newest generation, or 0 when there is no head: probe upward from the hint, and
     /// list `heads/` only when the hint is missing or names a collected generation.
-    pub fn head_generation(&self) -> Result<u64, StoreError> {
+    pub fn head_generation(&self) -> Result<u64, FileError> {
         let start = match self.read_number("hint")? {
             Some(h) if self.exists(h)? => h,
             _ => match self.list_generations()?.last() {
@@ -291,7 +271,7 @@ impl FileStore {
     }
 
     /// The head record's bytes and its generation, or `None` for a tenant without a head.
-    pub fn read_head_at(&self) -> Result<Option<(u64, Vec<u8>)>, StoreError> {
+    pub fn read_head_at(&self) -> Result<Option<(u64, Vec<u8>)>, FileError> {
         // A generation can be collected between finding and reading it: look again.
         for _ in 0..8 {
             let g = self.head_generation()?;
@@ -303,33 +283,33 @@ impl FileStore {
                 return Ok(Some((g, b)));
             }
         }
-        Err(StoreError(
+        Err(FileError(
             "cannot read the head: generations keep disappearing".into(),
         ))
     }
 
     /// The head record's bytes, or `None` for a tenant without a head.
-    pub fn read_head(&self) -> Result<Option<Vec<u8>>, StoreError> {
+    pub fn read_head(&self) -> Result<Option<Vec<u8>>, FileError> {
         Ok(self.read_head_at()?.map(|(_, b)| b))
     }
 
     /// Replaces the head with `new` if it still equals `expected` (`None`: no head).
-    pub fn swap_head(&self, expected: Option<&[u8]>, new: &[u8]) -> Swap {
+    pub fn swap_head(&self, expected: Option<&[u8]>, new: &[u8]) -> SwapOutcome {
         let current = match self.read_head_at() {
             Ok(c) => c,
-            Err(e) => return Swap::Failed(e.0),
+            Err(e) => return SwapOutcome::Failed(e.0),
         };
         let g = match (&current, expected) {
             (None, None) => 0,
             (Some((g, bytes)), Some(exp)) if bytes.as_slice() == exp => *g,
-            _ => return Swap::Conflict,
+            _ => return SwapOutcome::Conflict,
         };
         if let Err(e) = self.ensure_dirs("heads") {
-            return Swap::Failed(e.0);
+            return SwapOutcome::Failed(e.0);
         }
         let staged = match self.stage(new, "head") {
             Ok(p) => p,
-            Err(e) => return Swap::Failed(e.0),
+            Err(e) => return SwapOutcome::Failed(e.0),
         };
         let next = g + 1;
         let target = self.heads().join(next.to_string());
@@ -337,20 +317,25 @@ impl FileStore {
         let _ = fs::remove_file(&staged);
         match linked {
             Ok(()) => {}
-            Err(e) if e.kind() == ErrorKind::AlreadyExists => return Swap::Conflict,
-            Err(e) => return Swap::Indeterminate(format!("cannot link {}: {e}", target.display())),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => return SwapOutcome::Conflict,
+            Err(e) => {
+                return SwapOutcome::Indeterminate(format!("cannot link {}: {e}", target.display()))
+            }
         }
         if let Err(e) = sync_dir(&self.heads()) {
-            return Swap::Indeterminate(format!("cannot sync {}: {e}", self.heads().display()));
+            return SwapOutcome::Indeterminate(format!(
+                "cannot sync {}: {e}",
+                self.heads().display()
+            ));
         }
         // A name below the floor was free only because collection removed it.
         match self.read_number("floor") {
             Ok(Some(floor)) if next < floor => {
                 let _ = fs::remove_file(&target);
-                return Swap::Conflict;
+                return SwapOutcome::Conflict;
             }
             Ok(_) => {}
-            Err(e) => return Swap::Indeterminate(e.0),
+            Err(e) => return SwapOutcome::Indeterminate(e.0),
         }
         // The hint only speeds up the next lookup; failing to write it changes nothing.
         let _ = self.write_file(
@@ -358,11 +343,11 @@ impl FileStore {
             next.to_string().as_bytes(),
             "hint",
         );
-        Swap::Swapped
+        SwapOutcome::Swapped
     }
 
     /// Raises `heads/floor` to `floor` (never lowers it), durably.
-    pub fn write_floor(&self, floor: u64) -> Result<(), StoreError> {
+    pub fn write_floor(&self, floor: u64) -> Result<(), FileError> {
         if self.read_number("floor")?.is_some_and(|f| f >= floor) {
             return Ok(());
         }
@@ -375,7 +360,7 @@ impl FileStore {
     }
 
     /// Removes the head generations below `floor` (after [`FileStore::write_floor`]).
-    pub fn remove_generations_below(&self, floor: u64) -> Result<usize, StoreError> {
+    pub fn remove_generations_below(&self, floor: u64) -> Result<usize, FileError> {
         let mut n = 0;
         for g in self.list_generations()? {
             if g < floor {
@@ -391,10 +376,10 @@ impl FileStore {
     }
 
     /// Every record with its put time (modification time) and size.
-    pub fn keys(&self) -> Result<Vec<(Kind, String, SystemTime, u64)>, StoreError> {
+    pub fn keys(&self) -> Result<Vec<(Kind, String, SystemTime, u64)>, FileError> {
         let mut out = Vec::new();
-        for kind in Kind::ALL {
-            let dir = self.dir.join(kind.dir());
+        for kind in KINDS {
+            let dir = self.dir.join(kind_dir(kind));
             let rd = match fs::read_dir(&dir) {
                 Ok(rd) => rd,
                 Err(e) if e.kind() == ErrorKind::NotFound => continue,
@@ -427,10 +412,10 @@ impl FileStore {
         kind: Kind,
         name: &str,
         before: SystemTime,
-    ) -> Result<Option<u64>, StoreError> {
+    ) -> Result<Option<u64>, FileError> {
         Self::check_name(name)?;
         let path = self.record_path(kind, name);
-        self.ensure_dirs(kind.dir())?;
+        self.ensure_dirs(kind_dir(kind))?;
         let aside = self.staging().join(unique_name("collect"));
         match fs::rename(&path, &aside) {
             Ok(()) => {}
@@ -452,7 +437,7 @@ impl FileStore {
     }
 
     /// Removes leftovers in `staging/` older than `before`; returns (files, bytes).
-    pub fn clean_staging(&self, before: SystemTime) -> Result<(usize, u64), StoreError> {
+    pub fn clean_staging(&self, before: SystemTime) -> Result<(usize, u64), FileError> {
         let dir = self.staging();
         let rd = match fs::read_dir(&dir) {
             Ok(rd) => rd,
@@ -470,16 +455,9 @@ impl FileStore {
         Ok((n, bytes))
     }
 
-    /// Keeps a head record under `recovery/<digest>` (engine.md §11.4).
-    pub fn put_recovery(&self, digest: &str, bytes: &[u8]) -> Result<(), StoreError> {
-        Self::check_name(digest)?;
-        self.ensure_dirs("recovery")?;
-        self.write_file(&self.dir.join("recovery").join(digest), bytes, "recovery")
-    }
-
     /// Takes the OS lock on `writer.lock`, creating the tenant directory if needed. It is
     /// taken only by a process about to commit, so it never creates a read-only tenant.
-    pub fn lock_writer(&self) -> Result<WriterLock, StoreError> {
+    pub fn lock_writer(&self) -> Result<WriterLock, FileError> {
         fs::create_dir_all(&self.dir).map_err(|e| io_error("cannot create", &self.dir, &e))?;
         let path = self.dir.join("writer.lock");
         let file = OpenOptions::new()
@@ -503,6 +481,146 @@ impl FileStore {
         let mut v = Vec::new();
         File::open(path)?.read_to_end(&mut v)?;
         Ok(v)
+    }
+}
+
+/// Milliseconds since the Unix epoch (the files store's time unit for put times).
+pub fn millis(t: SystemTime) -> u64 {
+    t.duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+fn from_millis(ms: u64) -> SystemTime {
+    SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(ms)
+}
+
+fn to_store_error(e: FileError) -> StoreError {
+    if e.0.starts_with("database corruption: ") {
+        StoreError::Corrupt(e.0)
+    } else {
+        StoreError::Failed(e.0)
+    }
+}
+
+/// The files store of one data root: the engine's [`Store`] over
+/// `<data>/tenants/<tenant>/` (engine.md §9.2 rule 2).
+#[derive(Debug, Clone)]
+pub struct Files {
+    data: PathBuf,
+}
+
+impl Files {
+    /// The store of the data root `data`. Nothing is created.
+    pub fn new(data: impl Into<PathBuf>) -> Files {
+        Files { data: data.into() }
+    }
+
+    /// The data root.
+    pub fn data(&self) -> &Path {
+        &self.data
+    }
+
+    /// One tenant's files.
+    pub fn tenant(&self, tenant: &str) -> FileStore {
+        FileStore::new(&self.data, tenant)
+    }
+
+    /// The tenants that have a directory under `<data>/tenants/`, sorted.
+    pub fn tenants(&self) -> Result<Vec<String>, StoreError> {
+        let dir = self.data.join("tenants");
+        let rd = match fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(StoreError::Failed(io_error("cannot list", &dir, &e).0)),
+        };
+        let mut out = Vec::new();
+        for entry in rd {
+            let entry =
+                entry.map_err(|e| StoreError::Failed(io_error("cannot list", &dir, &e).0))?;
+            if let Some(name) = entry.file_name().to_str() {
+                if entry.path().is_dir()
+                    && langonrock_core::validate::tenant_id(name).as_deref() == Ok(name)
+                {
+                    out.push(name.to_string());
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+}
+
+impl Store for Files {
+    fn read_head(&mut self, tenant: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let t = self.tenant(tenant);
+        match t.read_head().map_err(to_store_error)? {
+            Some(h) => Ok(Some(h)),
+            // The reference kept its head in `HEAD`: hand its bytes to the engine, which
+            // refuses any head that is not its own format.
+            None => read_opt(&t.dir().join("HEAD")).map_err(|e| {
+                StoreError::Failed(io_error("cannot read", &t.dir().join("HEAD"), &e).0)
+            }),
+        }
+    }
+
+    fn get_many(&mut self, tenant: &str, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        let t = self.tenant(tenant);
+        keys.iter()
+            .map(|k| t.get(k.kind, &k.digest.to_hex()).map_err(to_store_error))
+            .collect()
+    }
+
+    fn put(&mut self, tenant: &str, key: &Key, bytes: &[u8]) -> Result<(), StoreError> {
+        self.tenant(tenant)
+            .put(key.kind, &key.digest.to_hex(), bytes)
+            .map_err(to_store_error)
+    }
+
+    fn swap_head(&mut self, tenant: &str, expected: Option<&[u8]>, new: &[u8]) -> SwapOutcome {
+        self.tenant(tenant).swap_head(expected, new)
+    }
+
+    fn keys(&mut self, tenant: &str) -> Result<Vec<KeyInfo>, StoreError> {
+        let list = self.tenant(tenant).keys().map_err(to_store_error)?;
+        Ok(list
+            .into_iter()
+            .filter_map(|(kind, name, mtime, size)| {
+                Some(KeyInfo {
+                    key: Key::new(kind, Digest::from_hex(&name)?),
+                    put_time: millis(mtime),
+                    size,
+                })
+            })
+            .collect())
+    }
+
+    fn remove(&mut self, tenant: &str, keys: &[Key], before: u64) -> Result<Vec<Key>, StoreError> {
+        let t = self.tenant(tenant);
+        if !t.exists_on_disk() {
+            return Ok(Vec::new());
+        }
+        let before_t = from_millis(before);
+        let mut removed = Vec::new();
+        for k in keys {
+            if k.kind == Kind::Recovery {
+                continue;
+            }
+            if t.remove_if_older(k.kind, &k.digest.to_hex(), before_t)
+                .map_err(to_store_error)?
+                .is_some()
+            {
+                removed.push(*k);
+            }
+        }
+        // Older head generations: raise the floor to the current one first, so a writer
+        // that links a collected name notices (engine.md §9.2 rule 2).
+        let g = t.head_generation().map_err(to_store_error)?;
+        if g > 1 {
+            t.write_floor(g).map_err(to_store_error)?;
+            t.remove_generations_below(g).map_err(to_store_error)?;
+        }
+        t.clean_staging(before_t).map_err(to_store_error)?;
+        Ok(removed)
     }
 }
 

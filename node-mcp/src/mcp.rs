@@ -147,7 +147,9 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(ListResourcesResult::with_all_items(vec![self.resource.clone()]))
+        Ok(ListResourcesResult::with_all_items(vec![self
+            .resource
+            .clone()]))
     }
 
     async fn read_resource(

@@ -1,4 +1,5 @@
 use super::*;
+use crate::engine::{DeleteResult, DiagnosticInfo, Renamed, RevisionResult, WriteResult};
 use crate::error::ChangeFailure;
 
 const H1: &str = "968f3339aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
@@ -727,8 +728,9 @@ fn advice_sentences() {
     assert!(advice(&wide).contains(&format!("~{} tokens", units.div_ceil(4))));
 }
 
-fn diag(path: &str, message: &str) -> Diagnostic {
-    Diagnostic {
+fn diag(path: &str, message: &str) -> DiagnosticInfo {
+    DiagnosticInfo {
+        level: "warn".into(),
         bundle: "sales".into(),
         path: path.into(),
         message: message.into(),
@@ -747,35 +749,32 @@ fn write_success_text() {
             to: "y".into(),
         },
     ];
-    let diags = vec![diag(
-        "tables/orders.md",
-        "missing required frontmatter field \"type\"",
-    )];
-    let a = WriteAnswer {
-        bundle: "sales",
-        path: "tables/orders.md",
-        hash: H1,
-        snapshot: H2,
+    let r = WriteResult {
+        hash: H1.into(),
+        revision: H3.into(),
+        snapshot: H2.into(),
         concepts: 1,
-        id: Some("sales/orders"),
-        renamed: &renamed,
-        diagnostics: &diags,
+        id: Some("sales/orders".into()),
+        renamed,
+        diagnostics: vec![diag(
+            "tables/orders.md",
+            "missing required frontmatter field \"type\"",
+        )],
     };
     assert_eq!(
-        write_success(&a),
+        write_success("sales", "tables/orders.md", &r),
         format!(
             "wrote sales/tables/orders.md (hash {H1}), snapshot {H2}, 1 concepts\nid sales/orders\nrenamed orders sales/orders\nrenamed x y\nwarn tables/orders.md: missing required frontmatter field \"type\""
         )
     );
-    let nav = WriteAnswer {
-        path: "index.md",
+    let nav = WriteResult {
         id: None,
-        renamed: &[],
-        diagnostics: &[],
-        ..a
+        renamed: Vec::new(),
+        diagnostics: Vec::new(),
+        ..r
     };
     assert_eq!(
-        write_success(&nav),
+        write_success("sales", "index.md", &nav),
         format!(
             "wrote sales/index.md (hash {H1}), snapshot {H2}, 1 concepts\nnote: index.md and log.md are navigation documents: stored, never listed or searched"
         )
@@ -847,29 +846,32 @@ fn delete_texts() {
             "deleting needs the hash of the version being removed\nretry with replaces: \"{H1}\""
         )
     );
+    let r = DeleteResult {
+        revision: H1.into(),
+        snapshot: H2.into(),
+        concepts: 0,
+        renamed: Vec::new(),
+    };
     assert_eq!(
-        delete_success("sales", "a.md", H2, 0, &[]),
+        delete_success("sales", "a.md", &r),
         format!("deleted sales/a.md, snapshot {H2}, 0 concepts")
     );
-    let renamed = vec![Renamed {
-        from: "sales/orders".into(),
-        to: "orders".into(),
-    }];
+    let r = DeleteResult {
+        concepts: 3,
+        renamed: vec![Renamed {
+            from: "sales/orders".into(),
+            to: "orders".into(),
+        }],
+        ..r
+    };
     assert_eq!(
-        delete_success("ops", "orders.md", H2, 3, &renamed),
+        delete_success("ops", "orders.md", &r),
         format!("deleted ops/orders.md, snapshot {H2}, 3 concepts\nrenamed sales/orders orders")
     );
 }
 
 #[test]
-fn revision_json_texts() {
-    let bundles = vec!["ops".to_string(), "sa\"les".to_string()];
-    let r = RevisionAnswer {
-        revision: H1,
-        snapshot: H2,
-        concepts: 4,
-        bundles: &bundles,
-    };
+fn revision_answer_texts() {
     let all = vec![
         diag(
             "a.md",
@@ -877,18 +879,25 @@ fn revision_json_texts() {
         ),
         diag("b.md", "unresolved link \"x\""),
     ];
-    let mine = request_diagnostics(&all, &[("SALES", "b.md"), ("ops", "z.md")]);
+    let r = RevisionResult {
+        revision: H1.into(),
+        snapshot: H2.into(),
+        concepts: 4,
+        bundles: vec!["ops".into(), "sa\"les".into()],
+        diagnostics: all.clone(),
+    };
+    let mine = request_diagnostics(&r.diagnostics, &[("SALES", "b.md"), ("ops", "z.md")]);
     assert_eq!(mine, vec![all[1].clone()]);
     assert_eq!(
-        revision_json(&r, &mine, Some(all.len())),
+        revision_answer(&r, &mine),
         format!(
             r#"{{"revision":"{H1}","snapshot":"{H2}","concepts":4,"bundles":["ops","sa\"les"],"diagnostics":[{{"level":"warn","bundle":"sales","path":"b.md","message":"unresolved link \"x\""}}],"diagnosticCount":2}}"#
         )
     );
     assert_eq!(
-        revision_json(&r, &[], None),
+        revision_answer(&r, &[]),
         format!(
-            r#"{{"revision":"{H1}","snapshot":"{H2}","concepts":4,"bundles":["ops","sa\"les"],"diagnostics":[]}}"#
+            r#"{{"revision":"{H1}","snapshot":"{H2}","concepts":4,"bundles":["ops","sa\"les"],"diagnostics":[],"diagnosticCount":2}}"#
         )
     );
 }
@@ -946,4 +955,54 @@ fn transact_failure_texts() {
         transact_failure(&ind, &tied),
         format!("commit outcome is indeterminate; inspect revision {H3} before retrying")
     );
+}
+
+#[test]
+fn tied_changes_of_a_failure() {
+    let changes = vec![
+        ChangeArg {
+            write: true,
+            bundle: "inbox".into(),
+            path: "a.md".into(),
+            content: Some("x".into()),
+            replaces: None,
+        },
+        ChangeArg {
+            write: false,
+            bundle: "inbox".into(),
+            path: "gone.md".into(),
+            content: None,
+            replaces: Some(H2.into()),
+        },
+    ];
+    let lookup = |b: &str, p: &str| (b == "inbox" && p == "a.md").then(|| H1.to_string());
+    let err = Error::Conflict {
+        message: "concept already exists: re-read the concept and retry with its new hash".into(),
+        reason: None,
+        changes: vec![
+            ChangeFailure {
+                index: 0,
+                reason: ConflictReason::Exists,
+            },
+            ChangeFailure {
+                index: 1,
+                reason: ConflictReason::Missing,
+            },
+        ],
+    };
+    let tied = tied_changes(&err, &changes, lookup);
+    assert_eq!(
+        transact_failure(&err, &tied),
+        format!("concept already exists: re-read the concept and retry with its new hash\nchanges[0]: inbox/a.md\nretry with replaces: \"{H1}\"\nchanges[1]: inbox/gone.md")
+    );
+    let dup = Error::InvalidChange {
+        message: "transaction contains duplicate document targets".into(),
+        index: 1,
+    };
+    assert_eq!(
+        transact_failure(&dup, &tied_changes(&dup, &changes, lookup)),
+        "transaction contains duplicate document targets\nchanges[1]: inbox/gone.md"
+    );
+    let other = Error::conflict("database changed: re-read the revision and document hashes");
+    assert_eq!(tied_changes(&other, &changes, lookup), Vec::new());
 }

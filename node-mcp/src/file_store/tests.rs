@@ -45,7 +45,7 @@ fn puts_are_idempotent_and_refresh_the_put_time() {
     );
     assert_eq!(
         s.put(Kind::Record, "r1", b"two"),
-        Err(StoreError(
+        Err(FileError(
             "database corruption: records/r1 holds different bytes than its key".into()
         ))
     );
@@ -58,7 +58,7 @@ fn puts_are_idempotent_and_refresh_the_put_time() {
     for bad in ["../x", "a/b", "", ".hidden", "A"] {
         assert_eq!(
             s.put(Kind::Record, bad, b"x"),
-            Err(StoreError(format!("invalid record name \"{bad}\"")))
+            Err(FileError(format!("invalid record name \"{bad}\"")))
         );
     }
 }
@@ -67,12 +67,12 @@ fn puts_are_idempotent_and_refresh_the_put_time() {
 fn head_generations_compare_and_swap() {
     let d = TestDir::new("fs-heads");
     let s = FileStore::new(d.path(), "t");
-    assert_eq!(s.swap_head(Some(b"x"), b"h1"), Swap::Conflict);
-    assert_eq!(s.swap_head(None, b"h1"), Swap::Swapped);
+    assert_eq!(s.swap_head(Some(b"x"), b"h1"), SwapOutcome::Conflict);
+    assert_eq!(s.swap_head(None, b"h1"), SwapOutcome::Swapped);
     assert_eq!(s.read_head_at(), Ok(Some((1, b"h1".to_vec()))));
-    assert_eq!(s.swap_head(None, b"h2"), Swap::Conflict);
-    assert_eq!(s.swap_head(Some(b"h0"), b"h2"), Swap::Conflict);
-    assert_eq!(s.swap_head(Some(b"h1"), b"h2"), Swap::Swapped);
+    assert_eq!(s.swap_head(None, b"h2"), SwapOutcome::Conflict);
+    assert_eq!(s.swap_head(Some(b"h0"), b"h2"), SwapOutcome::Conflict);
+    assert_eq!(s.swap_head(Some(b"h1"), b"h2"), SwapOutcome::Swapped);
     assert_eq!(s.read_head_at(), Ok(Some((2, b"h2".to_vec()))));
     assert_eq!(
         fs::read(d.path().join("tenants/t/heads/hint")).ok(),
@@ -93,7 +93,7 @@ fn head_generations_compare_and_swap() {
     assert_eq!(s.remove_generations_below(2), Ok(1));
     fs::write(d.path().join("tenants/t/heads/hint"), b"1").expect("hint names a collected one");
     assert_eq!(s.read_head_at(), Ok(Some((2, b"h2".to_vec()))));
-    assert_eq!(s.swap_head(Some(b"h2"), b"h3"), Swap::Swapped);
+    assert_eq!(s.swap_head(Some(b"h2"), b"h3"), SwapOutcome::Swapped);
     assert_eq!(s.read_head(), Ok(Some(b"h3".to_vec())));
 }
 
@@ -101,9 +101,9 @@ fn head_generations_compare_and_swap() {
 fn a_link_below_the_floor_is_undone() {
     let d = TestDir::new("fs-floor");
     let s = FileStore::new(d.path(), "t");
-    assert_eq!(s.swap_head(None, b"h1"), Swap::Swapped);
-    assert_eq!(s.swap_head(Some(b"h1"), b"h2"), Swap::Swapped);
-    assert_eq!(s.swap_head(Some(b"h2"), b"h3"), Swap::Swapped);
+    assert_eq!(s.swap_head(None, b"h1"), SwapOutcome::Swapped);
+    assert_eq!(s.swap_head(Some(b"h1"), b"h2"), SwapOutcome::Swapped);
+    assert_eq!(s.swap_head(Some(b"h2"), b"h3"), SwapOutcome::Swapped);
     // Simulate a writer that read generation 1 just before collection removed 1 and 2 and
     // then the head generations 2 and 3 vanished from its view: it links generation 2,
     // which is below the floor, so it must report a conflict and undo the link.
@@ -111,7 +111,7 @@ fn a_link_below_the_floor_is_undone() {
     assert_eq!(s.remove_generations_below(3), Ok(2));
     fs::remove_file(d.path().join("tenants/t/heads/3")).expect("hide 3");
     fs::write(d.path().join("tenants/t/heads/1"), b"h1").expect("old view");
-    assert_eq!(s.swap_head(Some(b"h1"), b"late"), Swap::Conflict);
+    assert_eq!(s.swap_head(Some(b"h1"), b"late"), SwapOutcome::Conflict);
     assert!(!d.path().join("tenants/t/heads/2").exists());
 }
 
