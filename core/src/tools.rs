@@ -1006,7 +1006,7 @@ pub struct TiedChange {
 pub fn tied_changes(
     err: &Error,
     changes: &[ChangeArg],
-    current: impl Fn(&str, &str) -> Option<String>,
+    mut current: impl FnMut(&str, &str) -> Option<String>,
 ) -> Vec<TiedChange> {
     let target = |i: usize| changes.get(i).map(|c| (c.bundle.clone(), c.path.clone()));
     match err {

@@ -6,7 +6,7 @@ use langonrock_core::compile::{link, parse_document, Ambiguity, SUMMARY_WIDTH};
 use langonrock_core::text::utf16_len;
 use langonrock_core::{manifest, validate, Error};
 use std::ffi::OsString;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::Path;
 
 /// A command-line failure: the message printed after `error: `.
@@ -25,8 +25,10 @@ impl From<ArgError> for CliError {
     }
 }
 
-/// Output streams of one run.
+/// The streams of one run.
 pub struct Io<'a> {
+    /// stdin: the content of `write` and the request of `transact`.
+    pub input: &'a mut dyn Read,
     /// stdout: data only.
     pub out: &'a mut dyn Write,
     /// stderr: everything else.
@@ -34,8 +36,13 @@ pub struct Io<'a> {
 }
 
 /// Runs the CLI on `args` (without the program name); returns the exit code.
-pub fn run(args: Vec<OsString>, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let mut io = Io { out, err };
+pub fn run(
+    args: Vec<OsString>,
+    input: &mut dyn Read,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    let mut io = Io { input, out, err };
     if args.is_empty() {
         let _ = io.err.write_all(USAGE.as_bytes());
         return 1;
@@ -73,13 +80,11 @@ fn dispatch(args: Vec<OsString>, io: &mut Io<'_>) -> Result<i32, CliError> {
             strict,
             io,
         ),
-        _ => Err(CliError(
-            "this command needs the store, which this build does not have yet".into(),
-        )),
+        other => crate::commands::run(other, io),
     }
 }
 
-fn write_err(e: std::io::Error) -> CliError {
+pub(crate) fn write_err(e: std::io::Error) -> CliError {
     CliError(format!("cannot write output: {e}"))
 }
 
@@ -140,4 +145,36 @@ fn compile(
     } else {
         0
     })
+}
+
+/// The entry of `langonrock mcp …`: it owns the process's stdin and stdout (JSON-RPC only),
+/// so it runs without the locks the other commands take.
+pub fn mcp_main(args: Vec<OsString>) -> i32 {
+    let mut err = std::io::stderr();
+    match args::parse(args, &args::process_env) {
+        Ok(Command::Mcp {
+            dsn,
+            target,
+            database_tools,
+            read_only,
+        }) => crate::mcp::run_mcp(
+            &dsn,
+            &target,
+            crate::mcp::Mode {
+                database_tools,
+                read_only,
+            },
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+            &mut err,
+        ),
+        Ok(_) => {
+            let _ = writeln!(err, "error: internal error: not an mcp command");
+            1
+        }
+        Err(ArgError(m)) => {
+            let _ = writeln!(err, "error: {m}");
+            1
+        }
+    }
 }

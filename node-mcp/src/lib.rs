@@ -5,6 +5,8 @@
 pub mod args;
 pub mod cli;
 pub mod clock;
+pub mod commands;
+pub mod conn;
 pub mod file_store;
 pub mod folder;
 pub mod mcp;

@@ -191,3 +191,262 @@ where
         .map_err(|e| format!("the MCP session failed: {e}"))?;
     Ok(())
 }
+
+// ---------------------------------------------------------------------------------------
+// The backend over a tenant connection
+// ---------------------------------------------------------------------------------------
+
+use crate::conn::Conn;
+use langonrock_core::engine::{HistoryRequest, RestoreRequest};
+use langonrock_core::{manifest, validate, Error};
+use std::sync::Mutex;
+
+/// The MCP backend over one tenant connection of the files store.
+pub struct TenantBackend {
+    conn: Mutex<Conn>,
+}
+
+impl TenantBackend {
+    /// A backend over `conn`.
+    pub fn new(conn: Conn) -> TenantBackend {
+        TenantBackend {
+            conn: Mutex::new(conn),
+        }
+    }
+}
+
+/// The bundle name as stored (bundles match ignoring case), or as given when unknown.
+fn stored_bundle(conn: &mut Conn, bundle: &str) -> String {
+    conn.read()
+        .ok()
+        .and_then(|s| s.model().find_bundle(bundle).map(str::to_string))
+        .unwrap_or_else(|| bundle.to_string())
+}
+
+fn err_text(e: &Error) -> (String, bool) {
+    (e.message(), true)
+}
+
+fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
+    match call {
+        ToolCall::Manifest { bundle } => match conn.read() {
+            Ok(s) => match manifest::manifest(s.model(), conn.tenant(), bundle.as_deref(), today) {
+                Ok(t) => (t, false),
+                Err(e) => err_text(&e),
+            },
+            Err(e) => err_text(&e),
+        },
+        ToolCall::Snapshot => match conn.read() {
+            Ok(s) => (s.snapshot_id(), false),
+            Err(e) => err_text(&e),
+        },
+        ToolCall::Search { .. } | ToolCall::Get { .. } => (
+            "this build does not serve search and get yet".to_string(),
+            true,
+        ),
+        ToolCall::Write {
+            bundle,
+            path,
+            content,
+            replaces,
+        } => match conn.write(&bundle, &path, &content, replaces.as_deref()) {
+            Ok(r) => {
+                let b = stored_bundle(conn, &bundle);
+                (tools::write_success(&b, &validate::nfc(&path), &r), false)
+            }
+            Err(e) => {
+                let current = match e {
+                    Error::IndeterminateCommit { .. } => None,
+                    _ => conn.current_hash(&bundle, &path),
+                };
+                (tools::write_failure(&e, current.as_deref()), true)
+            }
+        },
+        ToolCall::Delete {
+            bundle,
+            path,
+            replaces: None,
+        } => {
+            let current = conn.current_hash(&bundle, &path);
+            (tools::delete_needs_hash(current.as_deref()), true)
+        }
+        ToolCall::Delete {
+            bundle,
+            path,
+            replaces: Some(h),
+        } => {
+            let b = stored_bundle(conn, &bundle);
+            match conn.delete(&bundle, &path, Some(&h)) {
+                Ok(r) => (tools::delete_success(&b, &validate::nfc(&path), &r), false),
+                Err(e) => {
+                    let current = match e {
+                        Error::IndeterminateCommit { .. } => None,
+                        _ => conn.current_hash(&bundle, &path),
+                    };
+                    (tools::delete_failure(&e, current.as_deref()), true)
+                }
+            }
+        }
+        ToolCall::Transact {
+            changes,
+            expected_revision,
+        } => {
+            let request = transaction_json(&changes, expected_revision.as_deref());
+            let result = langonrock_core::engine::parse_transaction(&request)
+                .and_then(|txn| conn.transact(txn));
+            match result {
+                Ok(r) => {
+                    let written: Vec<(&str, &str)> = changes
+                        .iter()
+                        .filter(|c| c.write)
+                        .map(|c| (c.bundle.as_str(), c.path.as_str()))
+                        .collect();
+                    let mine = tools::request_diagnostics(&r.diagnostics, &written);
+                    (tools::revision_answer(&r, &mine), false)
+                }
+                Err(e) => {
+                    let tied = tools::tied_changes(&e, &changes, |b, p| conn.current_hash(b, p));
+                    (tools::transact_failure(&e, &tied), true)
+                }
+            }
+        }
+        ToolCall::History { before, limit } => {
+            let req = HistoryRequest {
+                before,
+                limit: limit.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
+            };
+            match conn.history(req) {
+                Ok(page) => (serde_json::to_string(&page).unwrap_or_default(), false),
+                Err(e) => err_text(&e),
+            }
+        }
+        ToolCall::Restore {
+            revision,
+            expected_revision,
+        } => match conn.restore(RestoreRequest {
+            revision,
+            expected_revision,
+        }) {
+            Ok(r) => (tools::revision_answer(&r, &[]), false),
+            Err(e) => err_text(&e),
+        },
+    }
+}
+
+/// The request JSON of validated `transact` arguments, for the engine's own validation.
+fn transaction_json(changes: &[tools::ChangeArg], expected: Option<&str>) -> serde_json::Value {
+    let list: Vec<serde_json::Value> = changes
+        .iter()
+        .map(|c| {
+            let mut o = serde_json::Map::new();
+            o.insert(
+                "operation".into(),
+                (if c.write { "write" } else { "delete" }).into(),
+            );
+            o.insert("bundle".into(), c.bundle.clone().into());
+            o.insert("path".into(), c.path.clone().into());
+            if let Some(t) = &c.content {
+                o.insert("content".into(), t.clone().into());
+            }
+            if let Some(h) = &c.replaces {
+                o.insert("replaces".into(), h.clone().into());
+            }
+            serde_json::Value::Object(o)
+        })
+        .collect();
+    let mut req = serde_json::Map::new();
+    req.insert("changes".into(), list.into());
+    if let Some(e) = expected {
+        req.insert("expectedRevision".into(), e.into());
+    }
+    serde_json::Value::Object(req)
+}
+
+impl Backend for TenantBackend {
+    fn call(&self, call: ToolCall, today: &str) -> (String, bool) {
+        match self.conn.lock() {
+            Ok(mut conn) => run_call(&mut conn, call, today),
+            Err(_) => ("the connection is unusable after a panic".into(), true),
+        }
+    }
+
+    fn manifest(&self, today: &str) -> Result<String, String> {
+        let mut conn = self
+            .conn
+            .lock()
+            .map_err(|_| "the connection is unusable after a panic".to_string())?;
+        let s = conn.read().map_err(|e| e.message())?;
+        manifest::manifest(s.model(), conn.tenant(), None, today).map_err(|e| e.message())
+    }
+}
+
+/// Builds the server of `langonrock mcp` for a connection: computes the advice sentence
+/// once from the whole manifest (none if that fails).
+pub fn server_for(conn: Conn, mode: Mode) -> McpServer {
+    let mut conn = conn;
+    let today = crate::clock::today();
+    let advice = conn
+        .read()
+        .ok()
+        .and_then(|s| manifest::manifest(s.model(), conn.tenant(), None, &today).ok())
+        .map(|m| tools::advice(&m));
+    McpServer::new(
+        Arc::new(TenantBackend::new(conn)),
+        mode,
+        advice,
+        Arc::new(crate::clock::today),
+    )
+}
+
+/// `langonrock mcp`: the startup lines on stderr (agent.md §1.1), then MCP over
+/// `reader`/`writer` until the transport closes. Returns the exit code.
+pub fn run_mcp<R, W>(
+    dsn: &str,
+    target: &crate::args::Target,
+    mode: Mode,
+    reader: R,
+    writer: W,
+    err: &mut dyn std::io::Write,
+) -> i32
+where
+    R: tokio::io::AsyncRead + Send + Unpin + 'static,
+    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    let _ = writeln!(
+        err,
+        "langonrock mcp serving {} over stdio",
+        crate::args::redact_dsn(dsn)
+    );
+    let conn = match Conn::open(&target.data, &target.tenant, mode.read_only) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = writeln!(err, "error: {}", e.message());
+            return 1;
+        }
+    };
+    if !conn.has_head() {
+        let _ = writeln!(
+            err,
+            "{}",
+            crate::commands::no_revisions(&target.tenant, &target.data)
+        );
+    }
+    let server = server_for(conn, mode);
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = writeln!(err, "error: cannot start the runtime: {e}");
+            return 1;
+        }
+    };
+    match rt.block_on(serve(server, reader, writer)) {
+        Ok(()) => 0,
+        Err(m) => {
+            let _ = writeln!(err, "error: {m}");
+            1
+        }
+    }
+}
