@@ -9,3 +9,6 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
 fi
 rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt
 rustup component list --installed | grep -q '^clippy' || rustup component add clippy
+
+# The end-to-end MCP tests drive the binary with the official MCP Python SDK.
+python3 -c 'import mcp' 2>/dev/null || python3 -m pip install --quiet 'mcp>=2.3,<3'

@@ -175,6 +175,9 @@ impl ServerHandler for McpServer {
     }
 }
 
+#[cfg(test)]
+mod tests;
+
 /// Serves MCP over `reader`/`writer` until the transport closes.
 pub async fn serve<R, W>(server: McpServer, reader: R, writer: W) -> Result<(), String>
 where
