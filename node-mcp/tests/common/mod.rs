@@ -65,3 +65,108 @@ pub(crate) fn text(o: &Output) -> (i32, String, String) {
         String::from_utf8_lossy(&o.stderr).into_owned(),
     )
 }
+
+/// A `langonrock mcp` process driven with raw JSON-RPC lines.
+pub(crate) struct Rpc {
+    pub(crate) child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    next: u64,
+}
+
+impl Rpc {
+    /// Spawns `langonrock mcp <dsn> <flags>` and initializes the session.
+    pub(crate) fn start(dsn: &str, flags: &[&str]) -> Rpc {
+        let mut child = Command::new(bin())
+            .arg("mcp")
+            .arg(dsn)
+            .args(flags)
+            .env("LANGONROCK_TODAY", "2026-06-01")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn langonrock mcp");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let mut rpc = Rpc {
+            child,
+            stdin,
+            stdout,
+            next: 1,
+        };
+        let init = rpc.request(
+            "initialize",
+            serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "langonrock-tests", "version": "0"}}),
+        );
+        assert_eq!(init["result"]["serverInfo"]["name"], "langonrock");
+        rpc.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        rpc
+    }
+
+    fn send(&mut self, v: &serde_json::Value) {
+        use std::io::Write;
+        let mut line = v.to_string();
+        line.push('\n');
+        self.stdin
+            .write_all(line.as_bytes())
+            .expect("write to the server");
+        self.stdin.flush().expect("flush");
+    }
+
+    /// Sends a request without waiting for its answer; returns its id.
+    pub(crate) fn send_request(&mut self, method: &str, params: serde_json::Value) -> u64 {
+        let id = self.next;
+        self.next += 1;
+        self.send(
+            &serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        );
+        id
+    }
+
+    /// Reads the answer with `id` (skipping notifications).
+    pub(crate) fn answer(&mut self, id: u64) -> serde_json::Value {
+        use std::io::BufRead;
+        loop {
+            let mut line = String::new();
+            let n = self
+                .stdout
+                .read_line(&mut line)
+                .expect("read from the server");
+            assert!(n > 0, "the server closed stdout");
+            let v: serde_json::Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout carries JSON-RPC only: {e}: {line:?}"));
+            if v["id"] == id {
+                return v;
+            }
+        }
+    }
+
+    pub(crate) fn request(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        let id = self.send_request(method, params);
+        self.answer(id)
+    }
+
+    /// Calls a tool; returns its text and whether it is an error.
+    pub(crate) fn call(&mut self, name: &str, args: serde_json::Value) -> (String, bool) {
+        let v = self.request(
+            "tools/call",
+            serde_json::json!({"name": name, "arguments": args}),
+        );
+        let r = &v["result"];
+        (
+            r["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            r["isError"].as_bool().unwrap_or(false),
+        )
+    }
+
+    /// SIGKILL.
+    pub(crate) fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
