@@ -3,8 +3,9 @@
 //!
 //! A strategy becomes a list of [`Turn`]s; [`bill`] prices them. The builders take the token
 //! cost of each read from the caller, so each side prices the exact text it delivers: the
-//! OKF navigator prices raw files ([`OkfCosts`]); manifest-first and search-first price
-//! our rendered tool output, through any [`StoreCosts`] implementation.
+//! OKF navigator prices raw files ([`OkfCosts`]); manifest-first, search-first and the find
+//! window price a store's reads through [`ManifestRead`], [`SectionRead`] and [`SearchRead`],
+//! which the harness implements over our rendered tool output.
 
 use crate::corpus::{Corpus, CorpusError};
 use crate::questions::{Question, Target};
@@ -201,14 +202,21 @@ pub trait OkfRead {
     fn file_tokens(&self, bundle: &str, id: &str) -> Result<u64, BillingError>;
 }
 
-/// What a store pays for its reads. Implement it over the exact text our tools return
-/// (the rendered MCP output) to bill manifest-first, search-first and the find window.
-pub trait StoreRead {
+/// The manifest read of a store.
+pub trait ManifestRead {
     /// Tokens of the whole tenant manifest.
     fn manifest_tokens(&self) -> Result<u64, BillingError>;
-    /// The key (`<store id>#<section>`) and tokens of one section read for `target` of `q`.
+}
+
+/// Section reads of a store: price the exact text the store's `get` returns.
+pub trait SectionRead {
+    /// The key (`<store id>#<section>`) and tokens of the read of `target` for `q`.
     fn section(&self, q: &Question, target: &Target) -> Result<(String, u64), BillingError>;
-    /// Tokens of the rendered search output for question `q` (named query, k = 8, expansion).
+}
+
+/// Search reads of a store: price the rendered tool output.
+pub trait SearchRead {
+    /// Tokens of the rendered search output for `q` (named query, k = 8, default expansion).
     fn search_tokens(&self, q: &Question) -> Result<u64, BillingError>;
     /// Tokens of the rendered find window `get(id, {section, find: named})` for `q`, or
     /// `None` when the query does not locate.
@@ -295,7 +303,7 @@ pub fn okf_turns(questions: &[Question], costs: &impl OkfRead) -> Result<Vec<Tur
 }
 
 /// One batched fetch: a part per target.
-pub fn fetch_turn(q: &Question, costs: &impl StoreRead) -> Result<Turn, BillingError> {
+pub fn fetch_turn(q: &Question, costs: &impl SectionRead) -> Result<Turn, BillingError> {
     q.targets
         .iter()
         .map(|t| {
@@ -308,7 +316,7 @@ pub fn fetch_turn(q: &Question, costs: &impl StoreRead) -> Result<Turn, BillingE
 /// Manifest-first: the manifest (paid once), then a fetch unless the manifest answers it.
 pub fn manifest_first_turns(
     questions: &[Question],
-    costs: &impl StoreRead,
+    costs: &(impl ManifestRead + SectionRead),
 ) -> Result<Vec<Turn>, BillingError> {
     let manifest = costs.manifest_tokens()?;
     let mut turns = Vec::new();
@@ -324,7 +332,7 @@ pub fn manifest_first_turns(
 /// Search-first: one new search per question, then the same fetch as manifest-first.
 pub fn search_first_turns(
     questions: &[Question],
-    costs: &impl StoreRead,
+    costs: &(impl SearchRead + SectionRead),
 ) -> Result<Vec<Turn>, BillingError> {
     let mut turns = Vec::new();
     for (i, q) in questions.iter().enumerate() {
@@ -343,7 +351,7 @@ pub fn search_first_turns(
 /// read has a single target and a located window.
 pub fn find_window_turns(
     questions: &[Question],
-    costs: &impl StoreRead,
+    costs: &impl SearchRead,
 ) -> Result<Option<Vec<Turn>>, BillingError> {
     let mut turns = Vec::new();
     for (i, q) in questions.iter().enumerate() {
