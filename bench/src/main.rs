@@ -92,6 +92,11 @@ struct CompileOne {
     expected: Option<String>,
     generate_ms: f64,
     runs_ms: Vec<f64>,
+    /// On-CPU time of each run (Linux schedstat), which contention from other processes
+    /// inflates far less than the wall clock.
+    cpu_ms: Vec<f64>,
+    /// Time spent waiting for a CPU during each run.
+    wait_ms: Vec<f64>,
     model_concepts: usize,
     diagnostics: usize,
     rss_before_kb: Option<u64>,
@@ -117,6 +122,13 @@ fn peak_rss_kb() -> Option<u64> {
 
 fn ms(d: std::time::Duration) -> f64 {
     d.as_secs_f64() * 1000.0
+}
+
+/// This thread's (on-CPU, waiting-for-CPU) time in ns, from `/proc/thread-self/schedstat`.
+fn sched_ns() -> Option<(u64, u64)> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let mut it = s.split_whitespace().map(|f| f.parse::<u64>().ok());
+    Some((it.next()??, it.next()??))
 }
 
 /// The element at `floor(n/2)` of the sorted samples, as the reference takes its median.
@@ -159,13 +171,20 @@ fn cmd_compile_one(args: &[String]) -> Result<ExitCode, String> {
     let rss_before_kb = peak_rss_kb();
 
     let mut runs_ms = Vec::with_capacity(runs);
+    let mut cpu_ms = Vec::with_capacity(runs);
+    let mut wait_ms = Vec::with_capacity(runs);
     let mut model_concepts = 0;
     let mut diagnostics = 0;
     for _ in 0..runs {
+        let s0 = sched_ns();
         let t = Instant::now();
         let model = compile(&docs, SUMMARY_WIDTH)
             .map_err(|e| format!("compile failed: {}", e.message()))?;
         runs_ms.push(ms(t.elapsed()));
+        if let (Some((c0, w0)), Some((c1, w1))) = (s0, sched_ns()) {
+            cpu_ms.push((c1 - c0) as f64 / 1e6);
+            wait_ms.push((w1 - w0) as f64 / 1e6);
+        }
         model_concepts = model.concepts.len();
         diagnostics = model.diagnostics.len();
         drop(model);
@@ -179,6 +198,8 @@ fn cmd_compile_one(args: &[String]) -> Result<ExitCode, String> {
         checksum,
         generate_ms,
         runs_ms,
+        cpu_ms,
+        wait_ms,
         model_concepts,
         diagnostics,
         rss_before_kb,
@@ -252,7 +273,7 @@ fn cmd_compile(args: &[String]) -> Result<ExitCode, String> {
         "langonrock_core::compile::compile (summary width {SUMMARY_WIDTH}), {runs} runs per size, one process per size"
     );
     println!(
-        "{:>8} {:>7} {:>6} {:>10} {:>8} {:>10} {:>8} {:>8} {:>9} {:>10} {:>11}",
+        "{:>8} {:>7} {:>6} {:>10} {:>8} {:>10} {:>8} {:>8} {:>8} {:>8} {:>9} {:>10} {:>11}",
         "concepts",
         "bundles",
         "files",
@@ -261,6 +282,8 @@ fn cmd_compile(args: &[String]) -> Result<ExitCode, String> {
         "median ms",
         "min ms",
         "max ms",
+        "CPU ms",
+        "wait ms",
         "RSS0 MiB",
         "peak MiB",
         "ref ms (M1)"
@@ -268,8 +291,17 @@ fn cmd_compile(args: &[String]) -> Result<ExitCode, String> {
     for (r, reference) in results.iter().zip(REFERENCE_MS) {
         let mut s = r.runs_ms.clone();
         s.sort_by(f64::total_cmp);
+        let sorted_median = |v: &[f64]| {
+            let mut v = v.to_vec();
+            v.sort_by(f64::total_cmp);
+            if v.is_empty() {
+                "n/a".to_string()
+            } else {
+                fmt_ms(median(&v))
+            }
+        };
         println!(
-            "{:>8} {:>7} {:>6} {:>10} {:>8} {:>10} {:>8} {:>8} {:>9} {:>10} {:>11}",
+            "{:>8} {:>7} {:>6} {:>10} {:>8} {:>10} {:>8} {:>8} {:>8} {:>8} {:>9} {:>10} {:>11}",
             r.concepts,
             r.bundles,
             r.files,
@@ -278,6 +310,8 @@ fn cmd_compile(args: &[String]) -> Result<ExitCode, String> {
             fmt_ms(median(&s)),
             fmt_ms(s[0]),
             fmt_ms(s[s.len() - 1]),
+            sorted_median(&r.cpu_ms),
+            sorted_median(&r.wait_ms),
             fmt_mib(r.rss_before_kb),
             fmt_mib(r.peak_rss_kb),
             reference,
@@ -302,6 +336,7 @@ fn cmd_compile(args: &[String]) -> Result<ExitCode, String> {
             .collect::<Vec<_>>()
             .join(", ")
     });
+    println!("median/min/max: wall clock per run; CPU / wait: median on-CPU and waiting-for-CPU time per run (schedstat).");
     println!("RSS0 = peak RSS after generating the corpus, before compiling; peak = VmHWM after the runs.");
     println!("ref = the reference's compile + snapshot write (median of 2, Apple M1 Pro, agent-session.md §9.1).");
     let bad = results.iter().any(|r| r.checksum_status() != "OK");
