@@ -21,8 +21,8 @@ use langonrock_bench::corpus::{expected_checksum, Corpus, PER_BUNDLE, SEED};
 use langonrock_bench::questions::questions;
 use langonrock_bench::store::BareCosts;
 use langonrock_core::compile::{
-    compile, link, markdown_options, parse_document, split_frontmatter, Ambiguity, ParsedDoc,
-    SourceDoc, SUMMARY_WIDTH,
+    check_names, compile, link, markdown_options, parse_document, split_frontmatter, Ambiguity,
+    ParsedDoc, SourceDoc, SUMMARY_WIDTH,
 };
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -530,6 +530,14 @@ fn cmd_compile_phases(args: &[String]) -> Result<ExitCode, String> {
         "compile (whole)",
         time_runs(runs, || {
             compile(&docs, SUMMARY_WIDTH).map_or(0, |m| m.concepts.len())
+        }),
+    );
+    row(
+        "check_names (bundle and path validation)",
+        time_runs(runs, || {
+            usize::from(
+                check_names(docs.iter().map(|d| (d.bundle.as_str(), d.path.as_str()))).is_ok(),
+            )
         }),
     );
     row(
