@@ -77,7 +77,11 @@ impl Error {
 
     /// A plain conflict without reason or changes.
     pub fn conflict(message: impl Into<String>) -> Error {
-        Error::Conflict { message: message.into(), reason: None, changes: Vec::new() }
+        Error::Conflict {
+            message: message.into(),
+            reason: None,
+            changes: Vec::new(),
+        }
     }
 
     /// A corruption error; the message gets the `database corruption: ` prefix.
