@@ -22,7 +22,7 @@ use langonrock_bench::questions::questions;
 use langonrock_bench::store::BareCosts;
 use langonrock_core::compile::{
     check_names, compile, link, markdown_options, parse_document, split_frontmatter, Ambiguity,
-    ParsedDoc, SourceDoc, SUMMARY_WIDTH,
+    LinkInput, SourceDoc, SUMMARY_WIDTH,
 };
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -186,7 +186,7 @@ fn cmd_compile_one(args: &[String]) -> Result<ExitCode, String> {
             wait_ms.push((w1 - w0) as f64 / 1e6);
         }
         model_concepts = model.concepts.len();
-        diagnostics = model.diagnostics.len();
+        diagnostics = model.diagnostics().len();
         drop(model);
     }
     let out = CompileOne {
@@ -507,7 +507,7 @@ fn cmd_compile_phases(args: &[String]) -> Result<ExitCode, String> {
         .iter()
         .filter(|d| !d.path.ends_with("index.md"))
         .collect();
-    let parsed: Vec<(SourceDoc, Option<Arc<ParsedDoc>>)> = docs
+    let parsed: Vec<LinkInput> = docs
         .iter()
         .map(|d| {
             let p = (!d.path.ends_with("index.md"))

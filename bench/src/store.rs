@@ -65,7 +65,7 @@ impl BareCosts {
     pub fn concept(&self, bundle: &str, raw: &str) -> Result<&Concept, BillingError> {
         self.raw
             .get(&(bundle.to_string(), raw.to_string()))
-            .map(|&i| &self.model.concepts[i])
+            .map(|&i| &*self.model.concepts[i])
             .ok_or_else(|| BillingError::UnknownConcept {
                 bundle: bundle.to_string(),
                 id: raw.to_string(),
