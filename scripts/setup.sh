@@ -10,5 +10,11 @@ fi
 rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt
 rustup component list --installed | grep -q '^clippy' || rustup component add clippy
 
+# wasm-bindgen-test-runner runs the wasm32 tests in Node; its version must equal the
+# wasm-bindgen in Cargo.lock. (No --locked: its own lockfile pins a crate the index lost.)
+if ! wasm-bindgen --version 2>/dev/null | grep -qx 'wasm-bindgen 0.2.130'; then
+  cargo install wasm-bindgen-cli --version 0.2.130
+fi
+
 # The end-to-end MCP tests drive the binary with the official MCP Python SDK.
 python3 -c 'import mcp' 2>/dev/null || python3 -m pip install --quiet 'mcp>=2.3,<3'

@@ -128,7 +128,8 @@ fn compile(
         None => manifest::manifest(&model, tenant, None, &today)?,
     };
     io.out.write_all(text.as_bytes()).map_err(write_err)?;
-    for d in &model.diagnostics {
+    let diagnostics = model.diagnostics();
+    for d in &diagnostics {
         writeln!(
             io.err,
             "{}: {}/{}: {}",
@@ -140,7 +141,7 @@ fn compile(
         .map_err(write_err)?;
     }
     stats(io, model.concepts.len(), &text)?;
-    Ok(if strict && !model.diagnostics.is_empty() {
+    Ok(if strict && !diagnostics.is_empty() {
         1
     } else {
         0

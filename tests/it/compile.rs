@@ -367,7 +367,7 @@ fn stale_after_values() {
             "c.md",
             &format!("---\ntype: t\nstale_after: {v}\n---\n"),
         )]);
-        assert!(m.diagnostics.is_empty(), "{v}");
+        assert!(m.diagnostics().is_empty(), "{v}");
         assert!(m.concepts[0].parsed.stale_after.is_some(), "{v}");
     }
     let m = model(&[(
@@ -880,5 +880,113 @@ proptest! {
         let text: String = parts.concat();
         let m = compile(&[SourceDoc::new("b", "c.md", text.as_str()), SourceDoc::new("b", "x.md", "")], SUMMARY_WIDTH).unwrap();
         prop_assert_eq!(m.concepts.len(), 2);
+    }
+}
+
+// ---- incremental linking equals a full pass (compile.md §11) ----
+
+mod incremental {
+    use super::*;
+    use langonrock_core::compile::{link, parse_document, Ambiguity, Change, Linker};
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    // A small universe that collides a lot: shared names across bundles, bundle-named
+    // folders (prefix cascades), navigation documents, and links of every kind.
+    const BUNDLES: [&str; 3] = ["ops", "sales", "x"];
+    const PATHS: [&str; 10] = [
+        "orders.md",
+        "a/orders.md",
+        "sales/orders.md",
+        "b/a/orders.md",
+        "ops/x.md",
+        "x.md",
+        "My Note.md",
+        "index.md",
+        "a/index.md",
+        "c.md",
+    ];
+    const BODIES: [&str; 8] = [
+        "---\ntype: t\n---\nPlain.\n",
+        "---\ntype: t\n---\n[o](orders.md) [up](../orders.md) [root](/a/orders.md)\n",
+        "[[orders]] [[sales/orders]] [[My Note]] [[x]]\n",
+        "---\ntype: t\n---\n[[ops/x]] [[a/orders]] [i](index.md) [m](My%20Note.md)\n",
+        "# Title\n[[c]] [[orders|label]] [nowhere](zz.md)\n",
+        "---\ntype: t\ndescription: d\n---\n[[sales/orders]] [[ops/orders]] [[x/orders]]\n",
+        "---\nstale_after: nope\n---\n[self](c.md)\n",
+        "",
+    ];
+
+    fn change(op: (usize, usize, Option<usize>)) -> Change {
+        let (b, p, body) = op;
+        let bundle = BUNDLES[b].to_string();
+        let path = PATHS[p].to_string();
+        Change {
+            doc: body.map(|i| {
+                let text: Arc<str> = Arc::from(BODIES[i]);
+                let parsed = (!langonrock_core::validate::is_navigation(&path))
+                    .then(|| Arc::new(parse_document(&path, &text, SUMMARY_WIDTH)));
+                (
+                    SourceDoc {
+                        bundle: bundle.clone(),
+                        path: path.clone(),
+                        text,
+                    },
+                    parsed,
+                )
+            }),
+            bundle,
+            path,
+        }
+    }
+
+    fn full(state: &BTreeMap<(usize, usize), usize>) -> Model {
+        let docs = state
+            .iter()
+            .map(|(&(b, p), &i)| change((b, p, Some(i))).doc.unwrap())
+            .collect();
+        link(docs, Ambiguity::Serve).unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        #[test]
+        fn incremental_equals_full(steps in proptest::collection::vec(
+            proptest::collection::vec((0..3usize, 0..10usize, proptest::option::weighted(0.7, 0..8usize)), 1..6),
+            1..12,
+        )) {
+            let mut linker = Linker::new(Ambiguity::Serve);
+            let mut state: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+            for step in steps {
+                let before = linker.model().clone();
+                let before_state = state.clone();
+                let delta = linker.apply(step.iter().map(|&op| change(op)).collect()).unwrap();
+                for &(b, p, body) in &step {
+                    match body {
+                        Some(i) => { state.insert((b, p), i); }
+                        None => { state.remove(&(b, p)); }
+                    }
+                }
+                let want = full(&state);
+                prop_assert_eq!(manifest(linker.model(), "t", None, TODAY).unwrap(), manifest(&want, "t", None, TODAY).unwrap());
+                prop_assert_eq!(linker.model().diagnostics(), want.diagnostics());
+                prop_assert_eq!(linker.model(), &want);
+                // Every concept the delta does not name is the same Arc as before.
+                for c in &linker.model().concepts {
+                    let touched = delta.upserted.iter().any(|u| Arc::ptr_eq(u, c));
+                    if !touched {
+                        let old = before.concept(&c.id);
+                        prop_assert!(old.is_some_and(|o| std::ptr::eq(o, &**c)), "{} changed without a delta", c.id);
+                    }
+                }
+                // Undo gives the previous model back, then redo.
+                let redo: Vec<Change> = step.iter().map(|&op| change(op)).collect();
+                linker.apply(delta.undo).unwrap();
+                prop_assert_eq!(linker.model(), &full(&before_state));
+                linker.apply(redo).unwrap();
+                prop_assert_eq!(linker.model(), &want);
+            }
+        }
     }
 }

@@ -47,7 +47,7 @@ pub fn model(items: &[(&str, &str, &str)]) -> Model {
 
 /// The diagnostics as CLI lines.
 pub fn diag_lines(m: &Model) -> String {
-    m.diagnostics
+    m.diagnostics()
         .iter()
         .map(|d| format!("{}: {}/{}: {}\n", d.level(), d.bundle, d.path, d.message))
         .collect()
