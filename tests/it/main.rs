@@ -1,1 +1,5 @@
 //! The one native integration test binary of langonrock.
+//! Integration tests live in `it/`.
+
+mod conformance;
+mod engine;

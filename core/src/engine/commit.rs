@@ -1,21 +1,24 @@
 //! Commits: write, delete, deleteBundle, transact and restore (engine.md §4, §5, §7), and the
 //! staging they share (engine.md §8.2).
 
+use super::records::BaselineRecord;
 use super::records::{BundleRef, HeadRecord, RevisionRecord};
 use super::request::{
     self, check_change, parse_hash, Change, Content, Operation, RestoreRequest, Transaction,
 };
-use super::results::{DeleteResult, DiagnosticInfo, Renamed, RevisionResult, WriteResult};
+use super::results::{
+    DeleteResult, DiagnosticInfo, ImportResult, Renamed, RevisionResult, WriteResult,
+};
 use super::state::{Doc, Editor, TenantState};
 use super::store::{Digest, Key, Kind, PreparedCommit};
 use super::{
     check_created, ensure_current, Ctx, Engine, Flowing, Loaded, Op, Pending, Progress, Served,
     DATABASE_CHANGED,
 };
-use crate::compile::Ambiguity;
+use crate::compile::{Ambiguity, SourceDoc};
 use crate::error::{ChangeFailure, ConflictReason, Error, Result};
 use crate::validate;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 /// `revision is not in retained committed history`.
@@ -503,5 +506,177 @@ impl Engine {
             cur = self.fetch_revision(ctx, r)?.parent;
         }
         Ok(false)
+    }
+}
+
+/// An import request (cli.md §4): a folder's documents and its location key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImportRequest {
+    /// The location key: the folder's canonical absolute path plus the bundle option.
+    pub location: String,
+    /// The folder's documents (NFC paths, as read by compile.md §1.1).
+    pub documents: Vec<SourceDoc>,
+    /// `--strict`: commit nothing when a folder document has a diagnostic.
+    pub strict: bool,
+}
+
+fn folder_conflict(target: &str) -> Error {
+    Error::conflict(format!(
+        "folder and database both changed {target}; reconcile the source hashes before importing"
+    ))
+}
+
+impl Engine {
+    /// `import` (cli.md §4): reconciles a folder with the tenant against the location's
+    /// baseline, and commits the changes with the new baseline as one revision (or the
+    /// baseline alone when no document changes).
+    pub fn import(&self, req: ImportRequest, created: &str) -> Op<ImportResult> {
+        let created = created.to_string();
+        Op::new(move |eng, ctx| {
+            crate::compile::check_names(
+                req.documents
+                    .iter()
+                    .map(|d| (d.bundle.as_str(), d.path.as_str())),
+            )?;
+            check_created(&created)?;
+            ensure_current(eng, ctx)?;
+            let old = eng.served.clone();
+            let head = eng.head.clone();
+            // The baseline P of this location.
+            let mut baseline: BTreeMap<(String, String), (String, Digest)> = BTreeMap::new();
+            if let Some(h) = &head {
+                if let Some((_, d)) = h.record.baselines.iter().find(|b| b.0 == req.location) {
+                    let key = Key::new(Kind::Record, *d);
+                    ctx.need(&[key])?;
+                    for (b, p, hash) in
+                        BaselineRecord::decode(ctx.bytes(&key), &key.to_string())?.documents
+                    {
+                        baseline.insert((b.to_ascii_lowercase(), p), (b, hash));
+                    }
+                }
+            }
+            let mut folder: BTreeMap<(String, String), &SourceDoc> = BTreeMap::new();
+            for d in &req.documents {
+                folder.insert((d.bundle.to_ascii_lowercase(), d.path.clone()), d);
+            }
+            let mut targets: Vec<&(String, String)> =
+                baseline.keys().chain(folder.keys()).collect();
+            targets.sort();
+            targets.dedup();
+            let mut changes = Vec::new();
+            for t in targets {
+                let p = baseline.get(t).map(|x| x.1);
+                let f_doc = folder.get(t);
+                let f = f_doc.map(|d| Digest::of(d.text.as_bytes()));
+                let shown = f_doc
+                    .map(|d| d.bundle.clone())
+                    .or_else(|| baseline.get(t).map(|x| x.0.clone()))
+                    .unwrap_or_default();
+                let db_bundle = old.state.find_bundle(&shown);
+                let dcur = db_bundle
+                    .and_then(|b| old.state.doc(b, &t.1))
+                    .map(|d| d.hash);
+                if f == p || f == dcur {
+                    continue;
+                }
+                if dcur != p {
+                    return Err(folder_conflict(&format!(
+                        "{}/{}",
+                        db_bundle.unwrap_or(&shown),
+                        t.1
+                    ))
+                    .into());
+                }
+                changes.push(Change {
+                    operation: match f_doc {
+                        Some(d) => Operation::Write(d.text.clone()),
+                        None => Operation::Delete,
+                    },
+                    bundle: shown,
+                    path: t.1.clone(),
+                    replaces: dcur,
+                });
+            }
+            let edit = apply_changes(&old, &changes, None, false)?;
+            let documents: Vec<(String, String, Digest)> = req
+                .documents
+                .iter()
+                .map(|d| {
+                    (
+                        d.bundle.clone(),
+                        d.path.clone(),
+                        Digest::of(d.text.as_bytes()),
+                    )
+                })
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            let rec = BaselineRecord { documents }.encode();
+            let digest = Digest::of(&rec);
+            let mut list: Vec<(String, Digest)> = head
+                .as_ref()
+                .map(|h| h.record.baselines.clone())
+                .unwrap_or_default();
+            list.retain(|b| b.0 != req.location);
+            list.push((req.location.clone(), digest));
+            list.sort();
+            let baselines = Baselines {
+                list,
+                records: vec![(Key::new(Kind::Record, digest), rec)],
+            };
+            let result = |new: &Served, committed: bool| {
+                let folder_docs: HashSet<(String, &str)> = req
+                    .documents
+                    .iter()
+                    .map(|d| (d.bundle.to_ascii_lowercase(), d.path.as_str()))
+                    .collect();
+                ImportResult {
+                    revision: new.revision().unwrap_or_default(),
+                    snapshot: new.snapshot_id(),
+                    concepts: new.concepts(),
+                    bundles: new.model.bundles.clone(),
+                    diagnostics: new
+                        .model
+                        .diagnostics
+                        .iter()
+                        .filter(|d| {
+                            folder_docs.contains(&(d.bundle.to_ascii_lowercase(), d.path.as_str()))
+                        })
+                        .map(DiagnosticInfo::from)
+                        .collect(),
+                    reused: old.revision.is_some() && new.snapshot == old.snapshot,
+                    committed,
+                }
+            };
+            Ok(
+                match stage(eng, edit, Ambiguity::Refuse, &created, Some(baselines))? {
+                    Staged::NoOp => {
+                        let r = result(&old, false);
+                        Progress::Done(r)
+                    }
+                    Staged::Commit(p, new) => {
+                        let r = result(&new, true);
+                        if req.strict && !r.diagnostics.is_empty() {
+                            eng.in_flight = None;
+                            return Ok(Progress::Done(
+                                ImportResult {
+                                    committed: false,
+                                    ..result(&old, false)
+                                }
+                                .with_diagnostics(r.diagnostics),
+                            ));
+                        }
+                        Progress::Commit(p, Some(r))
+                    }
+                },
+            )
+        })
+    }
+}
+
+impl ImportResult {
+    fn with_diagnostics(mut self, diagnostics: Vec<DiagnosticInfo>) -> ImportResult {
+        self.diagnostics = diagnostics;
+        self
     }
 }

@@ -26,7 +26,7 @@ mod snapshot_id;
 mod state;
 pub mod store;
 
-pub use commit::NOT_RETAINED;
+pub use commit::{ImportRequest, NOT_RETAINED};
 pub use history::{decode_cursor, encode_cursor, CURSOR_EXPIRED};
 pub use maintain::{derived_key, HEAD_CHANGED};
 pub use memory::{Fault, FaultPlan, FaultyStore, MemoryStore, SwapFault};
@@ -36,8 +36,9 @@ pub use request::{
     Transaction,
 };
 pub use results::{
-    DeleteResult, DiagnosticInfo, GcResult, HistoryPage, Issue, OpenResult, Renamed, RepairResult,
-    RevisionInfo, RevisionResult, SourceContent, SourceEntry, VerifyResult, WriteResult,
+    DeleteResult, DiagnosticInfo, GcResult, HistoryPage, ImportResult, Issue, OpenResult, Renamed,
+    RepairResult, RevisionInfo, RevisionResult, SourceContent, SourceEntry, VerifyResult,
+    WriteResult,
 };
 pub use store::{
     run, serve, Answer, CommitOutcome, Digest, Key, KeyInfo, Kind, Need, PreparedCommit, Step,
