@@ -370,6 +370,9 @@ impl Engine {
         Op::new(move |eng, ctx| {
             let hash = replaces.as_deref().map(parse_hash).transpose();
             let change = check_change("write", &bundle, &path, Some(content.clone()), hash)?;
+            if matches!(&change.operation, Operation::Write(t) if t.len() > request::MAX_PAYLOAD) {
+                return Err(Error::Invalid(request::PAYLOAD.into()).into());
+            }
             commit_changes(
                 eng,
                 ctx,
