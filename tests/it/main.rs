@@ -3,3 +3,4 @@
 
 mod conformance;
 mod engine;
+mod engine_props;
