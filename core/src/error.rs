@@ -85,7 +85,11 @@ impl Error {
 
     /// A plain conflict without reason or changes.
     pub fn conflict(message: impl Into<String>) -> Error {
-        Error::Conflict { message: message.into(), reason: None, changes: Vec::new() }
+        Error::Conflict {
+            message: message.into(),
+            reason: None,
+            changes: Vec::new(),
+        }
     }
 
     /// A corruption error; the message gets the `database corruption: ` prefix.
@@ -99,7 +103,9 @@ impl Error {
             Error::Invalid(m) | Error::NotFound(m) | Error::Corrupt(m) | Error::Store(m) => {
                 m.clone()
             }
-            Error::Conflict { message, .. } | Error::InvalidChange { message, .. } => message.clone(),
+            Error::Conflict { message, .. } | Error::InvalidChange { message, .. } => {
+                message.clone()
+            }
             Error::IndeterminateCommit { revision } => format!(
                 "commit outcome is indeterminate; inspect revision {revision} before retrying"
             ),

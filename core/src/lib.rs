@@ -16,8 +16,14 @@
 pub mod compile;
 pub mod engine;
 pub mod error;
+pub mod hash;
 pub mod manifest;
+pub mod read;
+pub mod snapshot;
 pub mod text;
 pub mod validate;
+
+#[cfg(test)]
+mod testutil;
 
 pub use error::{Error, Result};

@@ -22,7 +22,14 @@ pub fn status_for<'a>(c: &'a Concept, today: &str) -> &'a str {
 /// Appends one tenant-form row (without the final `\n`).
 pub fn push_row(out: &mut String, c: &Concept, today: &str) {
     let p = &c.parsed;
-    for cell in [c.id.as_str(), c.bundle.as_str(), p.kind.as_str(), status_for(c, today), p.grain.as_str(), p.summary.as_str()] {
+    for cell in [
+        c.id.as_str(),
+        c.bundle.as_str(),
+        p.kind.as_str(),
+        status_for(c, today),
+        p.grain.as_str(),
+        p.summary.as_str(),
+    ] {
         out.push_str(cell);
         out.push('\t');
     }
@@ -56,15 +63,24 @@ pub fn preamble(out: &mut String, tenant: &str, model: &Model) {
 
 /// The error for an unknown bundle (read.md §2.2).
 pub fn unknown_bundle(model: &Model, name: &str) -> Error {
-    let found = if model.bundles.is_empty() { "none".to_string() } else { model.bundles.join(", ") };
-    Error::NotFound(format!("no bundle \"{name}\" in this tenant: found {found}"))
+    let found = if model.bundles.is_empty() {
+        "none".to_string()
+    } else {
+        model.bundles.join(", ")
+    };
+    Error::NotFound(format!(
+        "no bundle \"{name}\" in this tenant: found {found}"
+    ))
 }
 
 /// Resolves an optional bundle filter to the stored name.
 pub fn resolve_bundle<'a>(model: &'a Model, bundle: Option<&str>) -> Result<Option<&'a str>> {
     match bundle {
         None => Ok(None),
-        Some(b) => model.find_bundle(b).map(Some).ok_or_else(|| unknown_bundle(model, b)),
+        Some(b) => model
+            .find_bundle(b)
+            .map(Some)
+            .ok_or_else(|| unknown_bundle(model, b)),
     }
 }
 
@@ -89,11 +105,17 @@ pub fn manifest(model: &Model, tenant: &str, bundle: Option<&str>, today: &str) 
 /// The single-bundle compile form (read.md §2.3): no `bundle` column, rows by id.
 pub fn compile_manifest(model: &Model, bundle: &str, today: &str) -> String {
     let mut out = format!("# bundle: {bundle}\nid\tkind\tstatus\tgrain\tsummary\tlinks\n");
-    let mut rows: Vec<&Concept> = model.concepts.iter().collect();
+    let mut rows: Vec<&Concept> = model.concepts.iter().map(|c| &**c).collect();
     rows.sort_by(|a, b| a.id.cmp(&b.id));
     for c in rows {
         let p = &c.parsed;
-        for cell in [c.id.as_str(), p.kind.as_str(), status_for(c, today), p.grain.as_str(), p.summary.as_str()] {
+        for cell in [
+            c.id.as_str(),
+            p.kind.as_str(),
+            status_for(c, today),
+            p.grain.as_str(),
+            p.summary.as_str(),
+        ] {
             out.push_str(cell);
             out.push('\t');
         }

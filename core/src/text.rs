@@ -6,7 +6,10 @@
 /// The length of `s` in UTF-16 code units.
 pub fn utf16_len(s: &str) -> usize {
     // Every char starts with a non-continuation byte; chars of four bytes take two units.
-    s.as_bytes().iter().map(|&b| usize::from((b & 0xC0) != 0x80) + usize::from(b >= 0xF0)).sum()
+    s.as_bytes()
+        .iter()
+        .map(|&b| usize::from((b & 0xC0) != 0x80) + usize::from(b >= 0xF0))
+        .sum()
 }
 
 /// Replaces every run of Unicode white space with one space, then trims (compile.md §3).
@@ -76,7 +79,10 @@ impl Utf16Map {
     /// Builds the map of `text`.
     pub fn new(text: &str) -> Utf16Map {
         if text.is_ascii() {
-            return Utf16Map { len16: text.len(), checkpoints: Vec::new() };
+            return Utf16Map {
+                len16: text.len(),
+                checkpoints: Vec::new(),
+            };
         }
         let mut checkpoints = Vec::with_capacity(text.len() / STEP + 1);
         let mut units = 0usize;
@@ -91,7 +97,10 @@ impl Utf16Map {
         if checkpoints.is_empty() {
             checkpoints.push((0, 0));
         }
-        Utf16Map { len16: units, checkpoints }
+        Utf16Map {
+            len16: units,
+            checkpoints,
+        }
     }
 
     /// The length in UTF-16 units.
@@ -111,7 +120,10 @@ impl Utf16Map {
             return u.min(text.len());
         }
         let u = u.min(self.len16);
-        let idx = self.checkpoints.partition_point(|&(cu, _)| cu as usize <= u) - 1;
+        let idx = self
+            .checkpoints
+            .partition_point(|&(cu, _)| cu as usize <= u)
+            - 1;
         let (units, byte) = self.checkpoints[idx];
         let mut byte = byte as usize;
         let mut units = units as usize;
@@ -132,7 +144,10 @@ impl Utf16Map {
             return b.min(text.len());
         }
         let b = b.min(text.len());
-        let idx = self.checkpoints.partition_point(|&(_, cb)| cb as usize <= b) - 1;
+        let idx = self
+            .checkpoints
+            .partition_point(|&(_, cb)| cb as usize <= b)
+            - 1;
         let (units, byte) = self.checkpoints[idx];
         units as usize + utf16_len(&text[byte as usize..b])
     }
@@ -144,7 +159,10 @@ pub fn is_letter_or_number(c: char) -> bool {
         return c.is_ascii_alphanumeric();
     }
     use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
-    matches!(c.general_category_group(), GeneralCategoryGroup::Letter | GeneralCategoryGroup::Number)
+    matches!(
+        c.general_category_group(),
+        GeneralCategoryGroup::Letter | GeneralCategoryGroup::Number
+    )
 }
 
 #[cfg(test)]
@@ -187,7 +205,10 @@ mod tests {
 
     #[test]
     fn truncation_examples() {
-        assert_eq!(truncate_summary("Registered customers, including churned.", 12), "Registered…");
+        assert_eq!(
+            truncate_summary("Registered customers, including churned.", 12),
+            "Registered…"
+        );
         assert_eq!(truncate_summary("short", 12), "short");
         // A cut that would split a pair cuts one unit earlier.
         assert_eq!(truncate_summary("abcdefghijk😀xyz", 12), "abcdefghijk…");

@@ -12,7 +12,8 @@ fn name_ok(s: &str) -> bool {
     !b.is_empty()
         && b.len() <= 64
         && b[0].is_ascii_alphanumeric()
-        && b.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
+        && b.iter()
+            .all(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
 }
 
 fn is_device_name(segment: &str) -> bool {
@@ -84,7 +85,9 @@ pub fn document_path(path: &str) -> Result<String> {
             || seg.ends_with(' ')
             || seg.ends_with('.')
             || seg.chars().any(|c| {
-                (c as u32) < 0x20 || c == '\u{7f}' || matches!(c, '<' | '>' | ':' | '"' | '|' | '?' | '*')
+                (c as u32) < 0x20
+                    || c == '\u{7f}'
+                    || matches!(c, '<' | '>' | ':' | '"' | '|' | '?' | '*')
             });
         if bad {
             return fail(format!(
@@ -99,7 +102,9 @@ pub fn document_path(path: &str) -> Result<String> {
     }
     for seg in p.split('/') {
         if is_device_name(seg) {
-            return fail(format!("segment \"{seg}\" is a reserved device name on Windows"));
+            return fail(format!(
+                "segment \"{seg}\" is a reserved device name on Windows"
+            ));
         }
     }
     let last = p.rsplit('/').next().unwrap_or("");
@@ -131,23 +136,53 @@ mod tests {
     #[test]
     fn tenant_ids() {
         assert_eq!(tenant_id("Acme").unwrap(), "acme");
-        assert_eq!(msg(tenant_id("-x")), "invalid tenant id \"-x\": expected 1-64 chars of [a-z0-9_-]");
-        assert_eq!(msg(tenant_id("COM1")), "invalid tenant id \"COM1\": a reserved device name on Windows");
+        assert_eq!(
+            msg(tenant_id("-x")),
+            "invalid tenant id \"-x\": expected 1-64 chars of [a-z0-9_-]"
+        );
+        assert_eq!(
+            msg(tenant_id("COM1")),
+            "invalid tenant id \"COM1\": a reserved device name on Windows"
+        );
     }
 
     #[test]
     fn paths() {
         assert_eq!(document_path("My Note.md").unwrap(), "My Note.md");
-        assert_eq!(document_path("Notes/Cafe\u{301}.md").unwrap(), "Notes/Caf\u{e9}.md");
+        assert_eq!(
+            document_path("Notes/Cafe\u{301}.md").unwrap(),
+            "Notes/Caf\u{e9}.md"
+        );
         assert_eq!(msg(document_path("a:b.md")), "invalid path \"a:b.md\": segment \"a:b.md\" is empty, starts with a dot, ends with a space or dot, or holds a control character or one of < > : \" | ? *");
-        assert_eq!(msg(document_path("a\\b.md")), "invalid path \"a\\b.md\": use forward slashes only");
-        assert_eq!(msg(document_path("/a.md")), "invalid path \"/a.md\": must be relative to the bundle");
-        assert_eq!(msg(document_path("a.txt")), "invalid path \"a.txt\": a concept must be a .md file");
-        assert_eq!(msg(document_path("x/#a.md")), "invalid path \"x/#a.md\": segment \"#a.md\" starts with #");
-        assert_eq!(msg(document_path("con.md")), "invalid path \"con.md\": segment \"con.md\" is a reserved device name on Windows");
-        assert_eq!(msg(document_path("x/-.MD")), "invalid path \"x/-.MD\": \"-\" cannot name a concept");
+        assert_eq!(
+            msg(document_path("a\\b.md")),
+            "invalid path \"a\\b.md\": use forward slashes only"
+        );
+        assert_eq!(
+            msg(document_path("/a.md")),
+            "invalid path \"/a.md\": must be relative to the bundle"
+        );
+        assert_eq!(
+            msg(document_path("a.txt")),
+            "invalid path \"a.txt\": a concept must be a .md file"
+        );
+        assert_eq!(
+            msg(document_path("x/#a.md")),
+            "invalid path \"x/#a.md\": segment \"#a.md\" starts with #"
+        );
+        assert_eq!(
+            msg(document_path("con.md")),
+            "invalid path \"con.md\": segment \"con.md\" is a reserved device name on Windows"
+        );
+        assert_eq!(
+            msg(document_path("x/-.MD")),
+            "invalid path \"x/-.MD\": \"-\" cannot name a concept"
+        );
         assert_eq!(msg(document_path("../a.md")), "invalid path \"../a.md\": segment \"..\" is empty, starts with a dot, ends with a space or dot, or holds a control character or one of < > : \" | ? *");
         let long = format!("{}.md", "a".repeat(198));
-        assert_eq!(msg(document_path(&long)), format!("invalid path \"{long}\": longer than 200 characters"));
+        assert_eq!(
+            msg(document_path(&long)),
+            format!("invalid path \"{long}\": longer than 200 characters")
+        );
     }
 }

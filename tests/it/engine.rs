@@ -605,7 +605,7 @@ fn history_pages_and_cursors() {
     assert_eq!((p.revisions.len(), p.next), (25, None));
     let p = page(&mut h, None, Some(24)).unwrap();
     assert!(p.next.is_some());
-    let json = serde_json::to_value(&page(&mut h, None, Some(1)).unwrap()).unwrap();
+    let json = serde_json::to_value(page(&mut h, None, Some(1)).unwrap()).unwrap();
     assert_eq!(
         json["revisions"][0]
             .as_object()

@@ -179,6 +179,10 @@ fn full_compile_matches(e: &Engine, state: &State) {
         &full,
         "incremental model differs from a full compile"
     );
+    assert_eq!(
+        served.snapshot_id(),
+        langonrock_core::snapshot::snapshot_id(&full)
+    );
     // The snapshot id of the same sources committed at once into a fresh tenant.
     if !docs.is_empty() {
         let mut store = MemoryStore::new();

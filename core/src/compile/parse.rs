@@ -89,7 +89,11 @@ pub fn split_frontmatter(text: &str) -> Option<(&str, usize)> {
     let mut q = open_end;
     while let Some(off) = b[q..].iter().position(|&c| c == b'\n') {
         let nl = q + off;
-        let run_end = if nl > open_end && b[nl - 1] == b'\r' { nl - 1 } else { nl };
+        let run_end = if nl > open_end && b[nl - 1] == b'\r' {
+            nl - 1
+        } else {
+            nl
+        };
         if let Some(close_end) = closing_fence(b, nl + 1) {
             return Some((&text[open_end..run_end], close_end));
         }
@@ -199,7 +203,13 @@ pub fn section_slug(s: &str) -> String {
 pub fn stale_date(v: &str) -> Option<String> {
     let b = v.as_bytes();
     let digits = |s: &[u8]| s.iter().all(u8::is_ascii_digit);
-    if b.len() < 10 || !digits(&b[0..4]) || b[4] != b'-' || !digits(&b[5..7]) || b[7] != b'-' || !digits(&b[8..10]) {
+    if b.len() < 10
+        || !digits(&b[0..4])
+        || b[4] != b'-'
+        || !digits(&b[5..7])
+        || b[7] != b'-'
+        || !digits(&b[8..10])
+    {
         return None;
     }
     let date = &v[..10];
@@ -343,8 +353,10 @@ pub fn parse_document(path: &str, text: &Arc<str>, width: usize) -> ParsedDoc {
                         }
                     }
                     Ok(_) => head_diagnostics.push("frontmatter is not a mapping".to_string()),
-                    Err(e) => head_diagnostics
-                        .push(format!("invalid YAML frontmatter: {}", flatten(&e.to_string()))),
+                    Err(e) => head_diagnostics.push(format!(
+                        "invalid YAML frontmatter: {}",
+                        flatten(&e.to_string())
+                    )),
                 }
             }
             (true, bomless_start + body_off)
@@ -353,7 +365,9 @@ pub fn parse_document(path: &str, text: &Arc<str>, width: usize) -> ParsedDoc {
     };
     let body = &text[body_start..];
 
-    let kind = yaml_str(&map, "type").map(kind_slug).unwrap_or_else(|| "-".into());
+    let kind = yaml_str(&map, "type")
+        .map(kind_slug)
+        .unwrap_or_else(|| "-".into());
     if !has_fm {
         head_diagnostics
             .push("no frontmatter, compiled as plain markdown, not an OKF concept".to_string());
@@ -373,7 +387,9 @@ pub fn parse_document(path: &str, text: &Arc<str>, width: usize) -> ParsedDoc {
     if status.eq_ignore_ascii_case("current") || status.eq_ignore_ascii_case("stable") {
         status = "-".into();
     }
-    let fm_title = yaml_str(&map, "title").map(flatten).filter(|t| !t.is_empty());
+    let fm_title = yaml_str(&map, "title")
+        .map(flatten)
+        .filter(|t| !t.is_empty());
     let (stale_after, stale_after_diagnostic) = match map.get("stale_after") {
         None => (None, false),
         Some(yaml_serde::Value::String(s)) => match stale_date(s.trim()) {
@@ -390,8 +406,16 @@ pub fn parse_document(path: &str, text: &Arc<str>, width: usize) -> ParsedDoc {
         Some(d) => flatten(d),
         None => flatten(&scan.first_sentence),
     };
-    let summary = if summary_src.is_empty() { "-".to_string() } else { truncate_summary(&summary_src, width) };
-    let title = if has_fm { fm_title } else { scan.first_heading.filter(|t| !t.is_empty()) };
+    let summary = if summary_src.is_empty() {
+        "-".to_string()
+    } else {
+        truncate_summary(&summary_src, width)
+    };
+    let title = if has_fm {
+        fm_title
+    } else {
+        scan.first_heading.filter(|t| !t.is_empty())
+    };
     let source_map = Utf16Map::new(text);
     let body_start16 = source_map.to_u16(text, body_start);
 
@@ -436,7 +460,10 @@ fn first_sentence(line: &str) -> &str {
 }
 
 fn line_start(body: &str, at: usize) -> usize {
-    body.as_bytes()[..at].iter().rposition(|&c| c == b'\n' || c == b'\r').map_or(0, |p| p + 1)
+    body.as_bytes()[..at]
+        .iter()
+        .rposition(|&c| c == b'\n' || c == b'\r')
+        .map_or(0, |p| p + 1)
 }
 
 fn level_num(l: HeadingLevel) -> u8 {
@@ -508,7 +535,12 @@ fn scan_body(body: &str, doc_path: &str, map: &Utf16Map, want_heading_title: boo
             }
             Event::Start(Tag::Heading { level, .. }) => {
                 let top = quote_depth == 0 && item_depth == 0;
-                heading = Some((level_num(level), line_start(body, range.start), top, String::new()));
+                heading = Some((
+                    level_num(level),
+                    line_start(body, range.start),
+                    top,
+                    String::new(),
+                ));
             }
             Event::End(TagEnd::Heading(_)) => {
                 if let Some((level, start, top, text)) = heading.take() {
@@ -522,26 +554,31 @@ fn scan_body(body: &str, doc_path: &str, map: &Utf16Map, want_heading_title: boo
             }
             Event::Start(Tag::Image { .. }) => image_depth += 1,
             Event::End(TagEnd::Image) => image_depth -= 1,
-            Event::Start(Tag::Link { link_type, dest_url, .. }) if image_depth == 0 => {
-                match link_type {
-                    LinkType::Autolink | LinkType::Email => {}
-                    LinkType::WikiLink { .. } => {
-                        let text = dest_url.to_string();
-                        let target = text.split('#').next().unwrap_or("");
-                        if !target.is_empty() && !has_scheme(target) {
-                            links.push(RawLink::Wiki {
-                                target: crate::validate::nfc(target),
-                                text,
-                            });
-                        }
-                    }
-                    _ => {
-                        if let Some(target) = markdown_target(&dest_url, doc_path) {
-                            links.push(RawLink::Markdown { dest: dest_url.to_string(), target });
-                        }
+            Event::Start(Tag::Link {
+                link_type,
+                dest_url,
+                ..
+            }) if image_depth == 0 => match link_type {
+                LinkType::Autolink | LinkType::Email => {}
+                LinkType::WikiLink { .. } => {
+                    let text = dest_url.to_string();
+                    let target = text.split('#').next().unwrap_or("");
+                    if !target.is_empty() && !has_scheme(target) {
+                        links.push(RawLink::Wiki {
+                            target: crate::validate::nfc(target),
+                            text,
+                        });
                     }
                 }
-            }
+                _ => {
+                    if let Some(target) = markdown_target(&dest_url, doc_path) {
+                        links.push(RawLink::Markdown {
+                            dest: dest_url.to_string(),
+                            target,
+                        });
+                    }
+                }
+            },
             Event::Text(t) | Event::Code(t) => {
                 if let Some(h) = heading.as_mut() {
                     h.3.push_str(&t);
@@ -550,7 +587,9 @@ fn scan_body(body: &str, doc_path: &str, map: &Utf16Map, want_heading_title: boo
                     // Tight list items hold their text without a paragraph.
                     match cand.as_mut() {
                         Some(c) => c.1 = range.end,
-                        None if first_sentence_text.is_none() => cand = Some((range.start, range.end)),
+                        None if first_sentence_text.is_none() => {
+                            cand = Some((range.start, range.end))
+                        }
                         None => {}
                     }
                 }
@@ -565,7 +604,10 @@ fn scan_body(body: &str, doc_path: &str, map: &Utf16Map, want_heading_title: boo
                     }
                 }
             }
-            Event::Start(Tag::List(_)) | Event::Start(Tag::CodeBlock(_)) | Event::Start(Tag::Table(_)) | Event::Start(Tag::HtmlBlock) => {
+            Event::Start(Tag::List(_))
+            | Event::Start(Tag::CodeBlock(_))
+            | Event::Start(Tag::Table(_))
+            | Event::Start(Tag::HtmlBlock) => {
                 // A block inside a tight item ends the item's own text.
                 if !para_open {
                     if let Some(c) = cand.take() {
@@ -604,10 +646,17 @@ fn build_sections(body: &str, map: &Utf16Map, headings: &[(u8, usize, String)]) 
     used.insert("body".to_string());
     let first = headings.first().map_or(body.len(), |h| h.1);
     if !body[..first].trim().is_empty() {
-        out.push(Section { name: "body".into(), start: 0, end: map.to_u16(body, first) });
+        out.push(Section {
+            name: "body".into(),
+            start: 0,
+            end: map.to_u16(body, first),
+        });
     }
     for (i, (level, start, text)) in headings.iter().enumerate() {
-        let end = headings[i + 1..].iter().find(|h| h.0 <= *level).map_or(body.len(), |h| h.1);
+        let end = headings[i + 1..]
+            .iter()
+            .find(|h| h.0 <= *level)
+            .map_or(body.len(), |h| h.1);
         let base = section_slug(text);
         let name = if used.contains(&base) {
             let mut n = 2;
@@ -622,7 +671,11 @@ fn build_sections(body: &str, map: &Utf16Map, headings: &[(u8, usize, String)]) 
             base
         };
         used.insert(name.clone());
-        out.push(Section { name, start: map.to_u16(body, *start), end: map.to_u16(body, end) });
+        out.push(Section {
+            name,
+            start: map.to_u16(body, *start),
+            end: map.to_u16(body, end),
+        });
     }
     out
 }

@@ -109,8 +109,8 @@ pub(crate) fn apply_changes(
 pub(crate) enum Staged {
     /// Nothing changed: no revision (engine.md §5.3.5).
     NoOp,
-    /// A commit to store; the state it publishes.
-    Commit(PreparedCommit, Arc<Served>),
+    /// A commit to store; the state it publishes; the concepts whose id it changes.
+    Commit(PreparedCommit, Arc<Served>, Vec<(String, String)>),
 }
 
 /// Import baselines to set on the new head, with the records they add.
@@ -163,14 +163,15 @@ pub(crate) fn stage(
             revision,
             record: None,
             reload: false,
+            undo: Vec::new(),
         });
-        return Ok(Staged::Commit(prepared, old));
+        return Ok(Staged::Commit(prepared, old, Vec::new()));
     }
 
-    let (model, snapshot) = state.compile(ambiguity)?;
+    let (model, tree, delta) = eng.advance(&state, ambiguity)?;
     let rev = RevisionRecord {
         parent: old.revision,
-        snapshot,
+        snapshot: Digest(tree.root()),
         created: created.to_string(),
         bundles: state
             .bundles
@@ -224,7 +225,7 @@ pub(crate) fn stage(
     let bytes = record.encode();
     let served = Arc::new(Served {
         model,
-        snapshot,
+        tree,
         revision: Some(revision),
         state,
     });
@@ -240,13 +241,14 @@ pub(crate) fn stage(
         revision,
         record: Some(Arc::new(rev)),
         reload: false,
+        undo: delta.undo,
     });
-    Ok(Staged::Commit(prepared, served))
+    Ok(Staged::Commit(prepared, served, delta.renamed))
 }
 
 pub(crate) fn diagnostics(s: &Served) -> Vec<DiagnosticInfo> {
     s.model
-        .diagnostics
+        .diagnostics()
         .iter()
         .map(DiagnosticInfo::from)
         .collect()
@@ -262,35 +264,37 @@ pub(crate) fn revision_result(s: &Served) -> RevisionResult {
     }
 }
 
-/// The concepts whose public id changed between two states, `skip` aside, sorted by `from`.
-pub(crate) fn renamed(old: &Served, new: &Served, skip: Option<(&str, &str)>) -> Vec<Renamed> {
-    if std::ptr::eq(old, new) {
-        return Vec::new();
-    }
-    let before: HashMap<(&str, &str), &str> = old
-        .model
-        .concepts
+/// The renames of a commit as results list them, without the id `skip` had before.
+fn renamed(delta: &[(String, String)], skip: Option<&str>) -> Vec<Renamed> {
+    let mut out: Vec<Renamed> = delta
         .iter()
-        .map(|c| ((c.bundle.as_str(), c.path.as_str()), c.id.as_str()))
-        .collect();
-    let mut out: Vec<Renamed> = new
-        .model
-        .concepts
-        .iter()
-        .filter(|c| Some((c.bundle.as_str(), c.path.as_str())) != skip)
-        .filter_map(|c| {
-            let from = before.get(&(c.bundle.as_str(), c.path.as_str()))?;
-            (*from != c.id).then(|| Renamed {
-                from: from.to_string(),
-                to: c.id.clone(),
-            })
+        .filter(|(from, _)| Some(from.as_str()) != skip)
+        .map(|(from, to)| Renamed {
+            from: from.clone(),
+            to: to.clone(),
         })
         .collect();
     out.sort();
     out
 }
 
-fn write_result(old: &Served, new: &Served, change: &Change) -> WriteResult {
+/// What a commit result is computed from: the state before and after, and the renames.
+pub(crate) struct Outcome<'a> {
+    old: &'a Served,
+    new: &'a Served,
+    renamed: &'a [(String, String)],
+}
+
+fn concept_id(s: &Served, bundle: &str, path: &str) -> Option<String> {
+    s.model
+        .bundle_concepts(bundle)
+        .iter()
+        .find(|c| c.path == path)
+        .map(|c| c.id.clone())
+}
+
+fn write_result(o: &Outcome<'_>, change: &Change) -> WriteResult {
+    let new = o.new;
     let bundle = new
         .state
         .find_bundle(&change.bundle)
@@ -301,35 +305,29 @@ fn write_result(old: &Served, new: &Served, change: &Change) -> WriteResult {
         .doc(&bundle, &change.path)
         .map(|d| d.hash.to_hex())
         .unwrap_or_default();
-    let id = new
-        .model
-        .bundle_concepts(&bundle)
-        .iter()
-        .find(|c| c.path == change.path)
-        .map(|c| c.id.clone());
+    let before = concept_id(o.old, &bundle, &change.path);
     WriteResult {
         hash,
         revision: new.revision().unwrap_or_default(),
         snapshot: new.snapshot_id(),
         concepts: new.concepts(),
-        id,
-        renamed: renamed(old, new, Some((&bundle, &change.path))),
+        id: concept_id(new, &bundle, &change.path),
+        renamed: renamed(o.renamed, before.as_deref()),
         diagnostics: new
             .model
-            .diagnostics
+            .diagnostics_of(&bundle, &change.path)
             .iter()
-            .filter(|d| d.bundle == bundle && d.path == change.path)
             .map(DiagnosticInfo::from)
             .collect(),
     }
 }
 
-fn delete_result(old: &Served, new: &Served) -> DeleteResult {
+fn delete_result(o: &Outcome<'_>) -> DeleteResult {
     DeleteResult {
-        revision: new.revision().unwrap_or_default(),
-        snapshot: new.snapshot_id(),
-        concepts: new.concepts(),
-        renamed: renamed(old, new, None),
+        revision: o.new.revision().unwrap_or_default(),
+        snapshot: o.new.snapshot_id(),
+        concepts: o.new.concepts(),
+        renamed: renamed(o.renamed, None),
     }
 }
 
@@ -341,15 +339,26 @@ fn commit_changes<T: 'static>(
     expected: Option<Digest>,
     single: bool,
     created: &str,
-    result: impl Fn(&Served, &Served) -> T,
+    result: impl Fn(&Outcome<'_>) -> T,
 ) -> Flowing<Progress<T>> {
     check_created(created)?;
     ensure_current(eng, ctx)?;
     let old = eng.served.clone();
     let edit = apply_changes(&old, changes, expected, single)?;
     Ok(match stage(eng, edit, Ambiguity::Refuse, created, None)? {
-        Staged::NoOp => Progress::Done(result(&old, &old)),
-        Staged::Commit(p, new) => Progress::Commit(p, Some(result(&old, &new))),
+        Staged::NoOp => Progress::Done(result(&Outcome {
+            old: &old,
+            new: &old,
+            renamed: &[],
+        })),
+        Staged::Commit(p, new, renamed) => Progress::Commit(
+            p,
+            Some(result(&Outcome {
+                old: &old,
+                new: &new,
+                renamed: &renamed,
+            })),
+        ),
     })
 }
 
@@ -380,7 +389,7 @@ impl Engine {
                 None,
                 true,
                 &created,
-                |o, n| write_result(o, n, &change),
+                |o| write_result(o, &change),
             )
         })
     }
@@ -440,7 +449,7 @@ impl Engine {
                 txn.expected_revision,
                 false,
                 &created,
-                |_, n| revision_result(n),
+                |o| revision_result(o.new),
             )
         })
     }
@@ -461,7 +470,7 @@ impl Engine {
             edit.remove_bundle(name);
             Ok(match stage(eng, edit, Ambiguity::Refuse, &created, None)? {
                 Staged::NoOp => Progress::Done(revision_result(&old)),
-                Staged::Commit(p, new) => Progress::Commit(p, Some(revision_result(&new))),
+                Staged::Commit(p, new, _) => Progress::Commit(p, Some(revision_result(&new))),
             })
         })
     }
@@ -488,7 +497,7 @@ impl Engine {
             let edit = Editor::new(&state);
             Ok(match stage(eng, edit, Ambiguity::Serve, &created, None)? {
                 Staged::NoOp => Progress::Done(revision_result(&old)),
-                Staged::Commit(p, new) => Progress::Commit(p, Some(revision_result(&new))),
+                Staged::Commit(p, new, _) => Progress::Commit(p, Some(revision_result(&new))),
             })
         })
     }
@@ -640,14 +649,14 @@ impl Engine {
                     bundles: new.model.bundles.clone(),
                     diagnostics: new
                         .model
-                        .diagnostics
+                        .diagnostics()
                         .iter()
                         .filter(|d| {
                             folder_docs.contains(&(d.bundle.to_ascii_lowercase(), d.path.as_str()))
                         })
                         .map(DiagnosticInfo::from)
                         .collect(),
-                    reused: old.revision.is_some() && new.snapshot == old.snapshot,
+                    reused: old.revision.is_some() && new.tree.root() == old.tree.root(),
                     committed,
                 }
             };
@@ -657,10 +666,10 @@ impl Engine {
                         let r = result(&old, false);
                         Progress::Done(r)
                     }
-                    Staged::Commit(p, new) => {
+                    Staged::Commit(p, new, _) => {
                         let r = result(&new, true);
                         if req.strict && !r.diagnostics.is_empty() {
-                            eng.in_flight = None;
+                            eng.discard();
                             return Ok(Progress::Done(
                                 ImportResult {
                                     committed: false,

@@ -1,0 +1,740 @@
+//! The incremental tenant pass (compile.md §5, §6, §11).
+//!
+//! A [`Linker`] holds a tenant's documents with their per-document parses, and the indexes
+//! that say which concepts depend on which names: the paths their Markdown links reach, the
+//! names their wiki links try, and the ids they link to. Applying a change recomputes the
+//! local ids of the bundles it touches, the public ids whose prefixing can change, and the
+//! links of exactly the concepts whose resolution can differ. Everything else, including the
+//! `Arc<Concept>` values of the model, is kept. The result always equals a from-scratch pass
+//! over the same documents (a property test checks it).
+
+use super::{
+    local_ids, strip_md, underscore_spaces, Ambiguity, Concept, LinkInput, Model, ParsedDoc,
+    RawLink, SourceDoc,
+};
+use crate::error::{Error, Result};
+use crate::validate;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// A document's key: `(bundle, path)`.
+type Key = (String, String);
+
+/// One change to apply: the document at `(bundle, path)` becomes `doc`, or goes away.
+#[derive(Debug, Clone)]
+pub struct Change {
+    /// The bundle, as stored.
+    pub bundle: String,
+    /// The path, NFC.
+    pub path: String,
+    /// The new document with its parse (`None` parse for a navigation document), or `None`
+    /// to remove it.
+    pub doc: Option<LinkInput>,
+}
+
+/// What an applied change did to the model.
+#[derive(Debug, Clone, Default)]
+pub struct LinkDelta {
+    /// Concepts that left the model (as they were).
+    pub removed: Vec<Arc<Concept>>,
+    /// Concepts that are new or changed in any way (id, links, diagnostics, content).
+    pub upserted: Vec<Arc<Concept>>,
+    /// Concepts that still exist but whose public id changed: `(from, to)`, sorted by `from`.
+    pub renamed: Vec<(String, String)>,
+    /// The changes that undo this one (apply them to get the previous state back).
+    pub undo: Vec<Change>,
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    doc: SourceDoc,
+    // None for a navigation document.
+    parsed: Option<Arc<ParsedDoc>>,
+    local: String,
+    public: String,
+    ambiguity_note: Option<String>,
+    // Registrations in the dependency indexes, to undo before re-resolving.
+    md_keys: Vec<Key>,
+    wiki_keys: Vec<String>,
+    link_ids: Vec<String>,
+    concept: Option<Arc<Concept>>,
+}
+
+/// The incremental tenant pass. See the module documentation.
+#[derive(Debug, Clone)]
+pub struct Linker {
+    ambiguity: Ambiguity,
+    docs: BTreeMap<String, BTreeMap<String, Entry>>,
+    // Local id -> the concepts holding it.
+    local_keys: HashMap<String, BTreeSet<Key>>,
+    // Public id -> the concept holding it.
+    public: HashMap<String, Key>,
+    // (bundle, path) -> concepts whose Markdown links reach that path.
+    md_refs: HashMap<Key, BTreeSet<Key>>,
+    // A name (path form or id form) -> concepts whose wiki links try it.
+    wiki_refs: HashMap<String, BTreeSet<Key>>,
+    // Public id -> concepts linking to it.
+    backlinks: HashMap<String, BTreeSet<Key>>,
+    model: Model,
+}
+
+fn remove_ref<K: std::hash::Hash + Eq>(map: &mut HashMap<K, BTreeSet<Key>>, k: &K, v: &Key) {
+    if let Some(set) = map.get_mut(k) {
+        set.remove(v);
+        if set.is_empty() {
+            map.remove(k);
+        }
+    }
+}
+
+/// The names under which a wiki target is registered: the path form of step 1 and the id
+/// form of steps 2–3, each also with white space turned into `_` (step 4).
+fn wiki_names(target: &str) -> Vec<String> {
+    let mut v = Vec::with_capacity(4);
+    let mut push = |t: &str| {
+        v.push(t.to_string());
+        if !validate::ends_with_md(t) {
+            v.push(format!("{t}.md"));
+        }
+    };
+    push(target);
+    if target.chars().any(char::is_whitespace) {
+        push(&underscore_spaces(target));
+    }
+    v.sort();
+    v.dedup();
+    v
+}
+
+enum Found {
+    Concept(Key),
+    Nav,
+    Nothing,
+}
+
+impl Linker {
+    /// An empty linker.
+    pub fn new(ambiguity: Ambiguity) -> Linker {
+        Linker {
+            ambiguity,
+            docs: BTreeMap::new(),
+            local_keys: HashMap::default(),
+            public: HashMap::default(),
+            md_refs: HashMap::default(),
+            wiki_refs: HashMap::default(),
+            backlinks: HashMap::default(),
+            model: Model::default(),
+        }
+    }
+
+    /// Sets how later changes treat two concepts that end with one id. The engine serves a
+    /// stored state (`Serve`) and refuses a change that would make one (`Refuse`).
+    pub fn set_ambiguity(&mut self, ambiguity: Ambiguity) {
+        self.ambiguity = ambiguity;
+    }
+
+    /// The current model.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// Every document with its parse, sorted by bundle and path.
+    pub fn documents(&self) -> impl Iterator<Item = (&SourceDoc, Option<&Arc<ParsedDoc>>)> {
+        self.docs
+            .values()
+            .flat_map(|b| b.values().map(|e| (&e.doc, e.parsed.as_ref())))
+    }
+
+    /// The document at `(bundle, path)`, if any.
+    pub fn document(&self, bundle: &str, path: &str) -> Option<&SourceDoc> {
+        self.docs
+            .get(bundle)
+            .and_then(|b| b.get(path))
+            .map(|e| &e.doc)
+    }
+
+    /// Applies changes (at most one per key; a later one wins) and returns what changed.
+    /// On error (an ambiguous id under [`Ambiguity::Refuse`]) nothing changes.
+    pub fn apply(&mut self, changes: Vec<Change>) -> Result<LinkDelta> {
+        // Deduplicate by key, keeping the last change.
+        let mut by_bundle: BTreeMap<String, BTreeMap<String, Option<LinkInput>>> = BTreeMap::new();
+        for c in changes {
+            by_bundle.entry(c.bundle).or_default().insert(c.path, c.doc);
+        }
+
+        // Phase 1, pure: the new local ids of every touched bundle, and ambiguity.
+        let mut new_locals: HashMap<String, HashMap<String, (String, Option<String>)>> =
+            HashMap::default();
+        for (bundle, ch) in &by_bundle {
+            let mut paths: BTreeSet<&str> = BTreeSet::new();
+            if let Some(existing) = self.docs.get(bundle) {
+                for (p, e) in existing {
+                    if e.parsed.is_some() && !ch.contains_key(p) {
+                        paths.insert(p.as_str());
+                    }
+                }
+            }
+            for (p, d) in ch {
+                if let Some((_, Some(_))) = d {
+                    paths.insert(p.as_str());
+                }
+            }
+            let paths: Vec<&str> = paths.into_iter().collect();
+            let mut ids = local_ids(&paths);
+            let mut notes: Vec<Option<String>> = vec![None; ids.len()];
+            let mut first: HashMap<String, usize> = HashMap::default();
+            for i in 0..ids.len() {
+                if let Some(&j) = first.get(&ids[i]) {
+                    match self.ambiguity {
+                        Ambiguity::Refuse => {
+                            return Err(Error::Invalid(format!(
+                                "ambiguous concept id \"{}\": {} and {}",
+                                ids[i], paths[j], paths[i]
+                            )))
+                        }
+                        Ambiguity::Serve => {
+                            let base = underscore_spaces(strip_md(paths[i]));
+                            let mut n = 2;
+                            let new_id = loop {
+                                let cand = format!("{base}~{n}");
+                                if !ids.contains(&cand) {
+                                    break cand;
+                                }
+                                n += 1;
+                            };
+                            notes[i] = Some(format!(
+                                "ambiguous concept id \"{}\": served as \"{new_id}\"",
+                                ids[i]
+                            ));
+                            ids[i] = new_id;
+                        }
+                    }
+                }
+                first.insert(ids[i].clone(), i);
+            }
+            let table = paths
+                .iter()
+                .zip(ids)
+                .zip(notes)
+                .map(|((p, id), note)| (p.to_string(), (id, note)))
+                .collect();
+            new_locals.insert(bundle.clone(), table);
+        }
+
+        // Phase 2: apply documents and local ids.
+        let mut delta = LinkDelta::default();
+        let mut touched_locals: BTreeSet<String> = BTreeSet::new();
+        let mut old_public: HashMap<Key, String> = HashMap::default();
+        let mut content_changed: BTreeSet<Key> = BTreeSet::new();
+        let mut path_changes: Vec<Key> = Vec::new();
+        let mut names_changed: BTreeSet<String> = BTreeSet::new();
+        let mut to_resolve: BTreeSet<Key> = BTreeSet::new();
+        let mut removed_concepts: Vec<Arc<Concept>> = Vec::new();
+
+        for (bundle, ch) in by_bundle {
+            let locals = new_locals.remove(&bundle).unwrap_or_default();
+            for (path, new_doc) in ch {
+                let key: Key = (bundle.clone(), path.clone());
+                let old = self.docs.get_mut(&bundle).and_then(|b| b.remove(&path));
+                delta.undo.push(Change {
+                    bundle: bundle.clone(),
+                    path: path.clone(),
+                    doc: old.as_ref().map(|e| (e.doc.clone(), e.parsed.clone())),
+                });
+                let existed = old.is_some();
+                let replacing =
+                    matches!((&old, &new_doc), (Some(e), Some((_, Some(_)))) if e.parsed.is_some());
+                if replacing {
+                    // Same path, new content: the names stay; only this concept's own links
+                    // and cells change.
+                    let e = old.expect("replacing");
+                    let (doc, parsed) = new_doc.expect("replacing");
+                    let entry = Entry { doc, parsed, ..e };
+                    self.docs
+                        .entry(bundle.clone())
+                        .or_default()
+                        .insert(path.clone(), entry);
+                    content_changed.insert(key.clone());
+                    to_resolve.insert(key);
+                    continue;
+                }
+                if let Some(e) = old {
+                    self.unregister(&key, &e);
+                    if e.parsed.is_some() {
+                        remove_ref(&mut self.local_keys, &e.local, &key);
+                        if self.public.get(&e.public) == Some(&key) {
+                            self.public.remove(&e.public);
+                        }
+                        touched_locals.insert(e.local.clone());
+                        old_public.insert(key.clone(), e.public.clone());
+                        names_changed.insert(e.local.clone());
+                        names_changed.insert(e.public.clone());
+                        if let Some(c) = e.concept {
+                            removed_concepts.push(c);
+                        }
+                    }
+                }
+                match new_doc {
+                    Some((doc, parsed)) => {
+                        if !existed {
+                            path_changes.push(key.clone());
+                        }
+                        let is_concept = parsed.is_some();
+                        let entry = Entry {
+                            doc,
+                            parsed,
+                            local: String::new(),
+                            public: String::new(),
+                            ambiguity_note: None,
+                            md_keys: Vec::new(),
+                            wiki_keys: Vec::new(),
+                            link_ids: Vec::new(),
+                            concept: None,
+                        };
+                        self.docs
+                            .entry(bundle.clone())
+                            .or_default()
+                            .insert(path.clone(), entry);
+                        if is_concept {
+                            content_changed.insert(key.clone());
+                            to_resolve.insert(key.clone());
+                        }
+                    }
+                    None => {
+                        if existed {
+                            path_changes.push(key.clone());
+                        }
+                    }
+                }
+            }
+            // Local ids of the whole bundle.
+            if let Some(b) = self.docs.get_mut(&bundle) {
+                for (path, e) in b.iter_mut() {
+                    if e.parsed.is_none() {
+                        continue;
+                    }
+                    let (id, note) = locals
+                        .get(path)
+                        .cloned()
+                        .expect("every concept of a touched bundle has a local id");
+                    let key: Key = (bundle.clone(), path.clone());
+                    e.ambiguity_note = note;
+                    if e.local != id {
+                        if !e.local.is_empty() {
+                            remove_ref(&mut self.local_keys, &e.local, &key);
+                            touched_locals.insert(e.local.clone());
+                            names_changed.insert(e.local.clone());
+                        }
+                        touched_locals.insert(id.clone());
+                        names_changed.insert(id.clone());
+                        self.local_keys
+                            .entry(id.clone())
+                            .or_default()
+                            .insert(key.clone());
+                        e.local = id;
+                        to_resolve.insert(key);
+                    }
+                }
+                if b.is_empty() {
+                    self.docs.remove(&bundle);
+                }
+            }
+        }
+        for k in &path_changes {
+            names_changed.insert(k.1.clone());
+            names_changed.insert(strip_md(&k.1).to_string());
+        }
+
+        // Phase 3: public ids of every concept whose prefixing can change.
+        let renamed_keys = self.recompute_public(&touched_locals, &old_public, &mut names_changed);
+        for (key, old) in &renamed_keys {
+            if !old.is_empty() {
+                delta.renamed.push((
+                    old.clone(),
+                    self.entry(key).expect("renamed").public.clone(),
+                ));
+            }
+        }
+
+        // Phase 4: which concepts must resolve their links again.
+        for k in &path_changes {
+            if let Some(set) = self.md_refs.get(k) {
+                to_resolve.extend(set.iter().cloned());
+            }
+        }
+        for name in &names_changed {
+            if let Some(set) = self.wiki_refs.get(name) {
+                to_resolve.extend(set.iter().cloned());
+            }
+        }
+        for old in old_public
+            .values()
+            .chain(renamed_keys.iter().map(|(_, old)| old))
+        {
+            if let Some(set) = self.backlinks.get(old) {
+                to_resolve.extend(set.iter().cloned());
+            }
+        }
+        to_resolve.extend(renamed_keys.iter().map(|(k, _)| k.clone()));
+        to_resolve.retain(|k| self.entry(k).is_some_and(|e| e.parsed.is_some()));
+
+        // Phase 5: resolve, and build the changed concepts.
+        for key in &to_resolve {
+            self.unregister_key(key);
+            let (links, unresolved, md_keys, wiki_keys) = self.resolve(key);
+            let e = self.entry(key).expect("retained above");
+            let parsed = e.parsed.clone().expect("a concept");
+            let mut diagnostics = parsed.head_diagnostics.clone();
+            diagnostics.extend(
+                unresolved
+                    .iter()
+                    .map(|u| format!("unresolved link \"{u}\"")),
+            );
+            if parsed.stale_after_diagnostic {
+                diagnostics.push("stale_after is not a date (YYYY-MM-DD), ignored".to_string());
+            }
+            if let Some(n) = &e.ambiguity_note {
+                diagnostics.push(n.clone());
+            }
+            let concept = Arc::new(Concept {
+                id: e.public.clone(),
+                bundle: key.0.clone(),
+                path: key.1.clone(),
+                text: e.doc.text.clone(),
+                parsed,
+                links: links.clone(),
+                diagnostics,
+            });
+            for id in &links {
+                self.backlinks
+                    .entry(id.clone())
+                    .or_default()
+                    .insert(key.clone());
+            }
+            for k in &md_keys {
+                self.md_refs
+                    .entry(k.clone())
+                    .or_default()
+                    .insert(key.clone());
+            }
+            for n in &wiki_keys {
+                self.wiki_refs
+                    .entry(n.clone())
+                    .or_default()
+                    .insert(key.clone());
+            }
+            let e = self.entry_mut(key).expect("retained above");
+            e.md_keys = md_keys;
+            e.wiki_keys = wiki_keys;
+            e.link_ids = links;
+            let unchanged = e.concept.as_ref().is_some_and(|c| **c == *concept);
+            if !unchanged {
+                if let Some(old) = e.concept.replace(concept.clone()) {
+                    removed_concepts.push(old);
+                }
+                delta.upserted.push(concept);
+            }
+        }
+        delta.renamed.sort();
+        delta.renamed.dedup();
+
+        // Phase 6: the model.
+        self.rebuild_model(&removed_concepts, &delta.upserted);
+        delta.removed = removed_concepts;
+        delta.undo.reverse();
+        Ok(delta)
+    }
+
+    fn entry(&self, key: &Key) -> Option<&Entry> {
+        self.docs.get(&key.0).and_then(|b| b.get(&key.1))
+    }
+
+    fn entry_mut(&mut self, key: &Key) -> Option<&mut Entry> {
+        self.docs.get_mut(&key.0).and_then(|b| b.get_mut(&key.1))
+    }
+
+    fn unregister_key(&mut self, key: &Key) {
+        let Some(e) = self.entry_mut(key) else { return };
+        let md_keys = std::mem::take(&mut e.md_keys);
+        let wiki_keys = std::mem::take(&mut e.wiki_keys);
+        let link_ids = std::mem::take(&mut e.link_ids);
+        for k in &md_keys {
+            remove_ref(&mut self.md_refs, k, key);
+        }
+        for n in &wiki_keys {
+            remove_ref(&mut self.wiki_refs, n, key);
+        }
+        for id in &link_ids {
+            remove_ref(&mut self.backlinks, id, key);
+        }
+    }
+
+    fn unregister(&mut self, key: &Key, e: &Entry) {
+        for k in &e.md_keys {
+            remove_ref(&mut self.md_refs, k, key);
+        }
+        for n in &e.wiki_keys {
+            remove_ref(&mut self.wiki_refs, n, key);
+        }
+        for id in &e.link_ids {
+            remove_ref(&mut self.backlinks, id, key);
+        }
+        if let Some(entry) = self.entry_mut(key) {
+            entry.md_keys.clear();
+            entry.wiki_keys.clear();
+            entry.link_ids.clear();
+        }
+    }
+
+    /// Recomputes the public ids that can change (compile.md §5.2). Returns the keys whose
+    /// public id changed or that are new, with the old id (empty for a new concept), and adds
+    /// the old and new ids to `names`.
+    fn recompute_public(
+        &mut self,
+        touched: &BTreeSet<String>,
+        old_public: &HashMap<Key, String>,
+        names: &mut BTreeSet<String>,
+    ) -> Vec<(Key, String)> {
+        // The closure of concepts whose id can depend on a touched local id.
+        let mut set: BTreeSet<Key> = BTreeSet::new();
+        let mut queue: Vec<String> = touched.iter().cloned().collect();
+        queue.extend(old_public.values().cloned());
+        let mut seen_names: HashSet<String> = HashSet::default();
+        while let Some(name) = queue.pop() {
+            if !seen_names.insert(name.clone()) {
+                continue;
+            }
+            // Concepts holding `name` as their local id.
+            if let Some(keys) = self.local_keys.get(&name) {
+                for k in keys {
+                    if set.insert(k.clone()) {
+                        queue.push(format!("{}/{}", k.0, name));
+                        if let Some(e) = self.entry(k) {
+                            queue.push(e.public.clone());
+                        }
+                    }
+                }
+            }
+            // A prefixed id `b/l` depends on the concepts with local id `l` in bundle `b`.
+            if let Some((b, l)) = name.split_once('/') {
+                if let Some(keys) = self.local_keys.get(l) {
+                    for k in keys {
+                        if k.0 == b && set.insert(k.clone()) {
+                            queue.push(l.to_string());
+                            queue.push(format!("{}/{}", k.0, l));
+                        }
+                    }
+                }
+            }
+            if let Some(k) = self.public.get(&name) {
+                if set.insert(k.clone()) {
+                    if let Some(e) = self.entry(k) {
+                        queue.push(e.local.clone());
+                        queue.push(format!("{}/{}", k.0, e.local));
+                    }
+                }
+            }
+        }
+        // Fixed point over the set, other concepts' ids fixed.
+        let keys: Vec<Key> = set.into_iter().collect();
+        let mut prefixed: Vec<bool> = keys
+            .iter()
+            .map(|k| {
+                let local = &self.entry(k).expect("in the index").local;
+                let holders = &self.local_keys[local];
+                holders.iter().any(|h| h.0 != k.0)
+            })
+            .collect();
+        let in_set: HashSet<&Key> = keys.iter().collect();
+        loop {
+            let mut ids: HashMap<String, Vec<usize>> = HashMap::default();
+            for (i, k) in keys.iter().enumerate() {
+                let local = &self.entry(k).expect("in the index").local;
+                let id = if prefixed[i] {
+                    format!("{}/{local}", k.0)
+                } else {
+                    local.clone()
+                };
+                ids.entry(id).or_default().push(i);
+            }
+            let mut changed = false;
+            for (id, holders) in &ids {
+                let outside = self.public.get(id).is_some_and(|k| !in_set.contains(k));
+                if holders.len() > 1 || outside {
+                    for &i in holders {
+                        if !prefixed[i] {
+                            prefixed[i] = true;
+                            changed = true;
+                        }
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let mut renamed = Vec::new();
+        for k in &keys {
+            let current = self.entry(k).map(|e| e.public.clone()).unwrap_or_default();
+            if self.public.get(&current) == Some(k) {
+                self.public.remove(&current);
+            }
+        }
+        for (i, k) in keys.iter().enumerate() {
+            let e = self.entry_mut(k).expect("in the index");
+            let id = if prefixed[i] {
+                format!("{}/{}", k.0, e.local)
+            } else {
+                e.local.clone()
+            };
+            if e.public != id {
+                if !e.public.is_empty() {
+                    names.insert(e.public.clone());
+                }
+                names.insert(id.clone());
+                let old = std::mem::replace(&mut e.public, id.clone());
+                renamed.push((k.clone(), old));
+            }
+            self.public.insert(id, k.clone());
+        }
+        renamed
+    }
+
+    fn find_path(&self, bundle: &str, path: &str) -> Found {
+        match self.docs.get(bundle).and_then(|b| b.get(path)) {
+            Some(e) if e.parsed.is_some() => Found::Concept((bundle.to_string(), path.to_string())),
+            Some(_) => Found::Nav,
+            None => Found::Nothing,
+        }
+    }
+
+    fn wiki_once(&self, bundle: &str, target: &str) -> Found {
+        let mut p = target.to_string();
+        if !validate::ends_with_md(&p) {
+            p.push_str(".md");
+        }
+        match self.find_path(bundle, &p) {
+            Found::Nothing => {}
+            f => return f,
+        }
+        if let Some(keys) = self.local_keys.get(target) {
+            if let Some(k) = keys.iter().find(|k| k.0 == bundle) {
+                return Found::Concept(k.clone());
+            }
+        }
+        if let Some(k) = self.public.get(target) {
+            return Found::Concept(k.clone());
+        }
+        Found::Nothing
+    }
+
+    /// Resolves one concept's links: (sorted link ids, sorted unresolved texts, Markdown
+    /// keys, wiki names).
+    fn resolve(&self, key: &Key) -> (Vec<String>, Vec<String>, Vec<Key>, Vec<String>) {
+        let e = self.entry(key).expect("a concept");
+        let parsed = e.parsed.as_ref().expect("a concept");
+        let bundle = key.0.as_str();
+        let mut ids: BTreeSet<&str> = BTreeSet::new();
+        let mut unresolved: BTreeSet<&str> = BTreeSet::new();
+        let mut md_keys: BTreeSet<Key> = BTreeSet::new();
+        let mut wiki_keys: BTreeSet<String> = BTreeSet::new();
+        for l in &parsed.links {
+            let found = match l {
+                RawLink::Markdown { target: None, .. } => Found::Nothing,
+                RawLink::Markdown {
+                    target: Some(p), ..
+                } => {
+                    md_keys.insert((bundle.to_string(), p.clone()));
+                    self.find_path(bundle, p)
+                }
+                RawLink::Wiki { target, .. } => {
+                    wiki_keys.extend(wiki_names(target));
+                    match self.wiki_once(bundle, target) {
+                        Found::Nothing if target.chars().any(char::is_whitespace) => {
+                            self.wiki_once(bundle, &underscore_spaces(target))
+                        }
+                        f => f,
+                    }
+                }
+            };
+            match found {
+                Found::Concept(k) if &k != key => {
+                    let target = self.entry(&k).expect("found");
+                    ids.insert(target.public.as_str());
+                }
+                Found::Concept(_) | Found::Nav => {}
+                Found::Nothing => {
+                    unresolved.insert(match l {
+                        RawLink::Markdown { dest, .. } => dest.as_str(),
+                        RawLink::Wiki { text, .. } => text.as_str(),
+                    });
+                }
+            }
+        }
+        (
+            ids.into_iter().map(str::to_string).collect(),
+            unresolved.into_iter().map(str::to_string).collect(),
+            md_keys.into_iter().collect(),
+            wiki_keys.into_iter().collect(),
+        )
+    }
+
+    fn rebuild_model(&mut self, removed: &[Arc<Concept>], upserted: &[Arc<Concept>]) {
+        let bundles: Vec<String> = self.docs.keys().cloned().collect();
+        let old = &self.model;
+        // Fast path: the same ids in the same places; swap the changed concepts in.
+        let same_shape = removed.len() == upserted.len()
+            && upserted.iter().all(|c| {
+                old.by_id.get(&c.id).is_some_and(|&i| {
+                    old.concepts[i].path == c.path && old.concepts[i].bundle == c.bundle
+                })
+            });
+        if same_shape && bundles == old.bundles {
+            let mut concepts = old.concepts.clone();
+            for c in upserted {
+                concepts[old.by_id[&c.id]] = c.clone();
+            }
+            self.model = Model {
+                bundles,
+                concepts,
+                by_id: old.by_id.clone(),
+            };
+            return;
+        }
+        let gone: HashSet<*const Concept> = removed.iter().map(Arc::as_ptr).collect();
+        let mut concepts: Vec<Arc<Concept>> = old
+            .concepts
+            .iter()
+            .filter(|c| !gone.contains(&Arc::as_ptr(c)))
+            .cloned()
+            .collect();
+        let mut fresh: Vec<Arc<Concept>> = upserted.to_vec();
+        fresh.sort_by(|a, b| {
+            (a.bundle.as_str(), a.id.as_str()).cmp(&(b.bundle.as_str(), b.id.as_str()))
+        });
+        if fresh.len() > 64 {
+            concepts.extend(fresh);
+            concepts.sort_by(|a, b| {
+                (a.bundle.as_str(), a.id.as_str()).cmp(&(b.bundle.as_str(), b.id.as_str()))
+            });
+        } else {
+            for c in fresh {
+                let at = concepts.partition_point(|x| {
+                    (x.bundle.as_str(), x.id.as_str()) < (c.bundle.as_str(), c.id.as_str())
+                });
+                concepts.insert(at, c);
+            }
+        }
+        let by_id = concepts
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.id.clone(), i))
+            .collect();
+        self.model = Model {
+            bundles,
+            concepts,
+            by_id: Arc::new(by_id),
+        };
+    }
+}

@@ -1,0 +1,7 @@
+//! The native host of langonrock: folder reading, the CLI and (later) the MCP server.
+//!
+//! Everything that does IO lives here; the behaviour lives in `langonrock-core`.
+
+pub mod cli;
+pub mod clock;
+pub mod folder;

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what building and testing langonrock needs on a fresh Debian machine with rustup.
+# Every step is skipped when its tool is already there, so running it again is cheap.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  rustup target add wasm32-unknown-unknown
+fi
+rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt
+rustup component list --installed | grep -q '^clippy' || rustup component add clippy
+
+# wasm-bindgen-test-runner runs the wasm32 tests in Node; its version must equal the
+# wasm-bindgen in Cargo.lock. (No --locked: its own lockfile pins a crate the index lost.)
+if ! wasm-bindgen --version 2>/dev/null | grep -qx 'wasm-bindgen 0.2.130'; then
+  cargo install wasm-bindgen-cli --version 0.2.130
+fi
