@@ -191,7 +191,7 @@ pub(crate) fn stage(
     let mut sources = Vec::new();
     let mut lists = Vec::new();
     let mut seen: HashSet<Digest> = HashSet::new();
-    for b in state.bundles.values() {
+    for (name, b) in &state.bundles {
         if old_records.contains(&b.record) || !seen.insert(b.record) {
             continue;
         }
@@ -200,8 +200,16 @@ pub(crate) fn stage(
             .cloned()
             .unwrap_or_else(|| b.record().encode());
         lists.push((Key::new(Kind::Record, b.record), bytes));
+        // A source the same bundle held before is reached by the head; any other is put
+        // (again, at worst, which only refreshes its put time).
+        let before: HashSet<Digest> = old
+            .state
+            .bundles
+            .get(name)
+            .map(|o| o.docs.values().map(|d| d.hash).collect())
+            .unwrap_or_default();
         for d in b.docs.values() {
-            if !old.state.hashes.contains_key(&d.hash) && seen.insert(d.hash) {
+            if !before.contains(&d.hash) && seen.insert(d.hash) {
                 sources.push((Key::new(Kind::Source, d.hash), d.text.as_bytes().to_vec()));
             }
         }

@@ -766,7 +766,6 @@ impl Engine {
         }
         ctx.need(&sources)?;
         let mut state = TenantState::default();
-        let mut hashes: HashMap<Digest, u32> = HashMap::new();
         for (b, list, reuse) in lists {
             let bundle = match (reuse, list) {
                 (Some(s), _) => s,
@@ -813,12 +812,8 @@ impl Engine {
                 ))
                 .into());
             }
-            for d in bundle.docs.values() {
-                *hashes.entry(d.hash).or_default() += 1;
-            }
             state.bundles.insert(b.name.clone(), bundle);
         }
-        state.hashes = Arc::new(hashes);
         Ok(state)
     }
 

@@ -56,11 +56,10 @@ impl BundleState {
     }
 }
 
-/// A tenant's documents: bundles by name (as created), and a count of each source hash.
+/// A tenant's documents: bundles by name (as created).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct TenantState {
     pub(crate) bundles: BTreeMap<String, Arc<BundleState>>,
-    pub(crate) hashes: Arc<HashMap<Digest, u32>>,
 }
 
 impl TenantState {
@@ -152,23 +151,11 @@ impl Editor {
         &self.state
     }
 
-    fn count(&mut self, hash: Digest, delta: i32) {
-        let map = Arc::make_mut(&mut self.state.hashes);
-        let n = map.entry(hash).or_insert(0);
-        *n = (*n as i64 + delta as i64).max(0) as u32;
-        if *n == 0 {
-            map.remove(&hash);
-        }
-    }
-
     /// Puts a document into a bundle (stored name; created when new).
     pub(crate) fn put(&mut self, bundle: &str, path: String, doc: Doc) {
-        self.count(doc.hash, 1);
         self.touched.insert(bundle.to_string());
         let b = Arc::make_mut(self.state.bundles.entry(bundle.to_string()).or_default());
-        if let Some(old) = b.docs.insert(path, doc) {
-            self.count(old.hash, -1);
-        }
+        b.docs.insert(path, doc);
     }
 
     /// Removes a document; returns it.
@@ -176,17 +163,12 @@ impl Editor {
         let b = Arc::make_mut(self.state.bundles.get_mut(bundle)?);
         let old = b.docs.remove(path)?;
         self.touched.insert(bundle.to_string());
-        self.count(old.hash, -1);
         Some(old)
     }
 
     /// Removes a whole bundle.
     pub(crate) fn remove_bundle(&mut self, bundle: &str) {
-        if let Some(b) = self.state.bundles.remove(bundle) {
-            for d in b.docs.values() {
-                self.count(d.hash, -1);
-            }
-        }
+        self.state.bundles.remove(bundle);
         self.touched.remove(bundle);
     }
 
