@@ -22,3 +22,6 @@ cargo test --workspace --locked
 step "wasm32 build of core gives the native bytes (Node)"
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   cargo test --locked --target wasm32-unknown-unknown -p langonrock-tests --test wasm_node
+
+step "JS package: Node, types and headless Chromium"
+bash scripts/js-test.sh
