@@ -1159,3 +1159,24 @@ fn import_reconciles_with_its_baseline() {
     );
     assert_eq!(h.snap(), before);
 }
+
+#[test]
+fn memory_store_refuses_a_head_whose_retained_chain_is_incomplete() {
+    let mut h = Host::new();
+    let first = h.create("sales", "a.md", "a");
+    h.create("sales", "b.md", "b");
+    let first_key = Key::new(
+        Kind::Revision,
+        langonrock_core::engine::Digest::from_hex(&first.revision).unwrap(),
+    );
+    let bytes = h.store.records(TENANT)[&first_key].clone();
+    h.store.lose(TENANT, &first_key);
+    let e = h.write("sales", "c.md", "c", None).unwrap_err();
+    assert_eq!(
+        e,
+        Error::Store(format!("head references {first_key}, which was never put"))
+    );
+    h.store.put(TENANT, &first_key, &bytes).unwrap();
+    h.create("sales", "c.md", "c");
+    assert_eq!(h.paths(), ["sales/a.md", "sales/b.md", "sales/c.md"]);
+}

@@ -2,7 +2,7 @@
 //! strictest one, with failure injection at every step.
 
 use super::records::{BaselineRecord, BundleRecord, HeadRecord, RevisionRecord};
-use super::store::{Key, KeyInfo, Kind, Store, StoreError, SwapOutcome};
+use super::store::{Digest, Key, KeyInfo, Kind, Store, StoreError, SwapOutcome};
 use std::collections::{BTreeMap, VecDeque};
 
 /// What an injected swap failure does.
@@ -97,6 +97,8 @@ struct TenantData {
     /// Bundle and baseline records whose closure a head check found complete. Records are
     /// immutable under their keys, so this holds until one of them is removed.
     complete: std::collections::HashSet<Key>,
+    /// Revisions whose closure a head check found complete, with their parents.
+    known: std::collections::HashMap<Digest, Option<Digest>>,
 }
 
 /// A store in memory. It is strict where a real store may be lenient:
@@ -162,6 +164,7 @@ impl MemoryStore {
         let time = t.records.get(key).map(|r| r.1).unwrap_or(0);
         t.records.insert(*key, (bytes, time));
         t.complete.clear();
+        t.known.clear();
     }
 
     /// Test access: drops a record (simulated loss).
@@ -169,6 +172,7 @@ impl MemoryStore {
         if let Some(t) = self.tenants.get_mut(tenant) {
             t.records.remove(key);
             t.complete.clear();
+            t.known.clear();
         }
     }
 
@@ -177,9 +181,15 @@ impl MemoryStore {
         self.tenants.entry(tenant.to_string()).or_default().head = head;
     }
 
-    /// Checks that every record the head record reaches was put and decodes. Returns the
-    /// bundle and baseline records it found complete, or what is wrong.
-    fn check_head(&self, tenant: &str, head: &[u8]) -> Result<Vec<Key>, String> {
+    /// Checks that every record the head record reaches was put and decodes: the retained
+    /// revisions (from the head down to `retainedFrom`), their bundle records and sources,
+    /// and the baseline records. Returns what it found complete, or what is wrong.
+    #[allow(clippy::type_complexity)]
+    fn check_head(
+        &self,
+        tenant: &str,
+        head: &[u8],
+    ) -> Result<(Vec<Key>, Vec<(Digest, Option<Digest>)>), String> {
         let empty = TenantData::default();
         let t = self.tenants.get(tenant).unwrap_or(&empty);
         let get = |k: Key| -> Result<&[u8], String> {
@@ -191,23 +201,36 @@ impl MemoryStore {
         let head = HeadRecord::decode(head)
             .map_err(|e| e.message())?
             .ok_or_else(|| "new head is not a head record".to_string())?;
-        let rkey = Key::new(Kind::Revision, head.revision);
-        let rev = RevisionRecord::decode(get(rkey)?, &rkey.to_string()).map_err(|e| e.message())?;
         let mut complete = Vec::new();
-        for b in &rev.bundles {
-            let bkey = Key::new(Kind::Record, b.record);
-            if t.complete.contains(&bkey) {
-                continue;
+        let mut known = Vec::new();
+        let mut cur = Some(head.revision);
+        while let Some(id) = cur {
+            let parent = match t.known.get(&id) {
+                Some(p) => *p,
+                None => {
+                    let rkey = Key::new(Kind::Revision, id);
+                    let rev = RevisionRecord::decode(get(rkey)?, &rkey.to_string())
+                        .map_err(|e| e.message())?;
+                    for b in &rev.bundles {
+                        let bkey = Key::new(Kind::Record, b.record);
+                        if t.complete.contains(&bkey) || complete.contains(&bkey) {
+                            continue;
+                        }
+                        let rec = BundleRecord::decode(get(bkey)?, &bkey.to_string())
+                            .map_err(|e| e.message())?;
+                        for (_, h) in &rec.documents {
+                            get(Key::new(Kind::Source, *h))?;
+                        }
+                        complete.push(bkey);
+                    }
+                    known.push((id, rev.parent));
+                    rev.parent
+                }
+            };
+            if Some(id) == head.retained_from {
+                break;
             }
-            let rec =
-                BundleRecord::decode(get(bkey)?, &bkey.to_string()).map_err(|e| e.message())?;
-            for (_, h) in &rec.documents {
-                get(Key::new(Kind::Source, *h))?;
-            }
-            complete.push(bkey);
-        }
-        if let Some(r) = head.retained_from {
-            get(Key::new(Kind::Revision, r))?;
+            cur = parent;
         }
         for (_, b) in &head.baselines {
             let k = Key::new(Kind::Record, *b);
@@ -217,7 +240,7 @@ impl MemoryStore {
             BaselineRecord::decode(get(k)?, &k.to_string()).map_err(|e| e.message())?;
             complete.push(k);
         }
-        Ok(complete)
+        Ok((complete, known))
     }
 }
 
@@ -279,16 +302,17 @@ impl Store for MemoryStore {
         if self.head(tenant).as_deref() != expected {
             return SwapOutcome::Conflict;
         }
-        let complete = if self.check_heads {
+        let (complete, known) = if self.check_heads {
             match self.check_head(tenant, new) {
                 Ok(c) => c,
                 Err(m) => return SwapOutcome::Failed(m),
             }
         } else {
-            Vec::new()
+            Default::default()
         };
         let t = self.tenants.entry(tenant.to_string()).or_default();
         t.complete.extend(complete);
+        t.known.extend(known);
         t.head = Some(new.to_vec());
         match fault {
             Some(SwapFault::IndeterminateAfter) => SwapOutcome::Indeterminate(INJECTED.into()),
@@ -333,6 +357,7 @@ impl Store for MemoryStore {
             }
             if !removed.is_empty() {
                 t.complete.clear();
+                t.known.clear();
             }
         }
         Ok(removed)
