@@ -427,6 +427,11 @@ impl Served {
         Digest(self.tree.root())
     }
 
+    /// The library's `snapshot()` answer: `{snapshot, concepts}` (read.md §5).
+    pub fn snapshot(&self) -> crate::snapshot::Snapshot {
+        self.tree.snapshot()
+    }
+
     /// The digest tree of the model (for incremental updates by readers).
     pub fn snapshot_tree(&self) -> &SnapshotTree {
         &self.tree
