@@ -975,6 +975,28 @@ fn commit_lifecycle_outcomes() {
         h.run(other).unwrap_err().message(),
         "a commit is already in flight; prepare the next one after its outcome"
     );
+    // A host that loses the op reports the commit as indeterminate.
+    let mut lost = Host::new();
+    let at = lost.at();
+    let lost_op = lost.e.write("sales", "x.md", "x", None, &at);
+    let mut lost_op = lost_op;
+    let first = lost_op.resume(&mut lost.e, None).unwrap();
+    assert!(matches!(first, Step::Need(Need::Head)));
+    let head = langonrock_core::engine::serve(&mut lost.store, TENANT, Need::Head);
+    let Step::Need(Need::Commit(p)) = lost_op.resume(&mut lost.e, Some(head)).unwrap() else {
+        panic!()
+    };
+    drop(lost_op);
+    assert_eq!(
+        lost.e.forget_commit(),
+        Some(Error::IndeterminateCommit {
+            revision: p.revision.to_hex()
+        })
+    );
+    assert_eq!(lost.e.forget_commit(), None);
+    let refresh = lost.e.refresh();
+    lost.run(refresh).unwrap();
+    assert!(lost.paths().is_empty());
     // The prepared data: records the head does not reach, expected and new head.
     assert_eq!(prepared.expected, h.store.head(TENANT));
     let kinds: Vec<Kind> = prepared.records.iter().map(|r| r.0.kind).collect();

@@ -595,6 +595,15 @@ impl Engine {
         self.in_flight.is_some()
     }
 
+    /// For a host that lost a commit's outcome (its op was dropped while the commit was out):
+    /// treats the commit as indeterminate, so the engine reloads before its next operation.
+    /// Returns the `INDETERMINATE_COMMIT` error to report, or `None` when no commit was in
+    /// flight.
+    pub fn forget_commit(&mut self) -> Option<Error> {
+        self.in_flight.as_ref()?;
+        self.acknowledge(CommitOutcome::Indeterminate).err()
+    }
+
     /// Whether the engine must reload before its next operation.
     pub fn needs_reload(&self) -> bool {
         !matches!(self.status, Status::Open)
