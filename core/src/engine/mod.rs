@@ -818,7 +818,11 @@ impl Engine {
                     bs.concepts = bs.docs.values().filter(|d| d.parsed.is_some()).count() as u64;
                     Arc::new(bs)
                 }
-                (None, None) => unreachable!("a bundle is either reused or listed"),
+                (None, None) => {
+                    return Err(
+                        Error::corrupt(format!("revision/{id} lost a bundle record")).into(),
+                    )
+                }
             };
             if bundle.concepts != b.concepts {
                 return Err(Error::corrupt(format!(
