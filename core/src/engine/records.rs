@@ -507,6 +507,32 @@ mod tests {
     }
 
     #[test]
+    fn keys_serialise_as_the_js_stores_shape() {
+        let k = crate::engine::Key::new(crate::engine::Kind::Source, d(1));
+        let info = crate::engine::KeyInfo {
+            key: k,
+            put_time: 7,
+            size: 3,
+        };
+        let json = serde_json::to_string(&info).unwrap();
+        assert_eq!(
+            json,
+            format!(
+                "{{\"key\":{{\"kind\":\"source\",\"digest\":\"{}\"}},\"putTime\":7,\"size\":3}}",
+                d(1)
+            )
+        );
+        assert_eq!(
+            serde_json::from_str::<crate::engine::KeyInfo>(&json).unwrap(),
+            info
+        );
+        assert!(serde_json::from_str::<crate::engine::Key>(
+            "{\"kind\":\"source\",\"digest\":\"AB\"}"
+        )
+        .is_err());
+    }
+
+    #[test]
     fn commit_times() {
         assert!(is_commit_time("2026-05-01T09:30:00.000Z"));
         assert!(!is_commit_time("2026-05-01T09:30:00.00Z"));
