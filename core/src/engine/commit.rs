@@ -1,21 +1,24 @@
 //! Commits: write, delete, deleteBundle, transact and restore (engine.md §4, §5, §7), and the
 //! staging they share (engine.md §8.2).
 
+use super::records::BaselineRecord;
 use super::records::{BundleRef, HeadRecord, RevisionRecord};
 use super::request::{
     self, check_change, parse_hash, Change, Content, Operation, RestoreRequest, Transaction,
 };
-use super::results::{DeleteResult, DiagnosticInfo, Renamed, RevisionResult, WriteResult};
+use super::results::{
+    DeleteResult, DiagnosticInfo, ImportResult, Renamed, RevisionResult, WriteResult,
+};
 use super::state::{Doc, Editor, TenantState};
 use super::store::{Digest, Key, Kind, PreparedCommit};
 use super::{
     check_created, ensure_current, Ctx, Engine, Flowing, Loaded, Op, Pending, Progress, Served,
     DATABASE_CHANGED,
 };
-use crate::compile::Ambiguity;
+use crate::compile::{Ambiguity, SourceDoc};
 use crate::error::{ChangeFailure, ConflictReason, Error, Result};
 use crate::validate;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 /// `revision is not in retained committed history`.
@@ -106,8 +109,8 @@ pub(crate) fn apply_changes(
 pub(crate) enum Staged {
     /// Nothing changed: no revision (engine.md §5.3.5).
     NoOp,
-    /// A commit to store; the state it publishes.
-    Commit(PreparedCommit, Arc<Served>),
+    /// A commit to store; the state it publishes; the concepts whose id it changes.
+    Commit(PreparedCommit, Arc<Served>, Vec<(String, String)>),
 }
 
 /// Import baselines to set on the new head, with the records they add.
@@ -160,14 +163,15 @@ pub(crate) fn stage(
             revision,
             record: None,
             reload: false,
+            undo: Vec::new(),
         });
-        return Ok(Staged::Commit(prepared, old));
+        return Ok(Staged::Commit(prepared, old, Vec::new()));
     }
 
-    let (model, snapshot) = state.compile(ambiguity)?;
+    let (model, tree, delta) = eng.advance(&state, ambiguity)?;
     let rev = RevisionRecord {
         parent: old.revision,
-        snapshot,
+        snapshot: Digest(tree.root()),
         created: created.to_string(),
         bundles: state
             .bundles
@@ -187,7 +191,7 @@ pub(crate) fn stage(
     let mut sources = Vec::new();
     let mut lists = Vec::new();
     let mut seen: HashSet<Digest> = HashSet::new();
-    for b in state.bundles.values() {
+    for (name, b) in &state.bundles {
         if old_records.contains(&b.record) || !seen.insert(b.record) {
             continue;
         }
@@ -196,8 +200,16 @@ pub(crate) fn stage(
             .cloned()
             .unwrap_or_else(|| b.record().encode());
         lists.push((Key::new(Kind::Record, b.record), bytes));
+        // A source the same bundle held before is reached by the head; any other is put
+        // (again, at worst, which only refreshes its put time).
+        let before: HashSet<Digest> = old
+            .state
+            .bundles
+            .get(name)
+            .map(|o| o.docs.values().map(|d| d.hash).collect())
+            .unwrap_or_default();
         for d in b.docs.values() {
-            if !old.state.hashes.contains_key(&d.hash) && seen.insert(d.hash) {
+            if !before.contains(&d.hash) && seen.insert(d.hash) {
                 sources.push((Key::new(Kind::Source, d.hash), d.text.as_bytes().to_vec()));
             }
         }
@@ -221,7 +233,7 @@ pub(crate) fn stage(
     let bytes = record.encode();
     let served = Arc::new(Served {
         model,
-        snapshot,
+        tree,
         revision: Some(revision),
         state,
     });
@@ -237,13 +249,14 @@ pub(crate) fn stage(
         revision,
         record: Some(Arc::new(rev)),
         reload: false,
+        undo: delta.undo,
     });
-    Ok(Staged::Commit(prepared, served))
+    Ok(Staged::Commit(prepared, served, delta.renamed))
 }
 
 pub(crate) fn diagnostics(s: &Served) -> Vec<DiagnosticInfo> {
     s.model
-        .diagnostics
+        .diagnostics()
         .iter()
         .map(DiagnosticInfo::from)
         .collect()
@@ -259,35 +272,37 @@ pub(crate) fn revision_result(s: &Served) -> RevisionResult {
     }
 }
 
-/// The concepts whose public id changed between two states, `skip` aside, sorted by `from`.
-pub(crate) fn renamed(old: &Served, new: &Served, skip: Option<(&str, &str)>) -> Vec<Renamed> {
-    if std::ptr::eq(old, new) {
-        return Vec::new();
-    }
-    let before: HashMap<(&str, &str), &str> = old
-        .model
-        .concepts
+/// The renames of a commit as results list them, without the id `skip` had before.
+fn renamed(delta: &[(String, String)], skip: Option<&str>) -> Vec<Renamed> {
+    let mut out: Vec<Renamed> = delta
         .iter()
-        .map(|c| ((c.bundle.as_str(), c.path.as_str()), c.id.as_str()))
-        .collect();
-    let mut out: Vec<Renamed> = new
-        .model
-        .concepts
-        .iter()
-        .filter(|c| Some((c.bundle.as_str(), c.path.as_str())) != skip)
-        .filter_map(|c| {
-            let from = before.get(&(c.bundle.as_str(), c.path.as_str()))?;
-            (*from != c.id).then(|| Renamed {
-                from: from.to_string(),
-                to: c.id.clone(),
-            })
+        .filter(|(from, _)| Some(from.as_str()) != skip)
+        .map(|(from, to)| Renamed {
+            from: from.clone(),
+            to: to.clone(),
         })
         .collect();
     out.sort();
     out
 }
 
-fn write_result(old: &Served, new: &Served, change: &Change) -> WriteResult {
+/// What a commit result is computed from: the state before and after, and the renames.
+pub(crate) struct Outcome<'a> {
+    old: &'a Served,
+    new: &'a Served,
+    renamed: &'a [(String, String)],
+}
+
+fn concept_id(s: &Served, bundle: &str, path: &str) -> Option<String> {
+    s.model
+        .bundle_concepts(bundle)
+        .iter()
+        .find(|c| c.path == path)
+        .map(|c| c.id.clone())
+}
+
+fn write_result(o: &Outcome<'_>, change: &Change) -> WriteResult {
+    let new = o.new;
     let bundle = new
         .state
         .find_bundle(&change.bundle)
@@ -298,35 +313,29 @@ fn write_result(old: &Served, new: &Served, change: &Change) -> WriteResult {
         .doc(&bundle, &change.path)
         .map(|d| d.hash.to_hex())
         .unwrap_or_default();
-    let id = new
-        .model
-        .bundle_concepts(&bundle)
-        .iter()
-        .find(|c| c.path == change.path)
-        .map(|c| c.id.clone());
+    let before = concept_id(o.old, &bundle, &change.path);
     WriteResult {
         hash,
         revision: new.revision().unwrap_or_default(),
         snapshot: new.snapshot_id(),
         concepts: new.concepts(),
-        id,
-        renamed: renamed(old, new, Some((&bundle, &change.path))),
+        id: concept_id(new, &bundle, &change.path),
+        renamed: renamed(o.renamed, before.as_deref()),
         diagnostics: new
             .model
-            .diagnostics
+            .diagnostics_of(&bundle, &change.path)
             .iter()
-            .filter(|d| d.bundle == bundle && d.path == change.path)
             .map(DiagnosticInfo::from)
             .collect(),
     }
 }
 
-fn delete_result(old: &Served, new: &Served) -> DeleteResult {
+fn delete_result(o: &Outcome<'_>) -> DeleteResult {
     DeleteResult {
-        revision: new.revision().unwrap_or_default(),
-        snapshot: new.snapshot_id(),
-        concepts: new.concepts(),
-        renamed: renamed(old, new, None),
+        revision: o.new.revision().unwrap_or_default(),
+        snapshot: o.new.snapshot_id(),
+        concepts: o.new.concepts(),
+        renamed: renamed(o.renamed, None),
     }
 }
 
@@ -338,15 +347,26 @@ fn commit_changes<T: 'static>(
     expected: Option<Digest>,
     single: bool,
     created: &str,
-    result: impl Fn(&Served, &Served) -> T,
+    result: impl Fn(&Outcome<'_>) -> T,
 ) -> Flowing<Progress<T>> {
     check_created(created)?;
     ensure_current(eng, ctx)?;
     let old = eng.served.clone();
     let edit = apply_changes(&old, changes, expected, single)?;
     Ok(match stage(eng, edit, Ambiguity::Refuse, created, None)? {
-        Staged::NoOp => Progress::Done(result(&old, &old)),
-        Staged::Commit(p, new) => Progress::Commit(p, Some(result(&old, &new))),
+        Staged::NoOp => Progress::Done(result(&Outcome {
+            old: &old,
+            new: &old,
+            renamed: &[],
+        })),
+        Staged::Commit(p, new, renamed) => Progress::Commit(
+            p,
+            Some(result(&Outcome {
+                old: &old,
+                new: &new,
+                renamed: &renamed,
+            })),
+        ),
     })
 }
 
@@ -367,6 +387,9 @@ impl Engine {
         Op::new(move |eng, ctx| {
             let hash = replaces.as_deref().map(parse_hash).transpose();
             let change = check_change("write", &bundle, &path, Some(content.clone()), hash)?;
+            if matches!(&change.operation, Operation::Write(t) if t.len() > request::MAX_PAYLOAD) {
+                return Err(Error::Invalid(request::PAYLOAD.into()).into());
+            }
             commit_changes(
                 eng,
                 ctx,
@@ -374,7 +397,7 @@ impl Engine {
                 None,
                 true,
                 &created,
-                |o, n| write_result(o, n, &change),
+                |o| write_result(o, &change),
             )
         })
     }
@@ -434,7 +457,7 @@ impl Engine {
                 txn.expected_revision,
                 false,
                 &created,
-                |_, n| revision_result(n),
+                |o| revision_result(o.new),
             )
         })
     }
@@ -455,7 +478,7 @@ impl Engine {
             edit.remove_bundle(name);
             Ok(match stage(eng, edit, Ambiguity::Refuse, &created, None)? {
                 Staged::NoOp => Progress::Done(revision_result(&old)),
-                Staged::Commit(p, new) => Progress::Commit(p, Some(revision_result(&new))),
+                Staged::Commit(p, new, _) => Progress::Commit(p, Some(revision_result(&new))),
             })
         })
     }
@@ -482,7 +505,7 @@ impl Engine {
             let edit = Editor::new(&state);
             Ok(match stage(eng, edit, Ambiguity::Serve, &created, None)? {
                 Staged::NoOp => Progress::Done(revision_result(&old)),
-                Staged::Commit(p, new) => Progress::Commit(p, Some(revision_result(&new))),
+                Staged::Commit(p, new, _) => Progress::Commit(p, Some(revision_result(&new))),
             })
         })
     }
@@ -503,5 +526,177 @@ impl Engine {
             cur = self.fetch_revision(ctx, r)?.parent;
         }
         Ok(false)
+    }
+}
+
+/// An import request (cli.md §4): a folder's documents and its location key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImportRequest {
+    /// The location key: the folder's canonical absolute path plus the bundle option.
+    pub location: String,
+    /// The folder's documents (NFC paths, as read by compile.md §1.1).
+    pub documents: Vec<SourceDoc>,
+    /// `--strict`: commit nothing when a folder document has a diagnostic.
+    pub strict: bool,
+}
+
+fn folder_conflict(target: &str) -> Error {
+    Error::conflict(format!(
+        "folder and database both changed {target}; reconcile the source hashes before importing"
+    ))
+}
+
+impl Engine {
+    /// `import` (cli.md §4): reconciles a folder with the tenant against the location's
+    /// baseline, and commits the changes with the new baseline as one revision (or the
+    /// baseline alone when no document changes).
+    pub fn import(&self, req: ImportRequest, created: &str) -> Op<ImportResult> {
+        let created = created.to_string();
+        Op::new(move |eng, ctx| {
+            crate::compile::check_names(
+                req.documents
+                    .iter()
+                    .map(|d| (d.bundle.as_str(), d.path.as_str())),
+            )?;
+            check_created(&created)?;
+            ensure_current(eng, ctx)?;
+            let old = eng.served.clone();
+            let head = eng.head.clone();
+            // The baseline P of this location.
+            let mut baseline: BTreeMap<(String, String), (String, Digest)> = BTreeMap::new();
+            if let Some(h) = &head {
+                if let Some((_, d)) = h.record.baselines.iter().find(|b| b.0 == req.location) {
+                    let key = Key::new(Kind::Record, *d);
+                    ctx.need(&[key])?;
+                    for (b, p, hash) in
+                        BaselineRecord::decode(ctx.bytes(&key), &key.to_string())?.documents
+                    {
+                        baseline.insert((b.to_ascii_lowercase(), p), (b, hash));
+                    }
+                }
+            }
+            let mut folder: BTreeMap<(String, String), &SourceDoc> = BTreeMap::new();
+            for d in &req.documents {
+                folder.insert((d.bundle.to_ascii_lowercase(), d.path.clone()), d);
+            }
+            let mut targets: Vec<&(String, String)> =
+                baseline.keys().chain(folder.keys()).collect();
+            targets.sort();
+            targets.dedup();
+            let mut changes = Vec::new();
+            for t in targets {
+                let p = baseline.get(t).map(|x| x.1);
+                let f_doc = folder.get(t);
+                let f = f_doc.map(|d| Digest::of(d.text.as_bytes()));
+                let shown = f_doc
+                    .map(|d| d.bundle.clone())
+                    .or_else(|| baseline.get(t).map(|x| x.0.clone()))
+                    .unwrap_or_default();
+                let db_bundle = old.state.find_bundle(&shown);
+                let dcur = db_bundle
+                    .and_then(|b| old.state.doc(b, &t.1))
+                    .map(|d| d.hash);
+                if f == p || f == dcur {
+                    continue;
+                }
+                if dcur != p {
+                    return Err(folder_conflict(&format!(
+                        "{}/{}",
+                        db_bundle.unwrap_or(&shown),
+                        t.1
+                    ))
+                    .into());
+                }
+                changes.push(Change {
+                    operation: match f_doc {
+                        Some(d) => Operation::Write(d.text.clone()),
+                        None => Operation::Delete,
+                    },
+                    bundle: shown,
+                    path: t.1.clone(),
+                    replaces: dcur,
+                });
+            }
+            let edit = apply_changes(&old, &changes, None, false)?;
+            let documents: Vec<(String, String, Digest)> = req
+                .documents
+                .iter()
+                .map(|d| {
+                    (
+                        d.bundle.clone(),
+                        d.path.clone(),
+                        Digest::of(d.text.as_bytes()),
+                    )
+                })
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            let rec = BaselineRecord { documents }.encode();
+            let digest = Digest::of(&rec);
+            let mut list: Vec<(String, Digest)> = head
+                .as_ref()
+                .map(|h| h.record.baselines.clone())
+                .unwrap_or_default();
+            list.retain(|b| b.0 != req.location);
+            list.push((req.location.clone(), digest));
+            list.sort();
+            let baselines = Baselines {
+                list,
+                records: vec![(Key::new(Kind::Record, digest), rec)],
+            };
+            let result = |new: &Served, committed: bool| {
+                let folder_docs: HashSet<(String, &str)> = req
+                    .documents
+                    .iter()
+                    .map(|d| (d.bundle.to_ascii_lowercase(), d.path.as_str()))
+                    .collect();
+                ImportResult {
+                    revision: new.revision().unwrap_or_default(),
+                    snapshot: new.snapshot_id(),
+                    concepts: new.concepts(),
+                    bundles: new.model.bundles.clone(),
+                    diagnostics: new
+                        .model
+                        .diagnostics()
+                        .iter()
+                        .filter(|d| {
+                            folder_docs.contains(&(d.bundle.to_ascii_lowercase(), d.path.as_str()))
+                        })
+                        .map(DiagnosticInfo::from)
+                        .collect(),
+                    reused: old.revision.is_some() && new.tree.root() == old.tree.root(),
+                    committed,
+                }
+            };
+            Ok(
+                match stage(eng, edit, Ambiguity::Refuse, &created, Some(baselines))? {
+                    Staged::NoOp => {
+                        let r = result(&old, false);
+                        Progress::Done(r)
+                    }
+                    Staged::Commit(p, new, _) => {
+                        let r = result(&new, true);
+                        if req.strict && !r.diagnostics.is_empty() {
+                            eng.discard();
+                            return Ok(Progress::Done(
+                                ImportResult {
+                                    committed: false,
+                                    ..result(&old, false)
+                                }
+                                .with_diagnostics(r.diagnostics),
+                            ));
+                        }
+                        Progress::Commit(p, Some(r))
+                    }
+                },
+            )
+        })
+    }
+}
+
+impl ImportResult {
+    fn with_diagnostics(mut self, diagnostics: Vec<DiagnosticInfo>) -> ImportResult {
+        self.diagnostics = diagnostics;
+        self
     }
 }

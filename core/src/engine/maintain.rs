@@ -215,6 +215,7 @@ impl Engine {
                 revision,
                 record: None,
                 reload: true,
+                undo: Vec::new(),
             });
             Ok(Progress::Commit(
                 PreparedCommit {
@@ -337,6 +338,7 @@ impl Engine {
                     revision: head.record.revision,
                     record: None,
                     reload: false,
+                    undo: Vec::new(),
                 });
                 return Ok(Progress::Commit(
                     PreparedCommit {

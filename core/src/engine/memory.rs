@@ -2,7 +2,7 @@
 //! strictest one, with failure injection at every step.
 
 use super::records::{BaselineRecord, BundleRecord, HeadRecord, RevisionRecord};
-use super::store::{Key, KeyInfo, Kind, Store, StoreError, SwapOutcome};
+use super::store::{Digest, Key, KeyInfo, Kind, Store, StoreError, SwapOutcome};
 use std::collections::{BTreeMap, VecDeque};
 
 /// What an injected swap failure does.
@@ -94,6 +94,11 @@ const INJECTED: &str = "injected store failure";
 struct TenantData {
     head: Option<Vec<u8>>,
     records: BTreeMap<Key, (Vec<u8>, u64)>,
+    /// Bundle and baseline records whose closure a head check found complete. Records are
+    /// immutable under their keys, so this holds until one of them is removed.
+    complete: std::collections::HashSet<Key>,
+    /// Revisions whose closure a head check found complete, with their parents.
+    known: std::collections::HashMap<Digest, Option<Digest>>,
 }
 
 /// A store in memory. It is strict where a real store may be lenient:
@@ -158,12 +163,16 @@ impl MemoryStore {
         let t = self.tenants.entry(tenant.to_string()).or_default();
         let time = t.records.get(key).map(|r| r.1).unwrap_or(0);
         t.records.insert(*key, (bytes, time));
+        t.complete.clear();
+        t.known.clear();
     }
 
     /// Test access: drops a record (simulated loss).
     pub fn lose(&mut self, tenant: &str, key: &Key) {
         if let Some(t) = self.tenants.get_mut(tenant) {
             t.records.remove(key);
+            t.complete.clear();
+            t.known.clear();
         }
     }
 
@@ -172,9 +181,15 @@ impl MemoryStore {
         self.tenants.entry(tenant.to_string()).or_default().head = head;
     }
 
-    /// Every key the head record reaches that is missing, or a message when the head or a
-    /// record it reaches does not decode.
-    fn unreachable_from(&self, tenant: &str, head: &[u8]) -> Result<(), String> {
+    /// Checks that every record the head record reaches was put and decodes: the retained
+    /// revisions (from the head down to `retainedFrom`), their bundle records and sources,
+    /// and the baseline records. Returns what it found complete, or what is wrong.
+    #[allow(clippy::type_complexity)]
+    fn check_head(
+        &self,
+        tenant: &str,
+        head: &[u8],
+    ) -> Result<(Vec<Key>, Vec<(Digest, Option<Digest>)>), String> {
         let empty = TenantData::default();
         let t = self.tenants.get(tenant).unwrap_or(&empty);
         let get = |k: Key| -> Result<&[u8], String> {
@@ -186,24 +201,46 @@ impl MemoryStore {
         let head = HeadRecord::decode(head)
             .map_err(|e| e.message())?
             .ok_or_else(|| "new head is not a head record".to_string())?;
-        let rkey = Key::new(Kind::Revision, head.revision);
-        let rev = RevisionRecord::decode(get(rkey)?, &rkey.to_string()).map_err(|e| e.message())?;
-        for b in &rev.bundles {
-            let bkey = Key::new(Kind::Record, b.record);
-            let rec =
-                BundleRecord::decode(get(bkey)?, &bkey.to_string()).map_err(|e| e.message())?;
-            for (_, h) in &rec.documents {
-                get(Key::new(Kind::Source, *h))?;
+        let mut complete = Vec::new();
+        let mut known = Vec::new();
+        let mut cur = Some(head.revision);
+        while let Some(id) = cur {
+            let parent = match t.known.get(&id) {
+                Some(p) => *p,
+                None => {
+                    let rkey = Key::new(Kind::Revision, id);
+                    let rev = RevisionRecord::decode(get(rkey)?, &rkey.to_string())
+                        .map_err(|e| e.message())?;
+                    for b in &rev.bundles {
+                        let bkey = Key::new(Kind::Record, b.record);
+                        if t.complete.contains(&bkey) || complete.contains(&bkey) {
+                            continue;
+                        }
+                        let rec = BundleRecord::decode(get(bkey)?, &bkey.to_string())
+                            .map_err(|e| e.message())?;
+                        for (_, h) in &rec.documents {
+                            get(Key::new(Kind::Source, *h))?;
+                        }
+                        complete.push(bkey);
+                    }
+                    known.push((id, rev.parent));
+                    rev.parent
+                }
+            };
+            if Some(id) == head.retained_from {
+                break;
             }
-        }
-        if let Some(r) = head.retained_from {
-            get(Key::new(Kind::Revision, r))?;
+            cur = parent;
         }
         for (_, b) in &head.baselines {
             let k = Key::new(Kind::Record, *b);
+            if t.complete.contains(&k) {
+                continue;
+            }
             BaselineRecord::decode(get(k)?, &k.to_string()).map_err(|e| e.message())?;
+            complete.push(k);
         }
-        Ok(())
+        Ok((complete, known))
     }
 }
 
@@ -265,12 +302,18 @@ impl Store for MemoryStore {
         if self.head(tenant).as_deref() != expected {
             return SwapOutcome::Conflict;
         }
-        if self.check_heads {
-            if let Err(m) = self.unreachable_from(tenant, new) {
-                return SwapOutcome::Failed(m);
+        let (complete, known) = if self.check_heads {
+            match self.check_head(tenant, new) {
+                Ok(c) => c,
+                Err(m) => return SwapOutcome::Failed(m),
             }
-        }
-        self.tenants.entry(tenant.to_string()).or_default().head = Some(new.to_vec());
+        } else {
+            Default::default()
+        };
+        let t = self.tenants.entry(tenant.to_string()).or_default();
+        t.complete.extend(complete);
+        t.known.extend(known);
+        t.head = Some(new.to_vec());
         match fault {
             Some(SwapFault::IndeterminateAfter) => SwapOutcome::Indeterminate(INJECTED.into()),
             _ => SwapOutcome::Swapped,
@@ -311,6 +354,10 @@ impl Store for MemoryStore {
                     t.records.remove(k);
                     removed.push(*k);
                 }
+            }
+            if !removed.is_empty() {
+                t.complete.clear();
+                t.known.clear();
             }
         }
         Ok(removed)

@@ -22,11 +22,10 @@ mod memory;
 pub mod records;
 pub mod request;
 pub mod results;
-mod snapshot_id;
 mod state;
 pub mod store;
 
-pub use commit::NOT_RETAINED;
+pub use commit::{ImportRequest, NOT_RETAINED};
 pub use history::{decode_cursor, encode_cursor, CURSOR_EXPIRED};
 pub use maintain::{derived_key, HEAD_CHANGED};
 pub use memory::{Fault, FaultPlan, FaultyStore, MemoryStore, SwapFault};
@@ -36,16 +35,18 @@ pub use request::{
     Transaction,
 };
 pub use results::{
-    DeleteResult, DiagnosticInfo, GcResult, HistoryPage, Issue, OpenResult, Renamed, RepairResult,
-    RevisionInfo, RevisionResult, SourceContent, SourceEntry, VerifyResult, WriteResult,
+    DeleteResult, DiagnosticInfo, GcResult, HistoryPage, ImportResult, Issue, OpenResult, Renamed,
+    RepairResult, RevisionInfo, RevisionResult, SourceContent, SourceEntry, VerifyResult,
+    WriteResult,
 };
 pub use store::{
     run, serve, Answer, CommitOutcome, Digest, Key, KeyInfo, Kind, Need, PreparedCommit, Step,
     Store, StoreError, SwapOutcome,
 };
 
-use crate::compile::{Ambiguity, Model};
+use crate::compile::{Ambiguity, Change as LinkChange, Linker, Model};
 use crate::error::{Error, Result};
+use crate::snapshot::SnapshotTree;
 use records::{HeadRecord, RevisionRecord};
 use state::{BundleState, Doc, TenantState};
 use std::collections::HashMap;
@@ -395,20 +396,19 @@ impl<T: 'static> Op<T> {
 #[derive(Debug)]
 pub struct Served {
     model: Model,
-    snapshot: Digest,
+    tree: SnapshotTree,
     revision: Option<Digest>,
     state: TenantState,
 }
 
 impl Served {
     fn empty() -> Served {
-        let state = TenantState::default();
-        let (model, snapshot) = state.compile(Ambiguity::Serve).unwrap_or_default();
+        let model = Model::default();
         Served {
+            tree: SnapshotTree::build(&model),
             model,
-            snapshot,
             revision: None,
-            state,
+            state: TenantState::default(),
         }
     }
 
@@ -419,12 +419,22 @@ impl Served {
 
     /// The snapshot id (64 lowercase hex).
     pub fn snapshot_id(&self) -> String {
-        self.snapshot.to_hex()
+        self.tree.id()
     }
 
     /// The snapshot id as a digest.
     pub fn snapshot_digest(&self) -> Digest {
-        self.snapshot
+        Digest(self.tree.root())
+    }
+
+    /// The library's `snapshot()` answer: `{snapshot, concepts}` (read.md §5).
+    pub fn snapshot(&self) -> crate::snapshot::Snapshot {
+        self.tree.snapshot()
+    }
+
+    /// The digest tree of the model (for incremental updates by readers).
+    pub fn snapshot_tree(&self) -> &SnapshotTree {
+        &self.tree
     }
 
     /// The revision id, or `None` for an empty tenant.
@@ -522,6 +532,8 @@ pub(crate) struct Pending {
     revision: Digest,
     record: Option<Arc<RevisionRecord>>,
     reload: bool,
+    /// The linker changes that take it back to the served state if the commit is discarded.
+    undo: Vec<LinkChange>,
 }
 
 /// One tenant's engine.
@@ -532,6 +544,9 @@ pub struct Engine {
     served: Arc<Served>,
     in_flight: Option<Pending>,
     revisions: HashMap<Digest, Arc<RevisionRecord>>,
+    /// The incremental tenant pass over the served state (or, while a commit is in
+    /// flight, over the pending one).
+    linker: Linker,
 }
 
 impl Engine {
@@ -545,6 +560,7 @@ impl Engine {
             served: Arc::new(Served::empty()),
             in_flight: None,
             revisions: HashMap::new(),
+            linker: Linker::new(Ambiguity::Serve),
         })
     }
 
@@ -577,6 +593,15 @@ impl Engine {
     /// Whether a commit waits for its outcome.
     pub fn commit_in_flight(&self) -> bool {
         self.in_flight.is_some()
+    }
+
+    /// For a host that lost a commit's outcome (its op was dropped while the commit was out):
+    /// treats the commit as indeterminate, so the engine reloads before its next operation.
+    /// Returns the `INDETERMINATE_COMMIT` error to report, or `None` when no commit was in
+    /// flight.
+    pub fn forget_commit(&mut self) -> Option<Error> {
+        self.in_flight.as_ref()?;
+        self.acknowledge(CommitOutcome::Indeterminate).err()
     }
 
     /// Whether the engine must reload before its next operation.
@@ -640,8 +665,14 @@ impl Engine {
                 }
                 Ok(())
             }
-            CommitOutcome::Conflict => Err(Error::conflict(DATABASE_CHANGED)),
-            CommitOutcome::Failed(e) => Err(e.into()),
+            CommitOutcome::Conflict => {
+                self.undo(p.undo);
+                Err(Error::conflict(DATABASE_CHANGED))
+            }
+            CommitOutcome::Failed(e) => {
+                self.undo(p.undo);
+                Err(e.into())
+            }
             CommitOutcome::Indeterminate => {
                 self.status = Status::Reload(p.revision);
                 Err(Error::IndeterminateCommit {
@@ -649,6 +680,44 @@ impl Engine {
                 })
             }
         }
+    }
+
+    /// Drops a prepared commit that will not be stored.
+    pub(crate) fn discard(&mut self) {
+        if let Some(p) = self.in_flight.take() {
+            self.undo(p.undo);
+        }
+    }
+
+    /// Takes the linker back to the served state after a discarded commit.
+    fn undo(&mut self, undo: Vec<LinkChange>) {
+        if undo.is_empty() {
+            return;
+        }
+        self.linker.set_ambiguity(Ambiguity::Serve);
+        if self.linker.apply(undo).is_err() {
+            // Cannot happen when serving; reload to be safe.
+            self.status = Status::Closed;
+        }
+    }
+
+    /// Moves the linker from the served state to `state` and compiles it: the model and its
+    /// snapshot tree, both derived incrementally, and the linker changes that undo it. On
+    /// error (an ambiguous id under `Refuse`) nothing changes.
+    pub(crate) fn advance(
+        &mut self,
+        state: &TenantState,
+        ambiguity: Ambiguity,
+    ) -> Result<(Model, SnapshotTree, crate::compile::LinkDelta)> {
+        let old = self.served.clone();
+        let changes = old.state.diff(state);
+        self.linker.set_ambiguity(ambiguity);
+        let delta = self.linker.apply(changes);
+        self.linker.set_ambiguity(Ambiguity::Serve);
+        let delta = delta?;
+        let model = self.linker.model().clone();
+        let tree = old.tree.update(&model);
+        Ok((model, tree, delta))
     }
 
     /// A revision record, from the cache or the store.
@@ -711,7 +780,6 @@ impl Engine {
         }
         ctx.need(&sources)?;
         let mut state = TenantState::default();
-        let mut hashes: HashMap<Digest, u32> = HashMap::new();
         for (b, list, reuse) in lists {
             let bundle = match (reuse, list) {
                 (Some(s), _) => s,
@@ -750,7 +818,11 @@ impl Engine {
                     bs.concepts = bs.docs.values().filter(|d| d.parsed.is_some()).count() as u64;
                     Arc::new(bs)
                 }
-                (None, None) => unreachable!("a bundle is either reused or listed"),
+                (None, None) => {
+                    return Err(
+                        Error::corrupt(format!("revision/{id} lost a bundle record")).into(),
+                    )
+                }
             };
             if bundle.concepts != b.concepts {
                 return Err(Error::corrupt(format!(
@@ -758,33 +830,31 @@ impl Engine {
                 ))
                 .into());
             }
-            for d in bundle.docs.values() {
-                *hashes.entry(d.hash).or_default() += 1;
-            }
             state.bundles.insert(b.name.clone(), bundle);
         }
-        state.hashes = Arc::new(hashes);
         Ok(state)
     }
 
     fn load(&mut self, ctx: &mut Ctx, head: Option<Vec<u8>>) -> Flowing<()> {
         let Some(bytes) = head else {
             self.served = Arc::new(Served::empty());
+            self.linker = Linker::new(Ambiguity::Serve);
             self.head = None;
             self.status = Status::Open;
             return Ok(());
         };
         let record = HeadRecord::decode(&bytes)?.ok_or_else(|| foreign_format(&self.tenant))?;
         let rev = self.fetch_revision(ctx, record.revision)?;
-        let base = match self.status {
-            Status::Open => self.served.state.clone(),
-            _ => TenantState::default(),
-        };
+        if !matches!(self.status, Status::Open) {
+            self.served = Arc::new(Served::empty());
+            self.linker = Linker::new(Ambiguity::Serve);
+        }
+        let base = self.served.state.clone();
         let state = self.load_state(ctx, record.revision, &rev, &base)?;
-        let (model, snapshot) = state.compile(Ambiguity::Serve)?;
+        let (model, tree, _) = self.advance(&state, Ambiguity::Serve)?;
         self.served = Arc::new(Served {
             model,
-            snapshot,
+            tree,
             revision: Some(record.revision),
             state,
         });

@@ -468,6 +468,71 @@ mod tests {
     }
 
     #[test]
+    fn encodings_match_docs_records_md() {
+        let rev = RevisionRecord {
+            parent: None,
+            snapshot: d(4),
+            created: "2026-05-01T09:30:00.000Z".into(),
+            bundles: vec![BundleRef {
+                name: "ops".into(),
+                record: d(5),
+                concepts: 2,
+            }],
+        };
+        assert_eq!(
+            String::from_utf8(rev.encode()).unwrap(),
+            format!("{{\"format\":\"langonrock/revision\",\"version\":1,\"parent\":null,\"snapshot\":\"{}\",\"created\":\"2026-05-01T09:30:00.000Z\",\"bundles\":[{{\"name\":\"ops\",\"record\":\"{}\",\"concepts\":2}}]}}", d(4), d(5))
+        );
+        let b = BundleRecord {
+            documents: vec![("index.md".into(), d(1)), ("tables/orders.md".into(), d(2))],
+        };
+        assert_eq!(
+            String::from_utf8(b.encode()).unwrap(),
+            format!("{{\"format\":\"langonrock/bundle\",\"version\":1,\"documents\":[[\"index.md\",\"{}\"],[\"tables/orders.md\",\"{}\"]]}}", d(1), d(2))
+        );
+        let base = BaselineRecord {
+            documents: vec![("sales".into(), "orders.md".into(), d(3))],
+        };
+        assert_eq!(
+            String::from_utf8(base.encode()).unwrap(),
+            format!("{{\"format\":\"langonrock/baseline\",\"version\":1,\"documents\":[[\"sales\",\"orders.md\",\"{}\"]]}}", d(3))
+        );
+        assert_eq!(BaselineRecord::decode(&base.encode(), "b").unwrap(), base);
+        assert!(BaselineRecord::decode(&BaselineRecord::default().encode(), "b").is_ok());
+        // A derived key names the compiler version and the snapshot id.
+        assert_eq!(
+            crate::engine::derived_key(&d(4)).digest,
+            Digest::of(format!("langonrock derived\ncompiler 1\nsnapshot {}\n", d(4)).as_bytes())
+        );
+    }
+
+    #[test]
+    fn keys_serialise_as_the_js_stores_shape() {
+        let k = crate::engine::Key::new(crate::engine::Kind::Source, d(1));
+        let info = crate::engine::KeyInfo {
+            key: k,
+            put_time: 7,
+            size: 3,
+        };
+        let json = serde_json::to_string(&info).unwrap();
+        assert_eq!(
+            json,
+            format!(
+                "{{\"key\":{{\"kind\":\"source\",\"digest\":\"{}\"}},\"putTime\":7,\"size\":3}}",
+                d(1)
+            )
+        );
+        assert_eq!(
+            serde_json::from_str::<crate::engine::KeyInfo>(&json).unwrap(),
+            info
+        );
+        assert!(serde_json::from_str::<crate::engine::Key>(
+            "{\"kind\":\"source\",\"digest\":\"AB\"}"
+        )
+        .is_err());
+    }
+
+    #[test]
     fn commit_times() {
         assert!(is_commit_time("2026-05-01T09:30:00.000Z"));
         assert!(!is_commit_time("2026-05-01T09:30:00.00Z"));

@@ -204,3 +204,23 @@ pub struct OpenResult {
     /// Whether this call loaded a new head (false when the loaded one was current).
     pub loaded: bool,
 }
+
+/// The result of `import` (cli.md §4).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ImportResult {
+    /// The head revision id after the import.
+    pub revision: String,
+    /// The served snapshot id after the import.
+    pub snapshot: String,
+    /// The concept count.
+    pub concepts: usize,
+    /// The bundle names, sorted.
+    pub bundles: Vec<String>,
+    /// The diagnostics of the folder's documents.
+    pub diagnostics: Vec<DiagnosticInfo>,
+    /// Whether the snapshot id equals the previous head's (`reused` in the status line).
+    pub reused: bool,
+    /// Whether anything was committed (a new revision or a new baseline). False for a
+    /// `--strict` import refused for diagnostics, and when nothing changed.
+    pub committed: bool,
+}

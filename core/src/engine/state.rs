@@ -4,9 +4,8 @@
 //! touches, and a document keeps its parse for as long as its (path, source hash) stays.
 
 use super::records::BundleRecord;
-use super::snapshot_id::{parsed_digest, snapshot_id};
 use super::store::Digest;
-use crate::compile::{link, parse_document, Ambiguity, Model, ParsedDoc, SourceDoc, SUMMARY_WIDTH};
+use crate::compile::{parse_document, Change, ParsedDoc, SourceDoc, SUMMARY_WIDTH};
 use crate::error::{Error, Result};
 use crate::validate;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -19,8 +18,6 @@ pub(crate) struct Doc {
     pub(crate) text: Arc<str>,
     /// The parse; `None` for a navigation document.
     pub(crate) parsed: Option<Arc<ParsedDoc>>,
-    /// The digest of the parse's compiled form (zero for navigation documents).
-    pub(crate) own: Digest,
 }
 
 impl Doc {
@@ -32,16 +29,13 @@ impl Doc {
                 hash,
                 text,
                 parsed: None,
-                own: Digest([0; 32]),
             };
         }
         let parsed = parse_document(path, &text, SUMMARY_WIDTH);
-        let own = parsed_digest(&parsed, &text);
         Doc {
             hash,
             text,
             parsed: Some(Arc::new(parsed)),
-            own,
         }
     }
 }
@@ -62,11 +56,10 @@ impl BundleState {
     }
 }
 
-/// A tenant's documents: bundles by name (as created), and a count of each source hash.
+/// A tenant's documents: bundles by name (as created).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct TenantState {
     pub(crate) bundles: BTreeMap<String, Arc<BundleState>>,
-    pub(crate) hashes: Arc<HashMap<Digest, u32>>,
 }
 
 impl TenantState {
@@ -96,24 +89,47 @@ impl TenantState {
                 .all(|(a, b)| a.0 == b.0 && a.1.record == b.1.record)
     }
 
-    /// Compiles the state: the tenant pass over the cached parses, then the snapshot id.
-    pub(crate) fn compile(&self, ambiguity: Ambiguity) -> Result<(Model, Digest)> {
-        let mut docs = Vec::with_capacity(self.hashes.values().map(|&n| n as usize).sum());
-        for (bundle, b) in &self.bundles {
-            for (path, d) in &b.docs {
-                docs.push((
-                    SourceDoc {
-                        bundle: bundle.clone(),
+    /// The linker changes that turn this state into `new`: every document added, changed
+    /// or removed, in bundles whose record differs.
+    pub(crate) fn diff(&self, new: &TenantState) -> Vec<Change> {
+        let mut out = Vec::new();
+        let empty = BTreeMap::new();
+        let names: BTreeSet<&String> = self.bundles.keys().chain(new.bundles.keys()).collect();
+        for name in names {
+            let (a, b) = (self.bundles.get(name), new.bundles.get(name));
+            if let (Some(a), Some(b)) = (a, b) {
+                if Arc::ptr_eq(a, b) || a.record == b.record {
+                    continue;
+                }
+            }
+            let old_docs = a.map(|a| &a.docs).unwrap_or(&empty);
+            let new_docs = b.map(|b| &b.docs).unwrap_or(&empty);
+            for path in old_docs.keys() {
+                if !new_docs.contains_key(path) {
+                    out.push(Change {
+                        bundle: name.clone(),
                         path: path.clone(),
-                        text: d.text.clone(),
-                    },
-                    d.parsed.clone(),
-                ));
+                        doc: None,
+                    });
+                }
+            }
+            for (path, d) in new_docs {
+                if old_docs.get(path).is_some_and(|o| o.hash == d.hash) {
+                    continue;
+                }
+                let source = SourceDoc {
+                    bundle: name.clone(),
+                    path: path.clone(),
+                    text: d.text.clone(),
+                };
+                out.push(Change {
+                    bundle: name.clone(),
+                    path: path.clone(),
+                    doc: Some((source, d.parsed.clone())),
+                });
             }
         }
-        let model = link(docs, ambiguity)?;
-        let snapshot = snapshot_id(&model, |c| self.bundles[&c.bundle].docs[&c.path].own);
-        Ok((model, snapshot))
+        out
     }
 }
 
@@ -135,23 +151,11 @@ impl Editor {
         &self.state
     }
 
-    fn count(&mut self, hash: Digest, delta: i32) {
-        let map = Arc::make_mut(&mut self.state.hashes);
-        let n = map.entry(hash).or_insert(0);
-        *n = (*n as i64 + delta as i64).max(0) as u32;
-        if *n == 0 {
-            map.remove(&hash);
-        }
-    }
-
     /// Puts a document into a bundle (stored name; created when new).
     pub(crate) fn put(&mut self, bundle: &str, path: String, doc: Doc) {
-        self.count(doc.hash, 1);
         self.touched.insert(bundle.to_string());
         let b = Arc::make_mut(self.state.bundles.entry(bundle.to_string()).or_default());
-        if let Some(old) = b.docs.insert(path, doc) {
-            self.count(old.hash, -1);
-        }
+        b.docs.insert(path, doc);
     }
 
     /// Removes a document; returns it.
@@ -159,17 +163,12 @@ impl Editor {
         let b = Arc::make_mut(self.state.bundles.get_mut(bundle)?);
         let old = b.docs.remove(path)?;
         self.touched.insert(bundle.to_string());
-        self.count(old.hash, -1);
         Some(old)
     }
 
     /// Removes a whole bundle.
     pub(crate) fn remove_bundle(&mut self, bundle: &str) {
-        if let Some(b) = self.state.bundles.remove(bundle) {
-            for d in b.docs.values() {
-                self.count(d.hash, -1);
-            }
-        }
+        self.state.bundles.remove(bundle);
         self.touched.remove(bundle);
     }
 

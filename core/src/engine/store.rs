@@ -63,6 +63,20 @@ fn hex_val(c: u8) -> Option<u8> {
     }
 }
 
+impl serde::Serialize for Digest {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_hex())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Digest {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Digest, D::Error> {
+        let s = String::deserialize(d)?;
+        Digest::from_hex(&s)
+            .ok_or_else(|| serde::de::Error::custom("expected 64 lowercase hex characters"))
+    }
+}
+
 impl fmt::Display for Digest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_hex())
@@ -75,8 +89,11 @@ impl fmt::Debug for Digest {
     }
 }
 
-/// The kind of a stored record (engine.md §9.1).
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+/// The kind of a stored record (engine.md §9.1). Serialised as its name.
+#[derive(
+    Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Kind {
     /// A document's exact UTF-8 bytes, keyed by its source hash.
     Source,
@@ -125,8 +142,11 @@ impl Kind {
 }
 
 /// A record key: a kind plus a digest. Written `<kind>/<64-hex>` (for example
-/// `source/9f86…`), which is also its relative path in the files layout.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// `source/9f86…`), which is also its relative path in the files layout. Serialised as
+/// `{kind, digest}`, the JS stores' shape.
+#[derive(
+    Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Key {
     /// The kind.
     pub kind: Kind,
@@ -176,8 +196,9 @@ impl fmt::Debug for Key {
     }
 }
 
-/// One entry of [`Store::keys`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One entry of [`Store::keys`]. Serialised as `{key, putTime, size}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct KeyInfo {
     /// The record's key.
     pub key: Key,
