@@ -11,6 +11,8 @@ mod conformance;
 mod engine;
 /// Property tests of the engine: random commits with injected failures.
 mod engine_props;
+/// The native files store against the conformance suite.
+mod files_store;
 /// The golden that the wasm32 build must reproduce byte for byte.
 mod parity;
 /// Helpers: golden files, test data paths.
