@@ -308,9 +308,12 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             json_line(io, &r)?;
             Ok(0)
         }
-        Command::Import { .. } => Err(CliError(
-            "import needs the engine's import baselines, which this build does not have yet".into(),
-        )),
+        Command::Import {
+            target,
+            dir,
+            bundle,
+            strict,
+        } => import(&target, &dir, bundle.as_deref(), strict, io),
         Command::Mcp { .. } | Command::Help | Command::Version | Command::Compile { .. } => Err(
             CliError("internal error: command routed to the store".into()),
         ),
@@ -387,5 +390,75 @@ fn export(conn: &mut Conn, dir: &Path, io: &mut Io<'_>) -> Result<i32, CliError>
         n += 1;
     }
     writeln!(io.err, "exported {}", plural(n as u64, "file")).map_err(write_err)?;
+    Ok(0)
+}
+
+fn file_stamp(path: &Path) -> Option<(u64, std::time::SystemTime)> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.len(), m.modified().ok()?))
+}
+
+fn import(
+    target: &Target,
+    dir: &Path,
+    bundle: Option<&str>,
+    strict: bool,
+    io: &mut Io<'_>,
+) -> Result<i32, CliError> {
+    let read = crate::folder::read_folder(dir, bundle)?;
+    for w in &read.warnings {
+        writeln!(io.err, "{w}").map_err(write_err)?;
+    }
+    let stamps: Vec<_> = read
+        .docs
+        .iter()
+        .map(|d| (d.file.clone(), file_stamp(&d.file)))
+        .collect();
+    let canonical =
+        std::fs::canonicalize(dir).map_err(|e| CliError(format!("{}: {e}", dir.display())))?;
+    let location = match bundle {
+        Some(b) => format!("{}?bundle={b}", canonical.display()),
+        None => canonical.display().to_string(),
+    };
+    let req = langonrock_core::engine::ImportRequest {
+        location,
+        documents: read.docs.into_iter().map(|d| d.doc).collect(),
+        strict,
+    };
+    let mut conn = open_write(target)?;
+    let mut unchanged = || {
+        stamps
+            .iter()
+            .find(|(f, s)| file_stamp(f) != *s)
+            .map(|(f, _)| {
+                format!(
+                    "folder changed during import: {}; scan it again",
+                    f.display()
+                )
+            })
+    };
+    let r = conn.import(req, &mut unchanged)?;
+    for d in &r.diagnostics {
+        writeln!(
+            io.err,
+            "{}: {}/{}: {}",
+            d.level, d.bundle, d.path, d.message
+        )
+        .map_err(write_err)?;
+    }
+    if strict && !r.diagnostics.is_empty() {
+        return Ok(1);
+    }
+    let n = r.bundles.len();
+    writeln!(
+        io.err,
+        "snapshot {} ({}), {n} {} ({}), {} concepts",
+        &r.snapshot[..12.min(r.snapshot.len())],
+        if r.reused { "reused" } else { "new" },
+        if n == 1 { "bundle" } else { "bundles" },
+        r.bundles.join(", "),
+        r.concepts
+    )
+    .map_err(write_err)?;
     Ok(0)
 }

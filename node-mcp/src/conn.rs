@@ -10,8 +10,9 @@
 use crate::clock;
 use crate::file_store::{millis, Files};
 use langonrock_core::engine::{
-    self, run, DeleteResult, Engine, GcOptions, GcResult, HistoryPage, HistoryRequest, Op,
-    OpenResult, RepairRequest, RepairResult, RestoreRequest, RevisionResult, Served, SourceContent,
+    self, run, serve, Answer, CommitOutcome, DeleteResult, Engine, GcOptions, GcResult,
+    HistoryPage, HistoryRequest, ImportRequest, ImportResult, Need, Op, OpenResult, RepairRequest,
+    RepairResult, RestoreRequest, RevisionResult, Served, SourceContent, Step, StoreError,
     Transaction, VerifyResult, WriteResult,
 };
 use langonrock_core::Error;
@@ -169,6 +170,40 @@ impl Conn {
     /// `restore` (engine.md §7).
     pub fn restore(&mut self, req: RestoreRequest) -> Result<RevisionResult, Error> {
         self.commit(false, |e, t| e.restore(req.clone(), t))
+    }
+
+    /// `import` (cli.md §4). `unchanged` runs after the commit is prepared and before it is
+    /// stored: a message from it aborts the commit with that message, nothing stored.
+    pub fn import(
+        &mut self,
+        req: ImportRequest,
+        unchanged: &mut dyn FnMut() -> Option<String>,
+    ) -> Result<ImportResult, Error> {
+        if self.read_only {
+            return Err(Error::Invalid(READ_ONLY.into()));
+        }
+        let _lock = self
+            .store
+            .tenant(self.engine.tenant())
+            .lock_writer()
+            .map_err(|e| Error::Store(e.0))?;
+        self.refresh()?;
+        let created = (self.now)();
+        let mut op = self.engine.import(req, &created);
+        let tenant = self.engine.tenant().to_string();
+        let mut answer = None;
+        loop {
+            match op.resume(&mut self.engine, answer.take())? {
+                Step::Done(t) => return Ok(t),
+                Step::Need(Need::Commit(p)) => {
+                    answer = Some(match unchanged() {
+                        Some(m) => Answer::Outcome(CommitOutcome::Failed(StoreError::Failed(m))),
+                        None => serve(&mut self.store, &tenant, Need::Commit(p)),
+                    });
+                }
+                Step::Need(n) => answer = Some(serve(&mut self.store, &tenant, n)),
+            }
+        }
     }
 
     /// `history` (engine.md §6).
