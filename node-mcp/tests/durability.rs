@@ -209,9 +209,7 @@ fn racing_writers() {
         .collect();
     let mut races = 0;
     let mut wins = 0;
-    for round in 0..rounds {
-        let a = &logs[0][round];
-        let b = &logs[1][round];
+    for (round, (a, b)) in logs[0].iter().zip(&logs[1]).enumerate() {
         if a.1 == b.1 {
             races += 1;
             assert!(
