@@ -93,9 +93,39 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             stats(io, rows, &text)?;
             Ok(0)
         }
-        Command::Get { .. } | Command::Search { .. } => Err(CliError(
-            "this build does not serve search and get yet".into(),
-        )),
+        Command::Search { .. } => Err(CliError("this build does not serve search yet".into())),
+        Command::Get {
+            target,
+            ids,
+            section,
+            offset,
+            limit,
+            find,
+            source,
+        } => {
+            let mut conn = open_read(&target, io)?;
+            let s = conn.read()?;
+            let opts = langonrock_core::read::GetOptions {
+                section,
+                offset: offset.map(|n| n as u64),
+                limit: limit.map(|n| n as u64),
+                find,
+                source,
+            };
+            let r = langonrock_core::read::get(s.model(), &ids, &opts);
+            let mut text = langonrock_core::read::render_cli(&r);
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            io.out.write_all(text.as_bytes()).map_err(write_err)?;
+            let mut missing = 0;
+            for id in r.missing() {
+                missing += 1;
+                writeln!(io.err, "warn: no such concept or section: {id}").map_err(write_err)?;
+            }
+            stats(io, r.slices().count(), &text)?;
+            Ok(i32::from(missing > 0))
+        }
         Command::Snapshot { target } => {
             let mut conn = open_read(&target, io)?;
             let s = conn.read()?;

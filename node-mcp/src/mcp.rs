@@ -243,10 +243,29 @@ fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
             Ok(s) => (s.snapshot_id(), false),
             Err(e) => err_text(&e),
         },
-        ToolCall::Search { .. } | ToolCall::Get { .. } => (
-            "this build does not serve search and get yet".to_string(),
-            true,
-        ),
+        ToolCall::Search { .. } => ("this build does not serve search yet".to_string(), true),
+        ToolCall::Get {
+            ids,
+            section,
+            offset,
+            limit,
+            find,
+            source,
+        } => match conn.read() {
+            Ok(s) => {
+                // The table already applied the MCP default cap (read.md §3.3).
+                let opts = langonrock_core::read::GetOptions {
+                    section,
+                    offset: offset.map(|n| n as u64),
+                    limit: limit.map(|n| n as u64),
+                    find,
+                    source,
+                };
+                let r = langonrock_core::read::get(s.model(), &ids, &opts);
+                (langonrock_core::read::render_mcp(&r), false)
+            }
+            Err(e) => err_text(&e),
+        },
         ToolCall::Write {
             bundle,
             path,

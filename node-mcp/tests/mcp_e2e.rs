@@ -55,7 +55,7 @@ fn python_sdk_drives_every_tool() {
         "ok: tools/list, resources and identity in mode default",
         "ok: tools/list, resources and identity in mode read_only_database_tools",
         "ok: write -> refusal -> retry with the hash -> success, diagnostics, renames, bad input",
-        "ok: delete's hash round trip",
+        "ok: delete's hash round trip; get with find, source, a capped read, not found",
         "ok: transact, history and restore",
         "ok: read-only mode",
     ] {

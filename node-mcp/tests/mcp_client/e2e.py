@@ -213,7 +213,23 @@ async def delete_round_trip():
         check(text.split("snapshot ")[1].startswith(snap), "the snapshot tool agrees with the delete")
         await srv.fails("delete", {"bundle": "notes", "path": "idea.md", "replaces": h},
                         f'concept changed since it was read: {CHANGED}\nretry with replaces: "{sha(IDEA2)}"')
-    print("ok: delete's hash round trip")
+        # get: a batch with the block of ids not found, a capped read, find, source.
+        await srv.fails("get", {"ids": ["idea"], "limit": 0}, "limit must be a positive integer")
+        equal(await srv.ok("get", {"ids": ["idea", "nope", "idea", "zz"]}),
+              "@@ idea\nA better idea.\n\n@@ not found\nnope zz", "get with ids not found")
+        equal(await srv.ok("get", {"ids": ["idea"], "limit": 5}),
+              "@@ idea [0..5 of 15]\nA bet", "a capped read")
+        equal(await srv.ok("get", {"ids": ["idea"], "offset": 5, "limit": 5}),
+              "@@ idea [5..10 of 15]\nter i", "continue with offset")
+        equal(await srv.ok("get", {"ids": ["idea"], "find": "BETTER"}),
+              "@@ idea 1 match at 2\nA better idea.\n", "get with find")
+        equal(await srv.ok("get", {"ids": ["idea"], "find": "nothing here"}),
+              "@@ idea no match in 15 chars", "find without a match")
+        equal(await srv.ok("get", {"ids": ["idea"], "source": True}),
+              f"@@ idea notes/idea.md hash {sha(IDEA2)}\n{IDEA2}", "get with source: true")
+        equal(await srv.ok("get", {"ids": ["idea"], "section": "nope"}),
+              '@@ idea no section "nope": body', "get of a missing section")
+    print("ok: delete's hash round trip; get with find, source, a capped read, not found")
 
 
 async def database_tools():
