@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 
 pub mod compile;
+pub mod engine;
 pub mod error;
 pub mod hash;
 pub mod manifest;
@@ -21,6 +22,7 @@ pub mod read;
 pub mod search;
 pub mod snapshot;
 pub mod text;
+pub mod tools;
 pub mod validate;
 
 #[cfg(test)]
