@@ -202,6 +202,22 @@ impl Conn {
         self.engine.read()
     }
 
+    /// Runs a read over the served state after a refresh. When the read met a text of a
+    /// derived record that does not match its source hash, the engine compiles the state
+    /// from the sources and the read runs once more: a bad derived record never fails a
+    /// read (engine.md §9.1 rule 4).
+    pub fn with_read<T>(&mut self, f: impl Fn(&Served) -> Result<T, Error>) -> Result<T, Error> {
+        let s = self.read()?;
+        match f(&s) {
+            Err(_) if s.derived_failed() => {
+                drop(s);
+                let s = self.read()?;
+                f(&s)
+            }
+            r => r,
+        }
+    }
+
     /// One document's exact text and hash.
     pub fn read_source(
         &mut self,
