@@ -674,12 +674,13 @@ impl Served {
         let index = match guard.take_built(&self.model) {
             Some(mut index) => {
                 if index.today() != today {
-                    // Re-dating re-reads the concepts whose status can change with the date.
-                    let dated = self
-                        .model
-                        .concepts
-                        .iter()
-                        .filter(|c| c.parsed.stale_after.is_some());
+                    // Re-dating re-reads the concepts whose status changes with the date.
+                    let was = index.today().to_string();
+                    let dated = self.model.concepts.iter().filter(|c| {
+                        c.parsed.stale_after.is_some()
+                            && crate::manifest::status_for(c, &was)
+                                != crate::manifest::status_for(c, today)
+                    });
                     if let Err(e) = self.check_texts(dated.map(|c| &**c)) {
                         *guard = IndexSlot::Built(Box::new(index));
                         return Err(e);
