@@ -145,6 +145,11 @@ impl Conn {
         }
     }
 
+    /// The served state as last loaded (no refresh), when open.
+    pub fn served(&self) -> Option<Arc<Served>> {
+        self.engine.read().ok()
+    }
+
     /// Whether the served state was decoded from a derived record.
     pub fn served_from_derived(&self) -> bool {
         self.engine.read().is_ok_and(|s| s.from_derived())

@@ -481,6 +481,13 @@ where
             crate::commands::no_revisions(&target.tenant, &target.data)
         );
     }
+    // The first search needs the index: decode (or build) it on another thread while the
+    // session starts.
+    if let Some(s) = conn.served() {
+        let _ = std::thread::Builder::new()
+            .name("langonrock-index".into())
+            .spawn(move || s.warm_index(&crate::clock::today()));
+    }
     let backend = Arc::new(TenantBackend::new(conn));
     let server = server_over(backend.clone(), mode);
     let rt = match tokio::runtime::Builder::new_current_thread()

@@ -663,6 +663,12 @@ impl Served {
         })?
     }
 
+    /// Builds (or decodes, or re-dates) the search index for `today` ahead of the first
+    /// search, for a host that can do it on another thread while it answers other requests.
+    pub fn warm_index(&self, today: &str) {
+        let _ = self.with_index(today, |_, _| ());
+    }
+
     /// Runs `f` with the model and its search index dated `today`. Fails only when a text
     /// decoded from a derived record that the index must read fails its check.
     pub fn with_index<T>(
