@@ -39,9 +39,15 @@ fn main() {
     let t = Instant::now();
     let _ = Digest::of(&bytes[derived::HEADER..derived::HEADER + plen]);
     let sha = ms(t);
-    let t = Instant::now();
+    // The least of a few runs: the machine may be shared.
+    let mut decode = f64::MAX;
+    for _ in 0..4 {
+        let t = Instant::now();
+        let d = derived::decode(&bytes, &rev.snapshot, &rev.bundles).expect("it decodes");
+        decode = decode.min(ms(t));
+        std::mem::forget(d);
+    }
     let dec = derived::decode(&bytes, &rev.snapshot, &rev.bundles).expect("it decodes");
-    let decode = ms(t);
     let t = Instant::now();
     let ix = langonrock_core::search::Index::decode(dec.index_bytes().unwrap()).unwrap();
     let index = ms(t);

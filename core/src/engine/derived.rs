@@ -354,7 +354,11 @@ struct DocIn<'a> {
 
 fn decode_payload(payload: &[u8], texts: &[u8], bundles: &[BundleRef]) -> Option<Decoded> {
     let mut r = R { b: payload, at: 0 };
-    let mut t = R { b: texts, at: 0 };
+    // The texts are checked as UTF-8 in one pass (each must then start and end on a char
+    // boundary); when they are all ASCII, so is each, and no offset map needs a scan.
+    let all = std::str::from_utf8(texts).ok()?;
+    let ascii = all.is_ascii();
+    let mut t_at = 0usize;
     let nb = r.count(4 + 32 + 8 + 4)?;
     if nb != bundles.len() {
         return None;
@@ -382,7 +386,8 @@ fn decode_payload(payload: &[u8], texts: &[u8], bundles: &[BundleRef]) -> Option
             }
             let hash = Digest(r.digest()?);
             let n = r.u32()?;
-            let text: Arc<str> = Arc::from(std::str::from_utf8(t.take(n)?).ok()?);
+            let text: Arc<str> = Arc::from(all.get(t_at..t_at.checked_add(n)?)?);
+            t_at += n;
             let concept = r.flag()?;
             in_bundle += u64::from(concept);
             list.push(DocIn {
@@ -423,7 +428,7 @@ fn decode_payload(payload: &[u8], texts: &[u8], bundles: &[BundleRef]) -> Option
         if !doc.concept || doc.parsed.is_some() {
             return None;
         }
-        let parsed = Arc::new(decode_parsed(&mut r, &doc.text)?);
+        let parsed = Arc::new(decode_parsed(&mut r, &doc.text, ascii)?);
         doc.parsed = Some(parsed.clone());
         let links = r.strs()?;
         let diagnostics = r.strs()?;
@@ -445,7 +450,7 @@ fn decode_payload(payload: &[u8], texts: &[u8], bundles: &[BundleRef]) -> Option
     } else {
         None
     };
-    if r.at != payload.len() || t.at != texts.len() {
+    if r.at != payload.len() || t_at != texts.len() {
         return None;
     }
 
@@ -488,7 +493,7 @@ fn decode_payload(payload: &[u8], texts: &[u8], bundles: &[BundleRef]) -> Option
     })
 }
 
-fn decode_parsed(r: &mut R<'_>, text: &str) -> Option<ParsedDoc> {
+fn decode_parsed(r: &mut R<'_>, text: &str, ascii: bool) -> Option<ParsedDoc> {
     let kind = r.string()?;
     let status = r.string()?;
     let grain = r.string()?;
@@ -525,7 +530,11 @@ fn decode_parsed(r: &mut R<'_>, text: &str) -> Option<ParsedDoc> {
     }
     let head_diagnostics = r.strs()?;
     let stale_after_diagnostic = r.flag()?;
-    let source_map = Utf16Map::new(text);
+    let source_map = if ascii {
+        Utf16Map::ascii(text.len())
+    } else {
+        Utf16Map::new(text)
+    };
     let body_map = if source_map.is_ascii() {
         Utf16Map::ascii(text.len() - body_start)
     } else {
