@@ -1,6 +1,8 @@
 //! The `langonrock` binary: the CLI of cli.md.
 
 fn main() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    huge_pages();
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     if args.first().is_some_and(|a| a == "mcp") {
         std::process::exit(langonrock_node_mcp::cli::mcp_main(args));
@@ -12,4 +14,37 @@ fn main() {
         &mut std::io::stderr().lock(),
     );
     std::process::exit(code);
+}
+
+/// Opening a large tenant allocates a few hundred megabytes at once (the derived record and
+/// the compiled model), and on Linux most of that time goes to the kernel faulting in 4 KiB
+/// pages one by one. glibc's `malloc` asks for transparent huge pages when its
+/// `glibc.malloc.hugetlb` tunable is 1, which the C library reads only at start: so the
+/// process runs itself again once with it set (`exec`, same pid, arguments and streams).
+/// `LANGONROCK_HUGE_PAGES=0` keeps the process as it is; so does any failure.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn huge_pages() {
+    use std::os::unix::process::CommandExt;
+    const TUNABLE: &str = "glibc.malloc.hugetlb=1";
+    let tunables = std::env::var("GLIBC_TUNABLES").unwrap_or_default();
+    if std::env::var_os("LANGONROCK_HUGE_PAGES").is_some_and(|v| v == "0")
+        || tunables
+            .split(':')
+            .any(|t| t.starts_with("glibc.malloc.hugetlb="))
+    {
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let value = if tunables.is_empty() {
+        TUNABLE.to_string()
+    } else {
+        format!("{tunables}:{TUNABLE}")
+    };
+    // `exec` returns only when it failed; then the process goes on as it is.
+    let _ = std::process::Command::new(exe)
+        .args(std::env::args_os().skip(1))
+        .env("GLIBC_TUNABLES", value)
+        .exec();
 }

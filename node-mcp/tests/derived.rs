@@ -160,3 +160,48 @@ fn a_corrupt_record_on_disk_is_ignored() {
         }
     }
 }
+
+/// The binary runs itself once more with glibc's huge-page tunable (see `main.rs`): the
+/// environment of the running server shows it, unless `LANGONROCK_HUGE_PAGES=0`.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn the_server_runs_with_huge_pages_unless_told_not_to() {
+    let d = TempDir::new("derived-huge");
+    let data = d.path();
+    ok(
+        data,
+        &["write", "sales", "a.md", "--create", "--tenant", "t"],
+        A,
+    );
+    let dsn = format!("okf://{}?tenant=t", data.display());
+    for (setting, want) in [(None, true), (Some("0"), false)] {
+        let mut cmd = std::process::Command::new(common::bin());
+        cmd.args(["mcp", &dsn])
+            .env_remove("GLIBC_TUNABLES")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        if let Some(v) = setting {
+            cmd.env("LANGONROCK_HUGE_PAGES", v);
+        }
+        let mut child = cmd.spawn().expect("spawn");
+        // Once the server answers, it runs the final image.
+        {
+            use std::io::{BufRead, Write};
+            let mut stdin = child.stdin.take().expect("stdin");
+            writeln!(stdin, "{}", serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}})).expect("write");
+            let mut line = String::new();
+            std::io::BufReader::new(child.stdout.as_mut().expect("stdout"))
+                .read_line(&mut line)
+                .expect("read");
+            assert!(line.contains("\"id\":1"), "{line}");
+            let env = std::fs::read(format!("/proc/{}/environ", child.id())).expect("environ");
+            let has = env
+                .split(|&b| b == 0)
+                .any(|kv| kv == b"GLIBC_TUNABLES=glibc.malloc.hugetlb=1");
+            assert_eq!(has, want, "{setting:?}");
+            drop(stdin);
+        }
+        assert!(child.wait().expect("wait").success());
+    }
+}

@@ -262,10 +262,7 @@ fn a_bad_text_fails_closed_and_the_engine_compiles_instead() {
 #[test]
 fn an_ascii_tenant_round_trips_too() {
     // All texts ASCII: the offset maps are made without scanning.
-    let ascii: Vec<_> = docs()
-        .into_iter()
-        .filter(|d| d.2.is_ascii())
-        .collect();
+    let ascii: Vec<_> = docs().into_iter().filter(|d| d.2.is_ascii()).collect();
     assert!(ascii.len() >= 3);
     let (mut store, mut e) = setup_with(ascii);
     let s = e.take_derived().unwrap();
