@@ -607,3 +607,37 @@ fn a_bad_text_in_the_record_is_caught_and_compiled_away() {
     assert_eq!(content_of(&store), content_of(&c));
     assert!(reads(&mut e, &mut store) == reads(&mut compiled, &mut c));
 }
+
+#[test]
+fn another_writer_moves_the_head_while_serving_from_a_record() {
+    for with_record in [true, false] {
+        let (mut store, _, _, _) = prepared();
+        let mut a = open(&mut store);
+        assert!(a.read().unwrap().from_derived());
+        let mut b = open(&mut store);
+        let h = b.read().unwrap().source_hash("dom1", "tables/t3.md");
+        let op = b.write(
+            "dom1",
+            "tables/t3.md",
+            "---\ntype: note\n---\nRewritten by another writer.\n",
+            h.as_deref(),
+            &at(11),
+        );
+        run(&mut b, &mut store, op).unwrap();
+        if with_record {
+            put_derived(&mut b, &mut store);
+        }
+        let op = a.refresh();
+        assert!(run(&mut a, &mut store, op).unwrap().loaded);
+        assert_eq!(a.read().unwrap().from_derived(), with_record);
+        assert!(reads(&mut a, &mut store) == reads(&mut b, &mut store));
+        // And `a` commits on top of it like `b` would.
+        let mut c = store.clone();
+        let mut b2 = open(&mut c);
+        for (e, st) in [(&mut a, &mut store), (&mut b2, &mut c)] {
+            let op = e.write("dom0", "tables/z.md", "Zed.\n", None, &at(12));
+            run(e, st, op).unwrap();
+        }
+        assert_eq!(content_of(&store), content_of(&c));
+    }
+}

@@ -1303,11 +1303,6 @@ impl Engine {
         let record = HeadRecord::decode(&bytes)?.ok_or_else(|| foreign_format(&self.tenant))?;
         let rev = self.fetch_revision(ctx, record.revision)?;
         let mut fresh = !matches!(self.status, Status::Open);
-        if !fresh && self.served.check_all_texts().is_err() {
-            // The served texts came from a derived record that proved bad: compile.
-            self.distrusted = self.served.recorded.map(|r| derived_key(&r));
-            fresh = true;
-        }
         if fresh || !self.linker_ready {
             if let Some(d) = self.try_derived(ctx, &rev)? {
                 self.reset();
@@ -1319,6 +1314,11 @@ impl Engine {
                 self.status = Status::Open;
                 return Ok(());
             }
+        }
+        if !fresh && self.served.check_all_texts().is_err() {
+            // The served texts came from a derived record that proved bad: compile.
+            self.distrusted = self.served.recorded.map(|r| derived_key(&r));
+            fresh = true;
         }
         if fresh {
             self.reset();
