@@ -1,0 +1,179 @@
+//! Compile-time benchmark and output digest over a folder of bundles.
+//!
+//! `perfbench bench <dir> [runs]` prints the median (and min) of `runs` runs of the
+//! per-document pass, the tenant pass and `compile` as a whole, in wall time and in thread
+//! CPU time (from `/proc/thread-self/schedstat`, which is less disturbed by other processes
+//! on a shared machine).
+//!
+//! `perfbench digest <dir>...` prints a SHA-256 over the `Debug` form of every `ParsedDoc`
+//! and of the whole model, so an optimisation can be checked to change no output byte.
+use langonrock_core::compile::{
+    compile, link, parse_document, Ambiguity, LinkInput, SourceDoc, SUMMARY_WIDTH,
+};
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+use std::time::Instant;
+
+fn walk(dir: &std::path::Path, bundle: &str, prefix: &str, out: &mut Vec<SourceDoc>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let name = e.file_name().to_string_lossy().to_string();
+        let rel = if prefix.is_empty() {
+            name.clone()
+        } else {
+            format!("{prefix}/{name}")
+        };
+        if e.file_type().unwrap().is_dir() {
+            walk(&e.path(), bundle, &rel, out);
+        } else if name.ends_with(".md") {
+            out.push(SourceDoc::new(
+                bundle,
+                rel,
+                std::fs::read_to_string(e.path()).unwrap(),
+            ));
+        }
+    }
+}
+
+fn load(root: &str) -> Vec<SourceDoc> {
+    let mut docs = Vec::new();
+    let mut entries: Vec<_> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().unwrap().is_dir())
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        walk(&e.path(), &e.file_name().to_string_lossy(), "", &mut docs);
+    }
+    docs
+}
+
+/// CPU time of this thread in nanoseconds, or 0 where `/proc` is missing.
+fn cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+struct Timer(Instant, u64);
+
+impl Timer {
+    fn start() -> Timer {
+        Timer(Instant::now(), cpu_ns())
+    }
+    /// (wall ms, cpu ms)
+    fn stop(self) -> (f64, f64) {
+        (
+            self.0.elapsed().as_secs_f64() * 1e3,
+            (cpu_ns() - self.1) as f64 / 1e6,
+        )
+    }
+}
+
+fn parse_all(docs: &[SourceDoc]) -> Vec<LinkInput> {
+    docs.iter()
+        .map(|d| {
+            let nav = langonrock_core::validate::is_navigation(&d.path);
+            (
+                d.clone(),
+                (!nav).then(|| Arc::new(parse_document(&d.path, &d.text, SUMMARY_WIDTH))),
+            )
+        })
+        .collect()
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn bench(root: &str, runs: usize) {
+    let docs = load(root);
+    let mut rows: [(&str, Vec<f64>, Vec<f64>); 3] = [
+        ("parse", Vec::new(), Vec::new()),
+        ("link", Vec::new(), Vec::new()),
+        ("compile", Vec::new(), Vec::new()),
+    ];
+    let mut concepts = 0;
+    for _ in 0..runs {
+        let t = Timer::start();
+        let parsed = parse_all(&docs);
+        let (w, c) = t.stop();
+        rows[0].1.push(w);
+        rows[0].2.push(c);
+        let t = Timer::start();
+        let model = link(parsed, Ambiguity::Refuse).unwrap();
+        let (w, c) = t.stop();
+        rows[1].1.push(w);
+        rows[1].2.push(c);
+        concepts = model.concepts.len();
+        drop(model);
+        let t = Timer::start();
+        let model = compile(&docs, SUMMARY_WIDTH).unwrap();
+        let (w, c) = t.stop();
+        rows[2].1.push(w);
+        rows[2].2.push(c);
+        drop(model);
+    }
+    println!(
+        "{} docs, {concepts} concepts, {runs} runs (ms: wall median/min, cpu median/min)",
+        docs.len()
+    );
+    for (name, wall, cpu) in &mut rows {
+        let wmin = wall.iter().cloned().fold(f64::MAX, f64::min);
+        let cmin = cpu.iter().cloned().fold(f64::MAX, f64::min);
+        println!(
+            "  {name:8} wall {:8.1} {:8.1}   cpu {:8.1} {:8.1}",
+            median(wall),
+            wmin,
+            median(cpu),
+            cmin
+        );
+    }
+}
+
+fn digest(roots: &[String]) {
+    let mut h = Sha256::new();
+    for root in roots {
+        let docs = load(root);
+        let parsed = parse_all(&docs);
+        for (d, p) in &parsed {
+            h.update(format!("{}/{}\n{:?}\n", d.bundle, d.path, p).as_bytes());
+        }
+        let model = link(parsed, Ambiguity::Serve).unwrap();
+        h.update(format!("{:?}\n", model.bundles).as_bytes());
+        for c in &model.concepts {
+            h.update(
+                format!(
+                    "{} {} {} {:?} {:?}\n",
+                    c.id, c.bundle, c.path, c.links, c.diagnostics
+                )
+                .as_bytes(),
+            );
+        }
+        let mut by_id: Vec<_> = model.by_id.iter().collect();
+        by_id.sort();
+        h.update(format!("{by_id:?}\n").as_bytes());
+        println!("{root}: {} docs", docs.len());
+    }
+    let out: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    println!("digest {out}");
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("bench") => bench(
+            &args[1],
+            args.get(2).map_or(5, |r| r.parse().expect("runs")),
+        ),
+        Some("digest") => digest(&args[1..]),
+        _ => eprintln!("usage: perfbench bench <dir> [runs] | perfbench digest <dir>..."),
+    }
+}
