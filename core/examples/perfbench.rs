@@ -7,8 +7,12 @@
 //!
 //! `perfbench digest <dir>...` prints a SHA-256 over the `Debug` form of every `ParsedDoc`
 //! and of the whole model, so an optimisation can be checked to change no output byte.
+//!
+//! `perfbench verify <dir>...` checks `parse_document` against `parse_document_reference`
+//! (the pass without fast paths) on every document.
 use langonrock_core::compile::{
-    compile, link, parse_document, Ambiguity, LinkInput, SourceDoc, SUMMARY_WIDTH,
+    compile, link, parse_document, parse_document_reference, Ambiguity, LinkInput, SourceDoc,
+    SUMMARY_WIDTH,
 };
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
@@ -166,6 +170,24 @@ fn digest(roots: &[String]) {
     println!("digest {out}");
 }
 
+/// Checks that the fast paths give what the reference paths give, document by document.
+fn verify(roots: &[String]) {
+    for root in roots {
+        let docs = load(root);
+        let mut n = 0;
+        for d in &docs {
+            if langonrock_core::validate::is_navigation(&d.path) {
+                continue;
+            }
+            let fast = parse_document(&d.path, &d.text, SUMMARY_WIDTH);
+            let reference = parse_document_reference(&d.path, &d.text, SUMMARY_WIDTH);
+            assert_eq!(fast, reference, "{}/{}", d.bundle, d.path);
+            n += 1;
+        }
+        println!("{root}: {n} documents parse the same on both paths");
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -174,6 +196,7 @@ fn main() {
             args.get(2).map_or(5, |r| r.parse().expect("runs")),
         ),
         Some("digest") => digest(&args[1..]),
-        _ => eprintln!("usage: perfbench bench <dir> [runs] | perfbench digest <dir>..."),
+        Some("verify") => verify(&args[1..]),
+        _ => eprintln!("usage: perfbench bench <dir> [runs] | perfbench digest <dir>... | perfbench verify <dir>..."),
     }
 }

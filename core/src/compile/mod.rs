@@ -4,14 +4,15 @@
 //! cached by the engine per source hash. [`link`] is the tenant pass: local ids, public ids,
 //! link resolution and the diagnostics that depend on other documents.
 
+mod front;
 mod linker;
 mod parse;
 
 pub use linker::{Change, LinkDelta, Linker};
 
 pub use parse::{
-    kind_slug, markdown_options, parse_document, section_slug, split_frontmatter, stale_date,
-    ParsedDoc, RawLink, Section,
+    kind_slug, markdown_options, parse_document, parse_document_reference, section_slug,
+    split_frontmatter, stale_date, ParsedDoc, RawLink, Section,
 };
 
 use crate::error::{Error, Result};

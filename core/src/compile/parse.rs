@@ -3,6 +3,7 @@
 //! Everything here depends on one document's own text only, so the engine caches it by
 //! source hash and a commit re-parses only the documents it changes (compile.md §11).
 
+use super::front::{self, Field, Fields};
 use crate::text::{flatten, is_letter_or_number, truncate_summary, Utf16Map};
 use pulldown_cmark::{Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd};
 use std::sync::Arc;
@@ -146,13 +147,6 @@ fn yaml_is_blank(inner: &str) -> bool {
         let t = l.trim();
         t.is_empty() || t.starts_with('#')
     })
-}
-
-fn yaml_str<'a>(map: &'a yaml_serde::Mapping, key: &str) -> Option<&'a str> {
-    match map.get(key) {
-        Some(yaml_serde::Value::String(s)) => Some(s.as_str()),
-        _ => None,
-    }
 }
 
 /// The `type` slug: lower-case, runs outside `[a-z0-9]` become `_`, `_` trimmed.
@@ -336,36 +330,61 @@ fn markdown_target(dest: &str, doc_path: &str) -> Option<Option<String>> {
 /// Parses one document on its own. `text` is the exact stored text; `width` the summary
 /// width (120 for stored tenants).
 pub fn parse_document(path: &str, text: &Arc<str>, width: usize) -> ParsedDoc {
+    parse_with(path, text, width, true)
+}
+
+/// The same pass as [`parse_document`], with every frontmatter parsed by `yaml_serde`
+/// (no fast path). It exists for differential tests and benchmarks; the results are equal.
+#[doc(hidden)]
+pub fn parse_document_reference(path: &str, text: &Arc<str>, width: usize) -> ParsedDoc {
+    parse_with(path, text, width, false)
+}
+
+/// The frontmatter fields through `yaml_serde`, pushing the diagnostic of a frontmatter
+/// that is not a mapping or not valid YAML.
+fn yaml_fields(inner: &str, head_diagnostics: &mut Vec<String>) -> Fields<'static> {
+    if yaml_is_blank(inner) {
+        return Fields::default();
+    }
+    match yaml_serde::from_str::<yaml_serde::Value>(inner) {
+        Ok(yaml_serde::Value::Mapping(m)) => return front::from_yaml(&m),
+        Ok(yaml_serde::Value::Tagged(t)) => {
+            if let yaml_serde::Value::Mapping(m) = t.value {
+                return front::from_yaml(&m);
+            }
+            head_diagnostics.push("frontmatter is not a mapping".to_string());
+        }
+        Ok(_) => head_diagnostics.push("frontmatter is not a mapping".to_string()),
+        Err(e) => head_diagnostics.push(format!(
+            "invalid YAML frontmatter: {}",
+            flatten(&e.to_string())
+        )),
+    }
+    Fields::default()
+}
+
+fn field_str<'a>(f: &'a Option<Field<'_>>) -> Option<&'a str> {
+    f.as_ref().and_then(Field::as_str)
+}
+
+fn parse_with(path: &str, text: &Arc<str>, width: usize, fast_path: bool) -> ParsedDoc {
     let bomless_start = if text.starts_with('\u{feff}') { 3 } else { 0 };
     let bomless = &text[bomless_start..];
     let mut head_diagnostics = Vec::new();
-    let mut map = yaml_serde::Mapping::new();
+    let mut fields = Fields::default();
     let (has_fm, body_start) = match split_frontmatter(bomless) {
         Some((inner, body_off)) => {
-            if !yaml_is_blank(inner) {
-                match yaml_serde::from_str::<yaml_serde::Value>(inner) {
-                    Ok(yaml_serde::Value::Mapping(m)) => map = m,
-                    Ok(yaml_serde::Value::Tagged(t)) => {
-                        if let yaml_serde::Value::Mapping(m) = t.value {
-                            map = m;
-                        } else {
-                            head_diagnostics.push("frontmatter is not a mapping".to_string());
-                        }
-                    }
-                    Ok(_) => head_diagnostics.push("frontmatter is not a mapping".to_string()),
-                    Err(e) => head_diagnostics.push(format!(
-                        "invalid YAML frontmatter: {}",
-                        flatten(&e.to_string())
-                    )),
-                }
-            }
+            fields = match fast_path.then(|| front::fast(inner)).flatten() {
+                Some(f) => f,
+                None => yaml_fields(inner, &mut head_diagnostics),
+            };
             (true, bomless_start + body_off)
         }
         None => (false, bomless_start),
     };
     let body = &text[body_start..];
 
-    let kind = yaml_str(&map, "type")
+    let kind = field_str(&fields.kind)
         .map(kind_slug)
         .unwrap_or_else(|| "-".into());
     if !has_fm {
@@ -374,31 +393,31 @@ pub fn parse_document(path: &str, text: &Arc<str>, width: usize) -> ParsedDoc {
     } else if kind == "-" {
         head_diagnostics.push("missing required frontmatter field \"type\"".to_string());
     }
-    let cell = |key: &str| -> String {
-        let v = yaml_str(&map, key).map(flatten).unwrap_or_default();
+    let cell = |f: &Option<Field<'_>>| -> String {
+        let v = field_str(f).map(flatten).unwrap_or_default();
         if v.is_empty() {
             "-".into()
         } else {
             v
         }
     };
-    let grain = cell("grain");
-    let mut status = cell("status");
+    let grain = cell(&fields.grain);
+    let mut status = cell(&fields.status);
     if status.eq_ignore_ascii_case("current") || status.eq_ignore_ascii_case("stable") {
         status = "-".into();
     }
-    let fm_title = yaml_str(&map, "title")
+    let fm_title = field_str(&fields.title)
         .map(flatten)
         .filter(|t| !t.is_empty());
-    let (stale_after, stale_after_diagnostic) = match map.get("stale_after") {
+    let (stale_after, stale_after_diagnostic) = match &fields.stale_after {
         None => (None, false),
-        Some(yaml_serde::Value::String(s)) => match stale_date(s.trim()) {
+        Some(Field::Str(s)) => match stale_date(s.trim()) {
             Some(d) => (Some(d), false),
             None => (None, true),
         },
-        Some(_) => (None, true),
+        Some(Field::Other) => (None, true),
     };
-    let description = yaml_str(&map, "description").filter(|d| !d.is_empty());
+    let description = field_str(&fields.description).filter(|d| !d.is_empty());
 
     let body_map = Utf16Map::new(body);
     let scan = scan_body(body, path, &body_map, !has_fm);
