@@ -9,3 +9,9 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
 fi
 rustup component list --installed | grep -q '^rustfmt' || rustup component add rustfmt
 rustup component list --installed | grep -q '^clippy' || rustup component add clippy
+
+# wasm-bindgen-test-runner runs the wasm32 tests in Node; its version must equal the
+# wasm-bindgen in Cargo.lock. (No --locked: its own lockfile pins a crate the index lost.)
+if ! wasm-bindgen --version 2>/dev/null | grep -qx 'wasm-bindgen 0.2.130'; then
+  cargo install wasm-bindgen-cli --version 0.2.130
+fi

@@ -18,3 +18,10 @@ cargo check -p langonrock-core --target wasm32-unknown-unknown --locked
 
 step "native tests"
 cargo test --workspace --locked
+
+step "wasm32 build of core gives the native bytes (Node)"
+CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+  cargo test --locked --target wasm32-unknown-unknown -p langonrock-tests --test wasm_node
+
+step "JS package: Node, types and headless Chromium"
+bash scripts/js-test.sh

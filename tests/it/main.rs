@@ -5,5 +5,7 @@
 
 /// The compiler: spec-by-example rules of compile.md and golden manifests.
 mod compile;
+/// The golden that the wasm32 build must reproduce byte for byte.
+mod parity;
 /// Helpers: golden files, test data paths.
 mod util;

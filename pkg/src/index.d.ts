@@ -1,0 +1,399 @@
+// Types of the `langonrock` package shared by its Node and browser entries (js.md).
+// src/node.d.ts adds the files store, src/browser.d.ts the IndexedDB store.
+
+// ---------------------------------------------------------------------------------------
+// Errors (js.md §4, README §4.4)
+
+/** The stable error codes. */
+export type ErrorCode = 'INVALID' | 'NOT_FOUND' | 'CONFLICT' | 'INDETERMINATE_COMMIT' | 'CORRUPT' | 'STORE';
+
+/** Every error code, in README §4.4's order. */
+export declare const CODES: readonly ErrorCode[];
+
+/** Why a precondition failed (engine.md §3.2). */
+export type PreconditionReason = 'exists' | 'missing' | 'changed';
+
+/** One failing change of a refused `transact` (engine.md §5.3.2). */
+export interface ChangeFailure {
+  /** The change's index in the request. */
+  index: number;
+  reason: PreconditionReason;
+}
+
+/**
+ * Every failure of the package: a real `Error` whose `message` is the spec's exact text.
+ * `INDETERMINATE_COMMIT` errors carry `revision`; a failed precondition carries `reason`; a
+ * refused `transact` carries `changes`. Absent fields are left out.
+ */
+export declare class LangonrockError extends Error {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    extra?: { revision?: string; reason?: PreconditionReason; changes?: ChangeFailure[]; cause?: unknown },
+  );
+  readonly name: 'LangonrockError';
+  code: ErrorCode;
+  /** With `INDETERMINATE_COMMIT`: the revision to inspect before retrying. */
+  revision?: string;
+  /** With a failed precondition (`CONFLICT`). */
+  reason?: PreconditionReason;
+  /** With a refused `transact` (`CONFLICT`): every failing change. */
+  changes?: ChangeFailure[];
+}
+
+// ---------------------------------------------------------------------------------------
+// Stores (js.md §2, engine.md §9.1)
+
+/** A record's kind; `source`, `revision`, `record` and `recovery` are content addressed. */
+export type RecordKind = 'source' | 'revision' | 'record' | 'derived' | 'recovery';
+
+/** A record key: a kind and a digest of 64 lowercase hex characters. */
+export interface StoreKey {
+  kind: RecordKind;
+  digest: string;
+}
+
+/** One entry of `keys()`. */
+export interface KeyInfo {
+  key: StoreKey;
+  /** When the record was last put (written or refreshed), in milliseconds since the epoch. */
+  putTime: number;
+  /** The record's size in bytes. */
+  size: number;
+}
+
+/** What `swapHead` reports; a swap that certainly left the head as it was throws instead. */
+export type SwapOutcome = 'swapped' | 'conflict' | 'indeterminate';
+
+/** The points where tests can inject a failure (see each store's module). */
+export type FailurePoint = 'readHead' | 'get' | 'put' | 'keys' | 'remove' | 'swap' | 'swap:mid' | 'swap:lost' | 'swap:after';
+
+/**
+ * A failure-injection hook for tests: called at each point of an operation; a truthy answer
+ * (or a promise of one) injects a failure there.
+ */
+export type FailAt = (point: FailurePoint, detail?: { key?: StoreKey; keys?: StoreKey[]; generation?: number }) => unknown;
+
+/** Options every store takes. */
+export interface StoreOptions {
+  /** The clock for put times, in milliseconds since the epoch. Default `Date.now`. */
+  now?: () => number;
+  /** Failure injection, for tests. */
+  failAt?: FailAt;
+}
+
+/** The persistence contract of one tenant (engine.md §9.1), with promises. */
+export interface TenantStore {
+  /** The head record's bytes, or null for an empty tenant. */
+  readHead(): Promise<Uint8Array | null>;
+  /** A record's bytes, or null. */
+  get(key: StoreKey): Promise<Uint8Array | null>;
+  /** Each record's bytes in the order asked, null for a missing one. */
+  getMany(keys: readonly StoreKey[]): Promise<Array<Uint8Array | null>>;
+  /**
+   * Stores a record durably. The same bytes again only refresh its put time; different bytes
+   * under an existing key reject with `CORRUPT`, except for `derived` records, which a put
+   * replaces.
+   */
+  put(key: StoreKey, bytes: Uint8Array): Promise<void>;
+  /**
+   * Replaces the head with `next` if it still equals `expected` (null: no head). Rejects with
+   * `STORE` when the head certainly did not move.
+   */
+  swapHead(expected: Uint8Array | null, next: Uint8Array): Promise<SwapOutcome>;
+  /** Every record with its put time and size, for collection. */
+  keys(): Promise<KeyInfo[]>;
+  /**
+   * Removes each listed record whose put time is still before `before` (never a `recovery`
+   * record) and answers the keys it removed.
+   */
+  remove(keys: readonly StoreKey[], before: number): Promise<StoreKey[]>;
+  /** Later calls reject. */
+  close(): Promise<void>;
+}
+
+/** A store: the data of one data root, opened per tenant. */
+export interface Store<T extends TenantStore = TenantStore> {
+  readonly kind: 'memory' | 'files' | 'indexeddb';
+  /** Opens one tenant (an id of compile.md §10.1, lower-cased). */
+  open(tenant: string): Promise<T>;
+  /** Releases the store's resources. */
+  close(): Promise<void>;
+}
+
+/** The memory store. */
+export interface MemoryStore extends Store {
+  readonly kind: 'memory';
+}
+
+export interface MemoryOptions extends StoreOptions {
+  /**
+   * Refuse a content-addressed put whose bytes do not hash to its key and a head that
+   * reaches a record never put. Default true.
+   */
+  strict?: boolean;
+  /** Another memory store whose data this one shares, as a second connection would. */
+  sharing?: MemoryStore;
+}
+
+/** No persistence; the strictest store (engine.md §9.2 rule 1). */
+export declare function memory(options?: MemoryOptions): MemoryStore;
+
+/** The package version, as compiled into the WebAssembly module. */
+export declare function version(): string;
+
+// ---------------------------------------------------------------------------------------
+// The connection (js.md §1, §3, §5, §6). These are the shapes of the calls that the engine
+// provides; `open` and `createMcpServer` are exported once it is wired in (see Open and
+// CreateMcpServer below).
+
+export interface OpenOptions {
+  /** A tenant id (compile.md §10.1). */
+  tenant: string;
+  store: Store;
+  /** The connection never writes to the store. Default false. */
+  readOnly?: boolean;
+  /** The read date and commit times. Default `() => new Date()`. */
+  now?: () => Date;
+}
+
+/** `open(options)`: a connection to one tenant. */
+export type Open = (options: OpenOptions) => Promise<Connection>;
+
+/** A compile diagnostic (compile.md §9). */
+export interface Diagnostic {
+  level: 'warn';
+  bundle: string;
+  /** Bundle-relative. */
+  path: string;
+  message: string;
+}
+
+export interface GetOptions {
+  section?: string;
+  offset?: number;
+  limit?: number;
+  find?: string;
+  /** Address the whole stored text instead of the body. */
+  source?: boolean;
+}
+
+/** A slice of one concept (read.md §3.2). Offsets are UTF-16 code units. */
+export interface Slice {
+  text: string;
+  start: number;
+  end: number;
+  total: number;
+  /** With `find`: the first 20 match offsets. */
+  matches?: number[];
+  /** With `find`: the number of all matches. */
+  matchCount?: number;
+  /** With `source`. */
+  bundle?: string;
+  /** With `source`. */
+  path?: string;
+  /** With `source`: the source hash. */
+  hash?: string;
+}
+
+export interface SearchOptions {
+  k?: number;
+  bundle?: string;
+  /** One-hop expansion; default true. */
+  expand?: boolean;
+}
+
+export interface SnapshotInfo {
+  snapshot: string;
+  concepts: number;
+}
+
+export interface SourceEntry {
+  bundle: string;
+  path: string;
+  hash: string;
+  /** UTF-8 byte length. */
+  bytes: number;
+  /** Absent for navigation documents. */
+  id?: string;
+}
+
+export interface SourceText {
+  content: string;
+  hash: string;
+}
+
+export interface Renamed {
+  from: string;
+  to: string;
+}
+
+export interface WriteResult {
+  hash: string;
+  revision: string;
+  snapshot: string;
+  concepts: number;
+  /** Absent for a navigation document. */
+  id?: string;
+  renamed: Renamed[];
+  diagnostics: Diagnostic[];
+}
+
+export interface DeleteResult {
+  revision: string;
+  snapshot: string;
+  concepts: number;
+  renamed: Renamed[];
+}
+
+/** engine.md §5.4. */
+export interface RevisionResult {
+  revision: string;
+  snapshot: string;
+  concepts: number;
+  bundles: string[];
+  diagnostics: Diagnostic[];
+}
+
+export type Change =
+  | { operation: 'write'; bundle: string; path: string; content: string; replaces?: string }
+  | { operation: 'delete'; bundle: string; path: string; replaces: string };
+
+export interface TransactRequest {
+  changes: Change[];
+  expectedRevision?: string;
+}
+
+export interface RevisionInfo {
+  revision: string;
+  parent: string | null;
+  snapshot: string;
+  /** ISO-8601 UTC with milliseconds. */
+  created: string;
+  concepts: number;
+  bundles: string[];
+}
+
+export interface HistoryOptions {
+  /** A cursor from a previous page's `next`. */
+  before?: string;
+  /** 1 to 100; default 20. */
+  limit?: number;
+}
+
+export interface HistoryPage {
+  revisions: RevisionInfo[];
+  next?: string;
+}
+
+export interface RestoreRequest {
+  revision: string;
+  expectedRevision: string;
+}
+
+export interface GcOptions {
+  /** Revisions to keep along the head's chain; default 10. */
+  keep?: number;
+  dryRun?: boolean;
+  /** Nothing written within this many milliseconds is removed; default 3,600,000. */
+  graceMs?: number;
+}
+
+export interface GcResult {
+  tenant: string;
+  kept: string[];
+  removedRevisions: number;
+  removedRecords: number;
+  bytesFreed: number;
+  dryRun: boolean;
+}
+
+export interface VerifyIssue {
+  artifact: string;
+  message: string;
+}
+
+export interface VerifyResult {
+  tenant: string;
+  ok: boolean;
+  head: string | null;
+  verifiedRevisions: string[];
+  issues: VerifyIssue[];
+}
+
+export interface RepairRequest {
+  revision: string;
+  /** The head record's digest as `verify` reported it; null for none. */
+  expectedHead: string | null;
+}
+
+export interface RepairResult {
+  tenant: string;
+  head: string;
+  revision: string;
+}
+
+/** The tool names of agent.md §2. */
+export type ToolName = 'manifest' | 'search' | 'get' | 'snapshot' | 'write' | 'delete' | 'transact' | 'history' | 'restore';
+
+export interface ToolOptions {
+  databaseTools?: boolean;
+  readOnly?: boolean;
+}
+
+/** A JSON Schema object. */
+export type JsonSchema = { [key: string]: unknown };
+
+export interface Tool {
+  name: ToolName;
+  title: string;
+  description: string;
+  inputSchema: JsonSchema;
+}
+
+export interface CallToolResult {
+  text: string;
+  isError: boolean;
+}
+
+/** A connection to one tenant (js.md §3). */
+export interface Connection {
+  /** The manifest TSV of the tenant, or of one bundle (read.md §2). */
+  manifest(bundle?: string): Promise<string>;
+  /** Slices by public id, in result order; missing ids are absent. */
+  get(ids: string[], options?: GetOptions): Promise<Map<string, Slice>>;
+  /** The search TSV (search.md §5). */
+  search(query: string, options?: SearchOptions): Promise<string>;
+  snapshot(): Promise<SnapshotInfo>;
+  listSource(): Promise<SourceEntry[]>;
+  /** null when there is no such document. */
+  readSource(bundle: string, path: string): Promise<SourceText | null>;
+  write(bundle: string, path: string, content: string, replaces?: string): Promise<WriteResult>;
+  delete(bundle: string, path: string, replaces: string): Promise<DeleteResult>;
+  deleteBundle(bundle: string): Promise<RevisionResult>;
+  transact(request: TransactRequest): Promise<RevisionResult>;
+  history(options?: HistoryOptions): Promise<HistoryPage>;
+  restore(request: RestoreRequest): Promise<RevisionResult>;
+  gc(options?: GcOptions): Promise<GcResult>;
+  verify(): Promise<VerifyResult>;
+  repair(request: RepairRequest): Promise<RepairResult>;
+  /** The tools of agent.md §2 for these options, in order, with the one table's texts. */
+  tools(options?: ToolOptions): Tool[];
+  /** Exactly what the MCP server answers; never rejects. */
+  callTool(name: string, args?: unknown): Promise<CallToolResult>;
+  /** Waits for a commit in flight, then releases the store. */
+  close(): Promise<void>;
+}
+
+/** The part of the MCP SDK's server that callers use: connect a transport, close. */
+export interface McpServerLike {
+  connect(transport: unknown): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * `createMcpServer(connection, advice?, options?)` (js.md §6): a server of
+ * `@modelcontextprotocol/sdk`, loaded only when called. `advice`: a string as given, null for
+ * none, omitted to compute it.
+ */
+export type CreateMcpServer = (connection: Connection, advice?: string | null, options?: ToolOptions) => Promise<McpServerLike>;

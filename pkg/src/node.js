@@ -1,0 +1,10 @@
+// The Node entry (`exports` condition `node`): loads the .wasm bytes from disk and
+// instantiates them synchronously, so the package is ready once its import resolves.
+
+import { readFileSync } from 'node:fs';
+import { initSync } from '../gen/langonrock_wasm.js';
+
+initSync({ module: readFileSync(new URL('../gen/langonrock_wasm_bg.wasm', import.meta.url)) });
+
+export * from './index.js';
+export { files } from './stores/files.js';

@@ -1,0 +1,131 @@
+// Browser tests in headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core;
+// no browser is downloaded): the browser entry loads the wasm module, and the store
+// conformance suite passes against a real IndexedDB, including a reopen after a page reload.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { serve } from './server.js';
+import { cases } from '../store-conformance.js';
+import { declaredValues } from '../declared.js';
+import { installPacked } from '../pack.js';
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+let server, browser, page;
+const pageErrors = [];
+
+before(async () => {
+  assert.ok(existsSync(executablePath), `no Chromium at ${executablePath}: run scripts/wasm-setup.sh`);
+  server = await serve(root);
+  browser = await chromium.launch({ executablePath, args: FLAGS, headless: true });
+  const context = await browser.newContext();
+  page = await context.newPage();
+  page.on('pageerror', (e) => pageErrors.push(String(e)));
+  page.on('console', (m) => {
+    if (m.type() === 'error') pageErrors.push(m.text());
+  });
+  await load();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+async function load() {
+  await page.goto(`${server.url}/test/browser/index.html`);
+  await page.waitForFunction(() => window.harnessReady === true, null, { timeout: 30_000 });
+}
+
+const inPage = async (fn, ...args) => {
+  const r = await page.evaluate(({ fn, args }) => window.harness[fn](...args), { fn, args });
+  if (r && r.ok === false) assert.fail(r.error);
+  return r && 'value' in r ? r.value : r;
+};
+
+test('the browser entry loads the wasm module and returns the package version', async () => {
+  assert.equal(await page.evaluate(() => window.harness.version()), pkg.version);
+  const exported = await page.evaluate(() => window.harness.exports());
+  assert.deepEqual(exported, ['CODES', 'LangonrockError', 'indexedDb', 'memory', 'version']);
+  assert.deepEqual(declaredValues('index.d.ts', 'browser.d.ts'), exported, 'the browser types declare exactly these values');
+  assert.deepEqual(pageErrors, []);
+});
+
+test('the browser runs exactly the suite Node runs', async () => {
+  assert.deepEqual(await page.evaluate(() => window.harness.caseNames()), cases.filter((c) => !c.strictOnly).map((c) => c.name));
+});
+
+for (const c of cases) {
+  if (c.strictOnly) continue;
+  test(`store conformance: indexeddb: ${c.name}`, () => inPage('runCase', c.name));
+}
+
+test('indexeddb: a reopen after a page reload reads the last acknowledged head; commits that failed mid-way are not there', async () => {
+  const name = `lr-reload-${process.pid}`;
+  const expected = await inPage('reloadWrite', name);
+  await page.reload();
+  await page.waitForFunction(() => window.harnessReady === true);
+  await inPage('reloadCheck', name, expected);
+  // And in a fresh page of the same origin, as a new tab would open it.
+  const other = await page.context().newPage();
+  try {
+    await other.goto(`${server.url}/test/browser/index.html`);
+    await other.waitForFunction(() => window.harnessReady === true);
+    const r = await other.evaluate(({ name, expected }) => window.harness.reloadCheck(name, expected), { name, expected });
+    assert.ok(r.ok, r.error);
+  } finally {
+    await other.close();
+  }
+});
+
+test('indexeddb: another connection to the tenant hears of a new head', async () => {
+  assert.deepEqual(await inPage('headChangeNotice', `lr-notice-${process.pid}`), ['swapped', 'heard']);
+});
+
+test('the packed package installed into a fresh project loads in a page through its browser export', async () => {
+  const packed = await installPacked();
+  try {
+    const installed = JSON.parse(readFileSync(join(packed.project, 'node_modules/langonrock/package.json'), 'utf8'));
+    const entry = installed.exports['.'].browser.default.replace(/^\.\//, '');
+    const importMap = JSON.stringify({ imports: { langonrock: `/node_modules/langonrock/${entry}` } });
+    await writeFile(
+      join(packed.project, 'index.html'),
+      `<!doctype html><link rel="icon" href="data:,"><script type="importmap">${importMap}</script>
+<script type="module">
+import { version, indexedDb } from 'langonrock';
+const t = await indexedDb({ name: 'packed' }).open('acme');
+const head = new TextEncoder().encode('{"head":1}');
+window.result = [version(), await t.readHead(), await t.swapHead(null, head), new TextDecoder().decode(await t.readHead())];
+</script>`,
+    );
+    const site = await serve(packed.project);
+    const p = await page.context().newPage();
+    try {
+      await p.goto(`${site.url}/index.html`);
+      await p.waitForFunction(() => window.result !== undefined, null, { timeout: 30_000 });
+      assert.deepEqual(await p.evaluate(() => window.result), [pkg.version, null, 'swapped', '{"head":1}']);
+    } finally {
+      await p.close();
+      await site.close();
+    }
+  } finally {
+    await rm(packed.dir, { recursive: true, force: true });
+  }
+});

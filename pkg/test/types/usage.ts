@@ -1,0 +1,96 @@
+// Type-checks the package's declarations (`npm run typecheck`): every call of js.md §1–§6
+// and the stores, used as a caller would. Nothing here runs.
+
+import { files, memory, version, LangonrockError, CODES } from 'langonrock';
+import type { Connection, CreateMcpServer, ErrorCode, Open, Slice, Store, SwapOutcome, TenantStore, Tool } from 'langonrock';
+import { indexedDb } from '../../src/browser.js';
+import type { IndexedDbTenantStore } from '../../src/browser.js';
+
+declare const open: Open;
+declare const createMcpServer: CreateMcpServer;
+
+const v: string = version();
+const codes: readonly ErrorCode[] = CODES;
+
+async function stores(): Promise<void> {
+  const m: Store = memory({ now: () => 1, strict: true });
+  const m2 = memory({ sharing: memory(), failAt: (point) => point === 'put' });
+  const f = files({ dataRoot: '/tmp/x', failAt: async (point, detail) => point === 'swap:mid' && detail?.generation === 2 });
+  const root: string = f.dataRoot;
+  const db = indexedDb({ name: 'notes' });
+  const t: TenantStore = await m.open('acme');
+  const head: Uint8Array | null = await t.readHead();
+  const one: Uint8Array | null = await t.get({ kind: 'source', digest: 'a'.repeat(64) });
+  const many: Array<Uint8Array | null> = await t.getMany([{ kind: 'revision', digest: 'b'.repeat(64) }]);
+  await t.put({ kind: 'derived', digest: 'c'.repeat(64) }, new Uint8Array([1]));
+  const outcome: SwapOutcome = await t.swapHead(head, new Uint8Array());
+  const infos = await t.keys();
+  const when: number = infos[0].putTime + infos[0].size;
+  const removed = await t.remove([infos[0].key], Date.now() - 3_600_000);
+  const idb: IndexedDbTenantStore = await db.open('acme');
+  const stop: () => void = idb.onHeadChange(() => {});
+  stop();
+  await (await m2.open('acme')).close();
+  await f.close();
+  void [one, many, outcome, when, removed, root];
+}
+
+async function connection(): Promise<void> {
+  const c: Connection = await open({ tenant: 'acme', store: memory(), readOnly: false, now: () => new Date(0) });
+  const manifest: string = await c.manifest();
+  const bundle: string = await c.manifest('ops');
+  const slices: Map<string, Slice> = await c.get(['orders', 'constructor'], { section: 'schema', offset: 0, limit: 200, find: 'x', source: true });
+  const first = slices.get('orders');
+  const matchCount: number | undefined = first?.matchCount;
+  const hits: string = await c.search('replay export', { k: 5, bundle: 'ops', expand: false });
+  const { snapshot, concepts } = await c.snapshot();
+  const listing = await c.listSource();
+  const id: string | undefined = listing[0]?.id;
+  const text = await c.readSource('ops', 'runbook.md');
+  const content: string | undefined = text?.content;
+  const w = await c.write('ops', 'runbook.md', '# Runbook\n', 'a'.repeat(64));
+  const renamed: string[] = w.renamed.map((r) => r.from + r.to);
+  const d = await c.delete('ops', 'runbook.md', w.hash);
+  const b = await c.deleteBundle('ops');
+  const tx = await c.transact({
+    changes: [
+      { operation: 'write', bundle: 'ops', path: 'a.md', content: 'x' },
+      { operation: 'delete', bundle: 'ops', path: 'b.md', replaces: 'b'.repeat(64) },
+    ],
+    expectedRevision: b.revision,
+  });
+  const page = await c.history({ before: 'cursor', limit: 10 });
+  const next: string | undefined = page.next;
+  const parent: string | null = page.revisions[0].parent;
+  const restored = await c.restore({ revision: tx.revision, expectedRevision: d.revision });
+  const gc = await c.gc({ keep: 10, dryRun: true, graceMs: 0 });
+  const verified = await c.verify();
+  const headDigest: string | null = verified.head;
+  const repaired = await c.repair({ revision: restored.revision, expectedHead: headDigest });
+  const tools: Tool[] = c.tools({ databaseTools: true, readOnly: false });
+  const called = await c.callTool('get', { ids: ['orders'] });
+  const isError: boolean = called.isError;
+  const server = await createMcpServer(c, null, { databaseTools: true });
+  await server.connect({});
+  await server.close();
+  await c.close();
+  void [manifest, bundle, matchCount, hits, snapshot, concepts, content, renamed, next, parent, gc.kept, repaired.head, tools[0].inputSchema, isError];
+}
+
+function errors(e: unknown): string | undefined {
+  if (e instanceof LangonrockError) {
+    const code: ErrorCode = e.code;
+    if (code === 'INDETERMINATE_COMMIT') return e.revision;
+    if (code === 'CONFLICT') return e.reason ?? e.changes?.map((c) => `${c.index}:${c.reason}`).join(' ');
+  }
+  return undefined;
+}
+
+// @ts-expect-error: `files` needs a dataRoot.
+files({});
+// @ts-expect-error: a key's kind is one of five.
+void ((t: TenantStore) => t.get({ kind: 'blob', digest: '' }));
+// @ts-expect-error: a delete change needs `replaces`.
+void ((c: Connection) => c.transact({ changes: [{ operation: 'delete', bundle: 'b', path: 'p.md' }] }));
+
+void [v, codes, stores, connection, errors];
