@@ -464,6 +464,12 @@ pub(crate) fn resolve_plain(v: &str) -> Plain {
     {
         return Plain::Other;
     }
+    // Integers start with a digit or a sign; floats with a digit, a sign or `.`, except
+    // `inf`, `infinity` and `nan` in any case, which Rust parses but yaml_serde refuses as
+    // not finite. Anything else is a string.
+    if !matches!(v.as_bytes()[0], b'0'..=b'9' | b'+' | b'-' | b'.') {
+        return Plain::Str;
+    }
     if yaml_unsigned(v, u64::from_str_radix) || yaml_negative(v, i64::from_str_radix) {
         return Plain::Other;
     }

@@ -490,7 +490,7 @@ proptest! {
     }
 
     #[test]
-    fn plain_scalar_resolution_agrees(v in "[-+0-9.eExobXaAfF_:~nulLtrsN ]{1,10}") {
+    fn plain_scalar_resolution_agrees(v in "[-+0-9.eExobXaAfFiInNyY_:~ulLtrs ]{1,10}") {
         let inner = format!("type: {v}");
         if let (Some(plain), Ok(fields)) = (plain(&v), reference(&inner)) {
             let expected = fields.kind.expect("present");
