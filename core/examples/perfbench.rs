@@ -188,6 +188,19 @@ fn verify(roots: &[String]) {
     }
 }
 
+/// Runs one pass `runs` times, for a profiler.
+fn profile(pass: &str, root: &str, runs: usize) {
+    let docs = load(root);
+    let parsed = parse_all(&docs);
+    for _ in 0..runs {
+        match pass {
+            "parse" => drop(parse_all(&docs)),
+            "link" => drop(link(parsed.clone(), Ambiguity::Refuse).unwrap()),
+            _ => panic!("parse or link"),
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -197,6 +210,11 @@ fn main() {
         ),
         Some("digest") => digest(&args[1..]),
         Some("verify") => verify(&args[1..]),
-        _ => eprintln!("usage: perfbench bench <dir> [runs] | perfbench digest <dir>... | perfbench verify <dir>..."),
+        Some("profile") => profile(
+            &args[1],
+            &args[2],
+            args.get(3).map_or(3, |r| r.parse().expect("runs")),
+        ),
+        _ => eprintln!("usage: perfbench bench <dir> [runs] | perfbench digest <dir>... | perfbench verify <dir>... | perfbench profile parse|link <dir> [runs]"),
     }
 }

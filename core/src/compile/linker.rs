@@ -9,7 +9,7 @@
 //! over the same documents (a property test checks it).
 
 use super::{
-    local_ids, strip_md, underscore_spaces, Ambiguity, Concept, LinkInput, Model, ParsedDoc,
+    full, local_ids, strip_md, underscore_spaces, Ambiguity, Concept, LinkInput, Model, ParsedDoc,
     RawLink, SourceDoc,
 };
 use crate::error::{Error, Result};
@@ -77,6 +77,8 @@ pub struct Linker {
     // Public id -> concepts linking to it.
     backlinks: HashMap<String, BTreeSet<Key>>,
     model: Model,
+    // Whether an empty linker takes the from-scratch pass (tests turn it off to compare).
+    use_full_pass: bool,
 }
 
 fn remove_ref<K: std::hash::Hash + Eq>(map: &mut HashMap<K, BTreeSet<Key>>, k: &K, v: &Key) {
@@ -107,6 +109,48 @@ fn wiki_names(target: &str) -> Vec<String> {
     v
 }
 
+/// Local ids of one bundle's concept paths (sorted), with the ambiguity note of each
+/// (compile.md §5.1): under [`Ambiguity::Refuse`] a repeated id is an error, under
+/// [`Ambiguity::Serve`] the later path gets a `~2` id and a note.
+pub(super) fn bundle_local_ids(
+    paths: &[&str],
+    ambiguity: Ambiguity,
+) -> Result<(Vec<String>, Vec<Option<String>>)> {
+    let mut ids = local_ids(paths);
+    let mut notes: Vec<Option<String>> = vec![None; ids.len()];
+    let mut first: HashMap<String, usize> = HashMap::default();
+    for i in 0..ids.len() {
+        if let Some(&j) = first.get(&ids[i]) {
+            match ambiguity {
+                Ambiguity::Refuse => {
+                    return Err(Error::Invalid(format!(
+                        "ambiguous concept id \"{}\": {} and {}",
+                        ids[i], paths[j], paths[i]
+                    )))
+                }
+                Ambiguity::Serve => {
+                    let base = underscore_spaces(strip_md(paths[i]));
+                    let mut n = 2;
+                    let new_id = loop {
+                        let cand = format!("{base}~{n}");
+                        if !ids.contains(&cand) {
+                            break cand;
+                        }
+                        n += 1;
+                    };
+                    notes[i] = Some(format!(
+                        "ambiguous concept id \"{}\": served as \"{new_id}\"",
+                        ids[i]
+                    ));
+                    ids[i] = new_id;
+                }
+            }
+        }
+        first.insert(ids[i].clone(), i);
+    }
+    Ok((ids, notes))
+}
+
 enum Found {
     Concept(Key),
     Nav,
@@ -125,7 +169,124 @@ impl Linker {
             wiki_refs: HashMap::default(),
             backlinks: HashMap::default(),
             model: Model::default(),
+            use_full_pass: true,
         }
+    }
+
+    /// A linker that never takes the from-scratch pass, for tests that compare the two.
+    #[cfg(test)]
+    pub(crate) fn incremental_only(ambiguity: Ambiguity) -> Linker {
+        Linker {
+            use_full_pass: false,
+            ..Linker::new(ambiguity)
+        }
+    }
+
+    /// [`Linker::apply`] on an empty linker: the from-scratch pass, then the dependency
+    /// indexes in bulk. Same results as the incremental pass.
+    fn apply_to_empty(&mut self, changes: Vec<Change>) -> Result<LinkDelta> {
+        let changes = full::sort_dedup(changes, |c| (c.bundle.as_str(), c.path.as_str()));
+        let mut undo = Vec::with_capacity(changes.len());
+        let mut items = Vec::with_capacity(changes.len());
+        for c in changes {
+            undo.push(Change {
+                bundle: c.bundle.clone(),
+                path: c.path.clone(),
+                doc: None,
+            });
+            if let Some((doc, parsed)) = c.doc {
+                items.push(full::Item {
+                    bundle: c.bundle,
+                    path: c.path,
+                    doc,
+                    parsed,
+                });
+            }
+        }
+        undo.reverse();
+        let full = full::full_pass(items, self.ambiguity)?;
+        let model = full.model();
+        let mut concepts = full.concepts.into_iter().peekable();
+        let mut upserted = Vec::new();
+        let mut docs: Vec<(String, Vec<(String, Entry)>)> = Vec::new();
+        for (i, it) in full.items.into_iter().enumerate() {
+            let key: Key = (it.bundle, it.path);
+            let mut entry = Entry {
+                doc: it.doc,
+                parsed: it.parsed,
+                local: String::new(),
+                public: String::new(),
+                ambiguity_note: None,
+                md_keys: Vec::new(),
+                wiki_keys: Vec::new(),
+                link_ids: Vec::new(),
+                concept: None,
+            };
+            if let Some(fc) = concepts.next_if(|c| c.item == i) {
+                let parsed = entry.parsed.as_ref().expect("a concept");
+                let mut md_keys: Vec<Key> = Vec::new();
+                let mut wiki_keys: Vec<String> = Vec::new();
+                for l in &parsed.links {
+                    match l {
+                        RawLink::Markdown {
+                            target: Some(p), ..
+                        } => md_keys.push((key.0.clone(), p.clone())),
+                        RawLink::Markdown { target: None, .. } => {}
+                        RawLink::Wiki { target, .. } => wiki_keys.extend(wiki_names(target)),
+                    }
+                }
+                md_keys.sort_unstable();
+                md_keys.dedup();
+                wiki_keys.sort_unstable();
+                wiki_keys.dedup();
+                for k in &md_keys {
+                    self.md_refs
+                        .entry(k.clone())
+                        .or_default()
+                        .insert(key.clone());
+                }
+                for n in &wiki_keys {
+                    self.wiki_refs
+                        .entry(n.clone())
+                        .or_default()
+                        .insert(key.clone());
+                }
+                for id in &fc.concept.links {
+                    self.backlinks
+                        .entry(id.clone())
+                        .or_default()
+                        .insert(key.clone());
+                }
+                self.local_keys
+                    .entry(fc.local.clone())
+                    .or_default()
+                    .insert(key.clone());
+                self.public.insert(fc.concept.id.clone(), key.clone());
+                entry.local = fc.local;
+                entry.public = fc.concept.id.clone();
+                entry.ambiguity_note = fc.note;
+                entry.md_keys = md_keys;
+                entry.wiki_keys = wiki_keys;
+                entry.link_ids = fc.concept.links.clone();
+                upserted.push(fc.concept.clone());
+                entry.concept = Some(fc.concept);
+            }
+            match docs.last_mut() {
+                Some((b, list)) if *b == key.0 => list.push((key.1, entry)),
+                _ => docs.push((key.0, vec![(key.1, entry)])),
+            }
+        }
+        self.docs = docs
+            .into_iter()
+            .map(|(b, list)| (b, list.into_iter().collect()))
+            .collect();
+        self.model = model;
+        Ok(LinkDelta {
+            removed: Vec::new(),
+            upserted,
+            renamed: Vec::new(),
+            undo,
+        })
     }
 
     /// The current model.
@@ -151,6 +312,9 @@ impl Linker {
     /// Applies changes (at most one per key; a later one wins) and returns what changed.
     /// On error (an ambiguous id under [`Ambiguity::Refuse`]) nothing changes.
     pub fn apply(&mut self, changes: Vec<Change>) -> Result<LinkDelta> {
+        if self.docs.is_empty() && self.use_full_pass {
+            return self.apply_to_empty(changes);
+        }
         // Deduplicate by key, keeping the last change.
         let mut by_bundle: BTreeMap<String, BTreeMap<String, Option<LinkInput>>> = BTreeMap::new();
         for c in changes {
@@ -175,38 +339,7 @@ impl Linker {
                 }
             }
             let paths: Vec<&str> = paths.into_iter().collect();
-            let mut ids = local_ids(&paths);
-            let mut notes: Vec<Option<String>> = vec![None; ids.len()];
-            let mut first: HashMap<String, usize> = HashMap::default();
-            for i in 0..ids.len() {
-                if let Some(&j) = first.get(&ids[i]) {
-                    match self.ambiguity {
-                        Ambiguity::Refuse => {
-                            return Err(Error::Invalid(format!(
-                                "ambiguous concept id \"{}\": {} and {}",
-                                ids[i], paths[j], paths[i]
-                            )))
-                        }
-                        Ambiguity::Serve => {
-                            let base = underscore_spaces(strip_md(paths[i]));
-                            let mut n = 2;
-                            let new_id = loop {
-                                let cand = format!("{base}~{n}");
-                                if !ids.contains(&cand) {
-                                    break cand;
-                                }
-                                n += 1;
-                            };
-                            notes[i] = Some(format!(
-                                "ambiguous concept id \"{}\": served as \"{new_id}\"",
-                                ids[i]
-                            ));
-                            ids[i] = new_id;
-                        }
-                    }
-                }
-                first.insert(ids[i].clone(), i);
-            }
+            let (ids, notes) = bundle_local_ids(&paths, self.ambiguity)?;
             let table = paths
                 .iter()
                 .zip(ids)

@@ -5,6 +5,7 @@
 //! link resolution and the diagnostics that depend on other documents.
 
 mod front;
+mod full;
 mod linker;
 mod parse;
 
@@ -287,17 +288,8 @@ pub fn local_ids(paths: &[&str]) -> Vec<String> {
 /// The tenant pass over a whole set of documents: ids, prefixing, links and diagnostics.
 /// Each entry carries its parsed form, or `None` for a navigation document.
 pub fn link(docs: Vec<LinkInput>, ambiguity: Ambiguity) -> Result<Model> {
-    let mut linker = Linker::new(ambiguity);
-    let changes = docs
-        .into_iter()
-        .map(|(d, p)| Change {
-            bundle: d.bundle.clone(),
-            path: d.path.clone(),
-            doc: Some((d, p)),
-        })
-        .collect();
-    linker.apply(changes)?;
-    Ok(linker.model().clone())
+    let items = docs.into_iter().map(full::Item::from_input).collect();
+    Ok(full::full_pass(items, ambiguity)?.model())
 }
 
 fn diag(bundle: &str, path: &str, message: String) -> Diagnostic {
