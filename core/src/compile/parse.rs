@@ -4,7 +4,7 @@
 //! source hash and a commit re-parses only the documents it changes (compile.md §11).
 
 use super::front::{self, Field, Fields};
-use crate::text::{flatten, is_letter_or_number, truncate_summary, Utf16Map};
+use crate::text::{flatten, is_letter_or_number, truncate_summary, utf16_len, Utf16Map};
 use pulldown_cmark::{Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd};
 use std::sync::Arc;
 
@@ -88,7 +88,7 @@ pub fn split_frontmatter(text: &str) -> Option<(&str, usize)> {
     let open_end = fence_line(b, 0)?;
     // Shortest run, then a line break, then a closing fence line.
     let mut q = open_end;
-    while let Some(off) = b[q..].iter().position(|&c| c == b'\n') {
+    while let Some(off) = text[q..].find('\n') {
         let nl = q + off;
         let run_end = if nl > open_end && b[nl - 1] == b'\r' {
             nl - 1
@@ -287,6 +287,41 @@ fn has_scheme(dest: &str) -> bool {
     false
 }
 
+/// The bundle path of a destination (cut at `#` and `?`) that needs no decoding, no
+/// normalisation and no `.`/`..` handling: ASCII without `%`, and non-empty segments that
+/// are not `.` or `..` after an optional leading `/`. `None` sends it the long way, which
+/// gives the same result for these.
+fn plain_target(cut: &str, doc_path: &str) -> Option<String> {
+    let (rooted, rest) = match cut.strip_prefix('/') {
+        Some(r) => (true, r),
+        None => (false, cut),
+    };
+    if rest.is_empty()
+        || !rest.is_ascii()
+        || rest.contains('%')
+        || rest
+            .split('/')
+            .any(|seg| seg.is_empty() || seg == "." || seg == "..")
+    {
+        return None;
+    }
+    let dir = if rooted {
+        None
+    } else {
+        doc_path.rsplit_once('/').map(|(dir, _)| dir)
+    };
+    let mut path = String::with_capacity(dir.map_or(0, |d| d.len() + 1) + rest.len() + 3);
+    if let Some(dir) = dir {
+        path.push_str(dir);
+        path.push('/');
+    }
+    path.push_str(rest);
+    if !crate::validate::ends_with_md(&path) {
+        path.push_str(".md");
+    }
+    Some(path)
+}
+
 /// Resolves a Markdown destination against the linking document (compile.md §6.2 rules
 /// 3–6). `None` means the link is skipped; `Some(None)` means it climbed out of the bundle.
 fn markdown_target(dest: &str, doc_path: &str) -> Option<Option<String>> {
@@ -295,6 +330,9 @@ fn markdown_target(dest: &str, doc_path: &str) -> Option<Option<String>> {
     }
     let cut = dest.split('#').next().unwrap_or("");
     let cut = cut.split('?').next().unwrap_or("");
+    if let Some(path) = plain_target(cut, doc_path) {
+        return Some(Some(path));
+    }
     let decoded = percent_decode(cut).unwrap_or_else(|| cut.to_string());
     if decoded.is_empty() {
         return None;
@@ -420,13 +458,15 @@ fn parse_with(path: &str, text: &Arc<str>, width: usize, fast_path: bool) -> Par
     let description = field_str(&fields.description).filter(|d| !d.is_empty());
 
     let body_map = Utf16Map::new(body);
-    let scan = scan_body(body, path, &body_map, !has_fm);
+    let scan = scan_body(body, path, &body_map, !has_fm, description.is_none());
     let summary_src = match description {
         Some(d) => flatten(d),
         None => flatten(&scan.first_sentence),
     };
     let summary = if summary_src.is_empty() {
         "-".to_string()
+    } else if utf16_len(&summary_src) <= width {
+        summary_src
     } else {
         truncate_summary(&summary_src, width)
     };
@@ -496,18 +536,29 @@ fn level_num(l: HeadingLevel) -> u8 {
     }
 }
 
-fn scan_body(body: &str, doc_path: &str, map: &Utf16Map, want_heading_title: bool) -> BodyScan {
+/// Scans the body: sections, links, and (when `want_heading_title`) the first heading's
+/// text, and (when `want_sentence`) the first sentence for the summary.
+fn scan_body(
+    body: &str,
+    doc_path: &str,
+    map: &Utf16Map,
+    want_heading_title: bool,
+    want_sentence: bool,
+) -> BodyScan {
     // Containers that hide headings and summary lines.
     let mut quote_depth = 0usize; // block quotes and footnote definitions
     let mut item_depth = 0usize;
     let mut image_depth = 0usize;
     let mut para_open = false;
-    // Heading being read: (level, byte line start, top-level?, plain text).
-    let mut heading: Option<(u8, usize, bool, String)> = None;
+    // Heading being read: (level, byte line start, top-level?); its plain text.
+    let mut heading: Option<(u8, usize, bool)> = None;
+    let mut heading_text = String::new();
+    // Top-level headings: (level, byte line start, base slug).
     let mut headings: Vec<(u8, usize, String)> = Vec::new();
     let mut first_heading: Option<String> = None;
     let mut links = Vec::new();
-    let mut first_sentence_text: Option<String> = None;
+    // Already "found" when not wanted: no paragraph becomes a candidate.
+    let mut first_sentence_text: Option<String> = (!want_sentence).then(String::new);
     // Current candidate paragraph: byte start and end of its inline text.
     let mut cand: Option<(usize, usize)> = None;
 
@@ -554,20 +605,16 @@ fn scan_body(body: &str, doc_path: &str, map: &Utf16Map, want_heading_title: boo
             }
             Event::Start(Tag::Heading { level, .. }) => {
                 let top = quote_depth == 0 && item_depth == 0;
-                heading = Some((
-                    level_num(level),
-                    line_start(body, range.start),
-                    top,
-                    String::new(),
-                ));
+                heading = Some((level_num(level), line_start(body, range.start), top));
+                heading_text.clear();
             }
             Event::End(TagEnd::Heading(_)) => {
-                if let Some((level, start, top, text)) = heading.take() {
+                if let Some((level, start, top)) = heading.take() {
                     if top {
                         if first_heading.is_none() && want_heading_title {
-                            first_heading = Some(flatten(&text));
+                            first_heading = Some(flatten(&heading_text));
                         }
-                        headings.push((level, start, text));
+                        headings.push((level, start, section_slug(&heading_text)));
                     }
                 }
             }
@@ -599,8 +646,8 @@ fn scan_body(body: &str, doc_path: &str, map: &Utf16Map, want_heading_title: boo
                 }
             },
             Event::Text(t) | Event::Code(t) => {
-                if let Some(h) = heading.as_mut() {
-                    h.3.push_str(&t);
+                if heading.is_some() {
+                    heading_text.push_str(&t);
                 }
                 if !para_open && item_depth > 0 && quote_depth == 0 && heading.is_none() {
                     // Tight list items hold their text without a paragraph.
@@ -614,8 +661,8 @@ fn scan_body(body: &str, doc_path: &str, map: &Utf16Map, want_heading_title: boo
                 }
             }
             Event::SoftBreak | Event::HardBreak => {
-                if let Some(h) = heading.as_mut() {
-                    h.3.push(' ');
+                if heading.is_some() {
+                    heading_text.push(' ');
                 }
                 if !para_open {
                     if let Some(c) = cand.as_mut() {
@@ -650,7 +697,7 @@ fn scan_body(body: &str, doc_path: &str, map: &Utf16Map, want_heading_title: boo
         try_candidate(c, &mut first_sentence_text);
     }
 
-    let sections = build_sections(body, map, &headings);
+    let sections = build_sections(body, map, headings);
     BodyScan {
         sections,
         links,
@@ -659,10 +706,25 @@ fn scan_body(body: &str, doc_path: &str, map: &Utf16Map, want_heading_title: boo
     }
 }
 
-fn build_sections(body: &str, map: &Utf16Map, headings: &[(u8, usize, String)]) -> Vec<Section> {
-    let mut out = Vec::with_capacity(headings.len() + 1);
-    let mut used: std::collections::HashSet<String> = std::collections::HashSet::new();
-    used.insert("body".to_string());
+/// Sections from the top-level headings `(level, byte line start, base slug)`: the `body`
+/// section before the first one when it holds text, then one per heading, running to the
+/// next heading of the same or a higher level; repeated slugs get `_2`, `_3`, ….
+fn build_sections(body: &str, map: &Utf16Map, headings: Vec<(u8, usize, String)>) -> Vec<Section> {
+    let ends: Vec<usize> = (0..headings.len())
+        .map(|i| {
+            headings[i + 1..]
+                .iter()
+                .find(|h| h.0 <= headings[i].0)
+                .map_or(body.len(), |h| h.1)
+        })
+        .collect();
+    let mut out: Vec<Section> = Vec::with_capacity(headings.len() + 1);
+    // Names taken so far ("body" always is); a set only for many headings.
+    let mut big: Option<rustc_hash::FxHashSet<String>> = (headings.len() > 32).then(|| {
+        let mut set = rustc_hash::FxHashSet::default();
+        set.insert("body".to_string());
+        set
+    });
     let first = headings.first().map_or(body.len(), |h| h.1);
     if !body[..first].trim().is_empty() {
         out.push(Section {
@@ -671,17 +733,17 @@ fn build_sections(body: &str, map: &Utf16Map, headings: &[(u8, usize, String)]) 
             end: map.to_u16(body, first),
         });
     }
-    for (i, (level, start, text)) in headings.iter().enumerate() {
-        let end = headings[i + 1..]
-            .iter()
-            .find(|h| h.0 <= *level)
-            .map_or(body.len(), |h| h.1);
-        let base = section_slug(text);
-        let name = if used.contains(&base) {
+    for ((_, start, base), end) in headings.into_iter().zip(ends) {
+        let used =
+            |out: &[Section], big: &Option<rustc_hash::FxHashSet<String>>, name: &str| match big {
+                Some(set) => set.contains(name),
+                None => name == "body" || out.iter().any(|s| s.name == name),
+            };
+        let name = if used(&out, &big, &base) {
             let mut n = 2;
             loop {
                 let cand = format!("{base}_{n}");
-                if !used.contains(&cand) {
+                if !used(&out, &big, &cand) {
                     break cand;
                 }
                 n += 1;
@@ -689,10 +751,12 @@ fn build_sections(body: &str, map: &Utf16Map, headings: &[(u8, usize, String)]) 
         } else {
             base
         };
-        used.insert(name.clone());
+        if let Some(set) = big.as_mut() {
+            set.insert(name.clone());
+        }
         out.push(Section {
             name,
-            start: map.to_u16(body, *start),
+            start: map.to_u16(body, start),
             end: map.to_u16(body, end),
         });
     }
