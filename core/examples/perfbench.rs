@@ -201,6 +201,65 @@ fn profile(pass: &str, root: &str, runs: usize) {
     }
 }
 
+/// The floor the per-document pass stands on: pulldown-cmark's events over every body
+/// with the compiler's options, doing nothing with them; and the frontmatter split alone.
+fn floor(root: &str, runs: usize) {
+    use langonrock_core::compile::{markdown_options, split_frontmatter};
+    let docs = load(root);
+    let docs: Vec<&SourceDoc> = docs
+        .iter()
+        .filter(|d| !langonrock_core::validate::is_navigation(&d.path))
+        .collect();
+    let bodies: Vec<&str> = docs
+        .iter()
+        .map(|d| match split_frontmatter(&d.text) {
+            Some((_, at)) => &d.text[at..],
+            None => &d.text[..],
+        })
+        .collect();
+    let bytes: usize = bodies.iter().map(|b| b.len()).sum();
+    let mut rows: Vec<(&str, Vec<f64>)> = vec![
+        ("pulldown events", Vec::new()),
+        ("pulldown offset events", Vec::new()),
+        ("split frontmatter", Vec::new()),
+        ("parse_document", Vec::new()),
+    ];
+    for _ in 0..runs {
+        let t = Instant::now();
+        let mut n = 0usize;
+        for b in &bodies {
+            n += pulldown_cmark::Parser::new_ext(b, markdown_options()).count();
+        }
+        rows[0].1.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        for b in &bodies {
+            n += pulldown_cmark::Parser::new_ext(b, markdown_options())
+                .into_offset_iter()
+                .count();
+        }
+        rows[1].1.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        for d in &docs {
+            n += split_frontmatter(&d.text).map_or(0, |(i, _)| i.len());
+        }
+        rows[2].1.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        for d in &docs {
+            n += parse_document(&d.path, &d.text, SUMMARY_WIDTH).links.len();
+        }
+        rows[3].1.push(t.elapsed().as_secs_f64() * 1e3);
+        std::hint::black_box(n);
+    }
+    println!(
+        "{} documents, {bytes} body bytes (ms: wall median/min)",
+        docs.len()
+    );
+    for (name, v) in &mut rows {
+        let min = v.iter().cloned().fold(f64::MAX, f64::min);
+        println!("  {name:24} {:8.1} {:8.1}", median(v), min);
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -210,6 +269,10 @@ fn main() {
         ),
         Some("digest") => digest(&args[1..]),
         Some("verify") => verify(&args[1..]),
+        Some("floor") => floor(
+            &args[1],
+            args.get(2).map_or(5, |r| r.parse().expect("runs")),
+        ),
         Some("profile") => profile(
             &args[1],
             &args[2],

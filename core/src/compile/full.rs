@@ -262,9 +262,7 @@ pub(super) fn full_pass(items: Vec<Item>, ambiguity: Ambiguity) -> Result<Full> 
         ids.dedup();
         unresolved.sort_unstable();
         unresolved.dedup();
-        let mut diagnostics =
-            Vec::with_capacity(parsed.head_diagnostics.len() + unresolved.len() + 2);
-        diagnostics.extend(parsed.head_diagnostics.iter().cloned());
+        let mut diagnostics = parsed.head_diagnostics.clone();
         diagnostics.extend(
             unresolved
                 .iter()

@@ -118,6 +118,13 @@ pub(super) fn bundle_local_ids(
 ) -> Result<(Vec<String>, Vec<Option<String>>)> {
     let mut ids = local_ids(paths);
     let mut notes: Vec<Option<String>> = vec![None; ids.len()];
+    // Usually every id is distinct: check that without copying them.
+    let mut distinct: HashSet<&str> = HashSet::default();
+    distinct.reserve(ids.len());
+    if ids.iter().all(|id| distinct.insert(id)) {
+        return Ok((ids, notes));
+    }
+    drop(distinct);
     let mut first: HashMap<String, usize> = HashMap::default();
     for i in 0..ids.len() {
         if let Some(&j) = first.get(&ids[i]) {

@@ -251,35 +251,45 @@ pub fn underscore_spaces(s: &str) -> String {
 
 /// Local ids of one bundle's concept paths (compile.md §5.1), in the input order.
 pub fn local_ids(paths: &[&str]) -> Vec<String> {
-    let cands: Vec<[String; 3]> = paths
+    // The full id of each path; its tier-0 and tier-1 ids are suffixes of it (the last
+    // segment, and the last two), kept as their start offsets.
+    let fulls: Vec<std::borrow::Cow<'_, str>> = paths
         .iter()
         .map(|p| {
-            let full = underscore_spaces(strip_md(p));
-            let segs: Vec<&str> = full.split('/').collect();
-            let last = segs[segs.len() - 1].to_string();
-            let t1 = if segs.len() >= 2 {
-                format!("{}/{}", segs[segs.len() - 2], last)
+            let s = strip_md(p);
+            if s.chars().any(char::is_whitespace) {
+                std::borrow::Cow::Owned(underscore_spaces(s))
             } else {
-                last.clone()
-            };
-            [last, t1, full]
+                std::borrow::Cow::Borrowed(s)
+            }
+        })
+        .collect();
+    let starts: Vec<[usize; 2]> = fulls
+        .iter()
+        .map(|f| {
+            let mut slashes = f.rmatch_indices('/').map(|(i, _)| i + 1);
+            let last = slashes.next().unwrap_or(0);
+            let t1 = slashes.next().unwrap_or(0);
+            [last, t1]
         })
         .collect();
     let mut counts: [HashMap<&str, usize>; 2] = [HashMap::default(), HashMap::default()];
-    for c in &cands {
-        for t in 0..2 {
-            *counts[t].entry(c[t].as_str()).or_default() += 1;
+    for t in 0..2 {
+        counts[t].reserve(paths.len());
+        for (f, st) in fulls.iter().zip(&starts) {
+            *counts[t].entry(&f[st[t]..]).or_default() += 1;
         }
     }
-    cands
+    fulls
         .iter()
-        .map(|c| {
-            if counts[0][c[0].as_str()] == 1 {
-                c[0].clone()
-            } else if counts[1][c[1].as_str()] == 1 {
-                c[1].clone()
+        .zip(&starts)
+        .map(|(f, st)| {
+            if counts[0][&f[st[0]..]] == 1 {
+                f[st[0]..].to_string()
+            } else if counts[1][&f[st[1]..]] == 1 {
+                f[st[1]..].to_string()
             } else {
-                c[2].clone()
+                f.to_string()
             }
         })
         .collect()

@@ -151,3 +151,45 @@ proptest! {
         );
     }
 }
+
+/// The tiers of compile.md §5.1 written plainly, to check [`local_ids`] against.
+fn local_ids_plain(paths: &[&str]) -> Vec<String> {
+    use crate::compile::{strip_md, underscore_spaces};
+    let cands: Vec<[String; 3]> = paths
+        .iter()
+        .map(|p| {
+            let full = underscore_spaces(strip_md(p));
+            let segs: Vec<&str> = full.split('/').collect();
+            let last = segs[segs.len() - 1].to_string();
+            let t1 = if segs.len() >= 2 {
+                format!("{}/{}", segs[segs.len() - 2], last)
+            } else {
+                last.clone()
+            };
+            [last, t1, full]
+        })
+        .collect();
+    cands
+        .iter()
+        .map(|c| {
+            let count = |t: usize| cands.iter().filter(|o| o[t] == c[t]).count();
+            if count(0) == 1 {
+                c[0].clone()
+            } else if count(1) == 1 {
+                c[1].clone()
+            } else {
+                c[2].clone()
+            }
+        })
+        .collect()
+}
+
+proptest! {
+    #[test]
+    fn local_ids_match_the_tiers(
+        paths in proptest::collection::vec("(/?)([ab ]{0,2}/){0,3}[ab x]{0,2}(\\.md|\\.MD)?", 0..12)
+    ) {
+        let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
+        prop_assert_eq!(crate::compile::local_ids(&refs), local_ids_plain(&refs));
+    }
+}
