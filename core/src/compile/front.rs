@@ -128,7 +128,10 @@ struct Parser<'a> {
 /// Whether every char of `s` is one the fast path accepts: printable for libyaml, not a
 /// line break, not a tab, not a byte-order mark.
 fn chars_ok(s: &str) -> bool {
-    if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+    // Without an early exit the compiler vectorises this.
+    if s.bytes()
+        .fold(true, |ok, b| ok & (b.wrapping_sub(0x20) < 0x5f))
+    {
         return true;
     }
     s.chars().all(|c| match c as u32 {
@@ -199,7 +202,7 @@ impl<'a> Parser<'a> {
                 },
             };
             let (key, value) = split_key(text)?;
-            if self.keys[base..].contains(&key) {
+            if self.keys[base..].iter().any(|k| same_key(k, key)) {
                 return None;
             }
             self.keys.push(key);
@@ -268,6 +271,11 @@ impl<'a> Parser<'a> {
         self.depth -= 1;
         Some(())
     }
+}
+
+/// Key equality, testing length and first byte before the bytes.
+fn same_key(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.as_bytes()[0] == b.as_bytes()[0] && a == b
 }
 
 /// Whether a line's text is a block sequence entry (`-` then a space; a lone `-` is one too
@@ -456,18 +464,46 @@ pub(crate) enum Plain {
 /// Resolves a plain scalar: empty and the null words are null, then booleans, integers
 /// (decimal, `0x`, `0o`, `0b`, signed; digits with a leading zero are a string), floats.
 pub(crate) fn resolve_plain(v: &str) -> Plain {
-    if v.is_empty()
-        || matches!(
-            v,
-            "~" | "null" | "Null" | "NULL" | "true" | "True" | "TRUE" | "false" | "False" | "FALSE"
-        )
-    {
+    let Some(&first) = v.as_bytes().first() else {
+        return Plain::Other;
+    };
+    match first {
+        b'~' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' => {
+            return match v {
+                "~" | "null" | "Null" | "NULL" | "true" | "True" | "TRUE" | "false" | "False"
+                | "FALSE" => Plain::Other,
+                _ => Plain::Str,
+            };
+        }
+        // Integers start with a digit or a sign; floats with a digit, a sign or `.`,
+        // except `inf`, `infinity` and `nan` in any case, which Rust parses but yaml_serde
+        // refuses as not finite. Anything else is a string.
+        b'0'..=b'9' | b'+' | b'-' | b'.' => {}
+        _ => return Plain::Str,
+    }
+    if matches!(
+        v,
+        ".inf"
+            | ".Inf"
+            | ".INF"
+            | "+.inf"
+            | "+.Inf"
+            | "+.INF"
+            | "-.inf"
+            | "-.Inf"
+            | "-.INF"
+            | ".nan"
+            | ".NaN"
+            | ".NAN"
+    ) {
         return Plain::Other;
     }
-    // Integers start with a digit or a sign; floats with a digit, a sign or `.`, except
-    // `inf`, `infinity` and `nan` in any case, which Rust parses but yaml_serde refuses as
-    // not finite. Anything else is a string.
-    if !matches!(v.as_bytes()[0], b'0'..=b'9' | b'+' | b'-' | b'.') {
+    // Otherwise numbers use digits, hexadecimal digits (with `e`, `E`, `b` of exponents and
+    // prefixes), `x`, `o`, signs and `.` only: a date with a time, for one, is a string.
+    if !v
+        .bytes()
+        .all(|b| b.is_ascii_hexdigit() || matches!(b, b'x' | b'o' | b'+' | b'-' | b'.'))
+    {
         return Plain::Str;
     }
     if yaml_unsigned(v, u64::from_str_radix) || yaml_negative(v, i64::from_str_radix) {
