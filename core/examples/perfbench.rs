@@ -8,11 +8,15 @@
 //! `perfbench digest <dir>...` prints a SHA-256 over the `Debug` form of every `ParsedDoc`
 //! and of the whole model, so an optimisation can be checked to change no output byte.
 //!
+//! `perfbench once <dir>` compiles once (for peak RSS); `perfbench parallel <dir> [threads]
+//! [runs]` measures the per-document pass spread over host threads; `perfbench floor <dir>`
+//! times pulldown-cmark alone over the bodies.
+//!
 //! `perfbench verify <dir>...` checks `parse_document` against `parse_document_reference`
 //! (the pass without fast paths) on every document.
 use langonrock_core::compile::{
-    compile, link, parse_document, parse_document_reference, Ambiguity, LinkInput, SourceDoc,
-    SUMMARY_WIDTH,
+    compile, link, parse_document, parse_document_reference, Ambiguity, Change, LinkInput, Linker,
+    SourceDoc, SUMMARY_WIDTH,
 };
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
@@ -99,10 +103,11 @@ fn median(v: &mut [f64]) -> f64 {
 
 fn bench(root: &str, runs: usize) {
     let docs = load(root);
-    let mut rows: [(&str, Vec<f64>, Vec<f64>); 3] = [
+    let mut rows: [(&str, Vec<f64>, Vec<f64>); 4] = [
         ("parse", Vec::new(), Vec::new()),
         ("link", Vec::new(), Vec::new()),
         ("compile", Vec::new(), Vec::new()),
+        ("linker", Vec::new(), Vec::new()),
     ];
     let mut concepts = 0;
     for _ in 0..runs {
@@ -111,6 +116,21 @@ fn bench(root: &str, runs: usize) {
         let (w, c) = t.stop();
         rows[0].1.push(w);
         rows[0].2.push(c);
+        let changes: Vec<Change> = parsed
+            .iter()
+            .map(|(d, p)| Change {
+                bundle: d.bundle.clone(),
+                path: d.path.clone(),
+                doc: Some((d.clone(), p.clone())),
+            })
+            .collect();
+        let t = Timer::start();
+        let mut linker = Linker::new(Ambiguity::Refuse);
+        linker.apply(changes).unwrap();
+        let (w, c) = t.stop();
+        rows[3].1.push(w);
+        rows[3].2.push(c);
+        drop(linker);
         let t = Timer::start();
         let model = link(parsed, Ambiguity::Refuse).unwrap();
         let (w, c) = t.stop();
@@ -260,6 +280,61 @@ fn floor(root: &str, runs: usize) {
     }
 }
 
+/// Loads and compiles once (for `/usr/bin/time -v`: peak RSS of one compile).
+fn once(root: &str) {
+    let docs = load(root);
+    let t = Instant::now();
+    let model = compile(&docs, SUMMARY_WIDTH).unwrap();
+    println!(
+        "{} concepts compiled in {:.1} ms",
+        model.concepts.len(),
+        t.elapsed().as_secs_f64() * 1e3
+    );
+}
+
+/// What a host could gain by running the per-document pass on several threads (the core
+/// stays single-threaded; `parse_document` is a pure function of one document). Prints the
+/// median wall time of the pass over `threads` scoped threads, then of the whole compile
+/// with the parallel pass followed by the single-threaded link.
+fn parallel(root: &str, threads: usize, runs: usize) {
+    let docs = load(root);
+    let parse_par = |docs: &[SourceDoc]| -> Vec<LinkInput> {
+        let chunk = docs.len().div_ceil(threads).max(1);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = docs
+                .chunks(chunk)
+                .map(|part| s.spawn(move || parse_all(part)))
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap())
+                .collect()
+        })
+    };
+    let (mut p1, mut pn, mut total) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let t = Instant::now();
+        drop(parse_all(&docs));
+        p1.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        drop(parse_par(&docs));
+        pn.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        let parsed = parse_par(&docs);
+        let model = link(parsed, Ambiguity::Refuse).unwrap();
+        total.push(t.elapsed().as_secs_f64() * 1e3);
+        drop(model);
+    }
+    println!(
+        "{} docs, {runs} runs, wall medians: parse 1 thread {:.1} ms, {threads} threads {:.1} ms; \
+         parse on {threads} threads + link {:.1} ms",
+        docs.len(),
+        median(&mut p1),
+        median(&mut pn),
+        median(&mut total)
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -269,6 +344,12 @@ fn main() {
         ),
         Some("digest") => digest(&args[1..]),
         Some("verify") => verify(&args[1..]),
+        Some("once") => once(&args[1]),
+        Some("parallel") => parallel(
+            &args[1],
+            args.get(2).map_or(2, |r| r.parse().expect("threads")),
+            args.get(3).map_or(5, |r| r.parse().expect("runs")),
+        ),
         Some("floor") => floor(
             &args[1],
             args.get(2).map_or(5, |r| r.parse().expect("runs")),
@@ -278,6 +359,6 @@ fn main() {
             &args[2],
             args.get(3).map_or(3, |r| r.parse().expect("runs")),
         ),
-        _ => eprintln!("usage: perfbench bench <dir> [runs] | perfbench digest <dir>... | perfbench verify <dir>... | perfbench profile parse|link <dir> [runs]"),
+        _ => eprintln!("usage: perfbench bench <dir> [runs] | perfbench digest <dir>... | perfbench verify <dir>... | perfbench profile parse|link <dir> [runs] | perfbench once <dir> | perfbench parallel <dir> [threads] [runs] | perfbench floor <dir> [runs]"),
     }
 }
