@@ -151,10 +151,27 @@ fn yaml_is_blank(inner: &str) -> bool {
 
 /// The `type` slug: lower-case, runs outside `[a-z0-9]` become `_`, `_` trimmed.
 pub fn kind_slug(s: &str) -> String {
+    if s.is_ascii() {
+        return ascii_slug(s, "-");
+    }
+    slug(s, |c| c.is_ascii_lowercase() || c.is_ascii_digit(), "-")
+}
+
+/// A section slug (compile.md §7.2): lower-case, runs outside `[\p{L}\p{N}]` become `_`.
+pub fn section_slug(s: &str) -> String {
+    if s.is_ascii() {
+        return ascii_slug(s, "body");
+    }
+    slug(s, is_letter_or_number, "body")
+}
+
+/// Lower-cases `s` and keeps the chars `keep` accepts, each run of others becoming one `_`
+/// between kept ones; `empty` when nothing is kept.
+fn slug(s: &str, keep: fn(char) -> bool, empty: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut pending = false;
     for c in s.chars().flat_map(char::to_lowercase) {
-        if c.is_ascii_lowercase() || c.is_ascii_digit() {
+        if keep(c) {
             if pending && !out.is_empty() {
                 out.push('_');
             }
@@ -165,29 +182,31 @@ pub fn kind_slug(s: &str) -> String {
         }
     }
     if out.is_empty() {
-        "-".to_string()
+        empty.to_string()
     } else {
         out
     }
 }
 
-/// A section slug (compile.md §7.2): lower-case, runs outside `[\p{L}\p{N}]` become `_`.
-pub fn section_slug(s: &str) -> String {
+/// [`kind_slug`] and [`section_slug`] of ASCII text, where both keep `[a-z0-9]` after
+/// lower-casing; `empty` when nothing is kept.
+fn ascii_slug(s: &str, empty: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut pending = false;
-    for c in s.chars().flat_map(char::to_lowercase) {
-        if is_letter_or_number(c) {
+    for &b in s.as_bytes() {
+        let c = b.to_ascii_lowercase();
+        if c.is_ascii_lowercase() || c.is_ascii_digit() {
             if pending && !out.is_empty() {
                 out.push('_');
             }
             pending = false;
-            out.push(c);
+            out.push(char::from(c));
         } else {
             pending = true;
         }
     }
     if out.is_empty() {
-        "body".to_string()
+        empty.to_string()
     } else {
         out
     }
@@ -761,4 +780,67 @@ fn build_sections(body: &str, map: &Utf16Map, headings: Vec<(u8, usize, String)>
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn plain_target_examples() {
+        assert_eq!(
+            plain_target("a/b.md", "x/d.md").as_deref(),
+            Some("x/a/b.md")
+        );
+        assert_eq!(plain_target("a/b", "d.md").as_deref(), Some("a/b.md"));
+        assert_eq!(plain_target("/a", "x/d.md").as_deref(), Some("a.md"));
+        assert_eq!(plain_target("../a.md", "x/d.md"), None);
+        assert_eq!(plain_target("./a.md", "x/d.md"), None);
+        assert_eq!(plain_target("a//b.md", "x/d.md"), None);
+        assert_eq!(plain_target("a%20b.md", "x/d.md"), None);
+        assert_eq!(plain_target("é.md", "x/d.md"), None);
+        assert_eq!(plain_target("/", "x/d.md"), None);
+    }
+
+    proptest! {
+        #[test]
+        fn ascii_slugs_match_the_general_ones(s in "[ -~]{0,16}") {
+            prop_assert_eq!(
+                ascii_slug(&s, "-"),
+                slug(&s, |c| c.is_ascii_lowercase() || c.is_ascii_digit(), "-")
+            );
+            prop_assert_eq!(ascii_slug(&s, "body"), slug(&s, is_letter_or_number, "body"));
+        }
+
+        #[test]
+        fn plain_targets_match_the_long_way(
+            dest in "(/|\\./|\\.\\./)?([a-zA-Z_.%2]{0,3}/){0,3}[a-zA-Z_.%]{0,4}(\\.md)?",
+            doc in "([ab]/){0,2}d\\.md",
+        ) {
+            if let Some(fast) = plain_target(&dest, &doc) {
+                // The long way: decode, normalise, walk the segments.
+                let decoded = percent_decode(&dest).unwrap_or_else(|| dest.clone());
+                let decoded = crate::validate::nfc(&decoded);
+                let mut segs: Vec<&str> = Vec::new();
+                if !decoded.starts_with('/') {
+                    if let Some((dir, _)) = doc.rsplit_once('/') {
+                        segs.extend(dir.split('/'));
+                    }
+                }
+                for seg in decoded.split('/') {
+                    match seg {
+                        "" | "." => {}
+                        ".." => { segs.pop(); }
+                        s => segs.push(s),
+                    }
+                }
+                let mut path = segs.join("/");
+                if !crate::validate::ends_with_md(&path) {
+                    path.push_str(".md");
+                }
+                prop_assert_eq!(fast, path);
+            }
+        }
+    }
 }
