@@ -45,7 +45,7 @@ fn is_flat_ascii(s: &str) -> bool {
     let mut prev_space = false;
     for &c in b {
         let space = c == b' ';
-        ok &= c >= 0x20 && c < 0x80 && !(space && prev_space);
+        ok &= (0x20..0x80).contains(&c) && !(space && prev_space);
         prev_space = space;
     }
     ok
