@@ -216,7 +216,22 @@ fn profile(pass: &str, root: &str, runs: usize) {
         match pass {
             "parse" => drop(parse_all(&docs)),
             "link" => drop(link(parsed.clone(), Ambiguity::Refuse).unwrap()),
-            _ => panic!("parse or link"),
+            "linker" => {
+                let mut linker = Linker::new(Ambiguity::Refuse);
+                linker
+                    .apply(
+                        parsed
+                            .iter()
+                            .map(|(d, p)| Change {
+                                bundle: d.bundle.clone(),
+                                path: d.path.clone(),
+                                doc: Some((d.clone(), p.clone())),
+                            })
+                            .collect(),
+                    )
+                    .unwrap();
+            }
+            _ => panic!("parse, link or linker"),
         }
     }
 }
@@ -359,6 +374,6 @@ fn main() {
             &args[2],
             args.get(3).map_or(3, |r| r.parse().expect("runs")),
         ),
-        _ => eprintln!("usage: perfbench bench <dir> [runs] | perfbench digest <dir>... | perfbench verify <dir>... | perfbench profile parse|link <dir> [runs] | perfbench once <dir> | perfbench parallel <dir> [threads] [runs] | perfbench floor <dir> [runs]"),
+        _ => eprintln!("usage: perfbench bench <dir> [runs] | perfbench digest <dir>... | perfbench verify <dir>... | perfbench profile parse|link|linker <dir> [runs] | perfbench once <dir> | perfbench parallel <dir> [threads] [runs] | perfbench floor <dir> [runs]"),
     }
 }

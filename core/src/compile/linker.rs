@@ -18,8 +18,12 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-/// A document's key: `(bundle, path)`.
-type Key = (String, String);
+/// A document's key: `(bundle, path)`, shared (clones do not copy the strings).
+type Key = Arc<(String, String)>;
+
+fn new_key(bundle: &str, path: &str) -> Key {
+    Arc::new((bundle.to_string(), path.to_string()))
+}
 
 /// One change to apply: the document at `(bundle, path)` becomes `doc`, or goes away.
 #[derive(Debug, Clone)]
@@ -48,6 +52,8 @@ pub struct LinkDelta {
 
 #[derive(Debug, Clone)]
 struct Entry {
+    // The key, shared with the indexes.
+    key: Key,
     doc: SourceDoc,
     // None for a navigation document.
     parsed: Option<Arc<ParsedDoc>>,
@@ -214,11 +220,23 @@ impl Linker {
         let full = full::full_pass(items, self.ambiguity)?;
         let model = full.model();
         let mut concepts = full.concepts.into_iter().peekable();
+        // Every document's key, and where to find it by `(bundle, path)`.
+        let keys: Vec<Key> = full
+            .items
+            .iter()
+            .map(|it| new_key(&it.bundle, &it.path))
+            .collect();
+        let mut key_of: HashMap<(&str, &str), usize> = HashMap::default();
+        key_of.reserve(keys.len());
+        for (i, k) in keys.iter().enumerate() {
+            key_of.insert((k.0.as_str(), k.1.as_str()), i);
+        }
         let mut upserted = Vec::new();
         let mut docs: Vec<(String, Vec<(String, Entry)>)> = Vec::new();
         for (i, it) in full.items.into_iter().enumerate() {
-            let key: Key = (it.bundle, it.path);
+            let key: Key = keys[i].clone();
             let mut entry = Entry {
+                key: key.clone(),
                 doc: it.doc,
                 parsed: it.parsed,
                 local: String::new(),
@@ -237,7 +255,10 @@ impl Linker {
                     match l {
                         RawLink::Markdown {
                             target: Some(p), ..
-                        } => md_keys.push((key.0.clone(), p.clone())),
+                        } => md_keys.push(match key_of.get(&(key.0.as_str(), p.as_str())) {
+                            Some(&t) => keys[t].clone(),
+                            None => new_key(&key.0, p),
+                        }),
                         RawLink::Markdown { target: None, .. } => {}
                         RawLink::Wiki { target, .. } => wiki_keys.extend(wiki_names(target)),
                     }
@@ -279,8 +300,8 @@ impl Linker {
                 entry.concept = Some(fc.concept);
             }
             match docs.last_mut() {
-                Some((b, list)) if *b == key.0 => list.push((key.1, entry)),
-                _ => docs.push((key.0, vec![(key.1, entry)])),
+                Some((b, list)) if *b == key.0 => list.push((key.1.clone(), entry)),
+                _ => docs.push((key.0.clone(), vec![(key.1.clone(), entry)])),
             }
         }
         self.docs = docs
@@ -367,10 +388,13 @@ impl Linker {
         let mut removed_concepts: Vec<Arc<Concept>> = Vec::new();
 
         for (bundle, ch) in by_bundle {
-            let locals = new_locals.remove(&bundle).unwrap_or_default();
+            let mut locals = new_locals.remove(&bundle).unwrap_or_default();
             for (path, new_doc) in ch {
-                let key: Key = (bundle.clone(), path.clone());
                 let old = self.docs.get_mut(&bundle).and_then(|b| b.remove(&path));
+                let key: Key = match &old {
+                    Some(e) => e.key.clone(),
+                    None => new_key(&bundle, &path),
+                };
                 delta.undo.push(Change {
                     bundle: bundle.clone(),
                     path: path.clone(),
@@ -416,6 +440,7 @@ impl Linker {
                         }
                         let is_concept = parsed.is_some();
                         let entry = Entry {
+                            key: key.clone(),
                             doc,
                             parsed,
                             local: String::new(),
@@ -449,10 +474,9 @@ impl Linker {
                         continue;
                     }
                     let (id, note) = locals
-                        .get(path)
-                        .cloned()
+                        .remove(path)
                         .expect("every concept of a touched bundle has a local id");
-                    let key: Key = (bundle.clone(), path.clone());
+                    let key: Key = e.key.clone();
                     e.ambiguity_note = note;
                     if e.local != id {
                         if !e.local.is_empty() {
@@ -737,7 +761,7 @@ impl Linker {
 
     fn find_path(&self, bundle: &str, path: &str) -> Found {
         match self.docs.get(bundle).and_then(|b| b.get(path)) {
-            Some(e) if e.parsed.is_some() => Found::Concept((bundle.to_string(), path.to_string())),
+            Some(e) if e.parsed.is_some() => Found::Concept(e.key.clone()),
             Some(_) => Found::Nav,
             None => Found::Nothing,
         }
@@ -779,8 +803,14 @@ impl Linker {
                 RawLink::Markdown {
                     target: Some(p), ..
                 } => {
-                    md_keys.insert((bundle.to_string(), p.clone()));
-                    self.find_path(bundle, p)
+                    // The target document's own key when there is one.
+                    let target = self.docs.get(bundle).and_then(|b| b.get(p.as_str()));
+                    md_keys.insert(target.map_or_else(|| new_key(bundle, p), |e| e.key.clone()));
+                    match target {
+                        Some(e) if e.parsed.is_some() => Found::Concept(e.key.clone()),
+                        Some(_) => Found::Nav,
+                        None => Found::Nothing,
+                    }
                 }
                 RawLink::Wiki { target, .. } => {
                     wiki_keys.extend(wiki_names(target));
