@@ -134,8 +134,16 @@ fn op() -> impl Strategy<Value = (usize, usize, Option<usize>)> {
     )
 }
 
+/// Cases per property: 400, or `FULL_PASS_CASES` for a longer run.
+fn cases() -> u32 {
+    std::env::var("FULL_PASS_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(400)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
 
     #[test]
     fn full_pass_equals_incremental(
