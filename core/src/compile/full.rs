@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 /// A document with its key `(bundle, path)`.
 pub(super) struct Item {
-    pub(super) bundle: String,
-    pub(super) path: String,
+    /// The key when it differs from the document's own bundle and path.
+    key: Option<(String, String)>,
     pub(super) doc: SourceDoc,
     /// `None` for a navigation document.
     pub(super) parsed: Option<Arc<ParsedDoc>>,
@@ -28,15 +28,36 @@ impl Item {
     /// An item keyed by the document's own bundle and path.
     pub(super) fn from_input((doc, parsed): LinkInput) -> Item {
         Item {
-            bundle: doc.bundle.clone(),
-            path: doc.path.clone(),
+            key: None,
             doc,
             parsed,
         }
     }
 
-    fn key(&self) -> (&str, &str) {
-        (&self.bundle, &self.path)
+    /// An item under the key `(bundle, path)`.
+    pub(super) fn keyed(
+        bundle: String,
+        path: String,
+        doc: SourceDoc,
+        parsed: Option<Arc<ParsedDoc>>,
+    ) -> Item {
+        let key = (bundle != doc.bundle || path != doc.path).then_some((bundle, path));
+        Item { key, doc, parsed }
+    }
+
+    pub(super) fn key(&self) -> (&str, &str) {
+        match &self.key {
+            Some((b, p)) => (b, p),
+            None => (&self.doc.bundle, &self.doc.path),
+        }
+    }
+
+    pub(super) fn bundle(&self) -> &str {
+        self.key().0
+    }
+
+    pub(super) fn path(&self) -> &str {
+        self.key().1
     }
 }
 
@@ -132,14 +153,11 @@ pub(super) fn full_pass(items: Vec<Item>, ambiguity: Ambiguity) -> Result<Full> 
     let mut notes: Vec<Option<String>> = Vec::with_capacity(items.len());
     let mut start = 0;
     while start < items.len() {
-        let bundle = &items[start].bundle;
-        let end = start + items[start..].partition_point(|it| &it.bundle == bundle);
+        let bundle = items[start].bundle();
+        let end = start + items[start..].partition_point(|it| it.bundle() == bundle);
         let first = item_of.len();
         item_of.extend((start..end).filter(|&i| items[i].parsed.is_some()));
-        let paths: Vec<&str> = item_of[first..]
-            .iter()
-            .map(|&i| items[i].path.as_str())
-            .collect();
+        let paths: Vec<&str> = item_of[first..].iter().map(|&i| items[i].path()).collect();
         let (ids, ns) = bundle_local_ids(&paths, ambiguity)?;
         locals.extend(ids);
         notes.extend(ns);
@@ -154,7 +172,7 @@ pub(super) fn full_pass(items: Vec<Item>, ambiguity: Ambiguity) -> Result<Full> 
         let mut seen: HashMap<&str, (&str, bool)> = HashMap::default();
         seen.reserve(n);
         for (c, local) in locals.iter().enumerate() {
-            let bundle = items[item_of[c]].bundle.as_str();
+            let bundle = items[item_of[c]].bundle();
             seen.entry(local)
                 .and_modify(|(b, multi)| *multi |= *b != bundle)
                 .or_insert((bundle, false));
@@ -165,7 +183,7 @@ pub(super) fn full_pass(items: Vec<Item>, ambiguity: Ambiguity) -> Result<Full> 
     }
     let public_of = |c: usize, prefixed: bool| -> String {
         if prefixed {
-            format!("{}/{}", items[item_of[c]].bundle, locals[c])
+            format!("{}/{}", items[item_of[c]].bundle(), locals[c])
         } else {
             locals[c].clone()
         }
@@ -220,7 +238,7 @@ pub(super) fn full_pass(items: Vec<Item>, ambiguity: Ambiguity) -> Result<Full> 
     for c in 0..n {
         tables
             .locals
-            .entry((items[item_of[c]].bundle.as_str(), locals[c].as_str()))
+            .entry((items[item_of[c]].bundle(), locals[c].as_str()))
             .or_insert(c);
         tables.public.insert(public[c].as_str(), c);
     }
@@ -233,7 +251,7 @@ pub(super) fn full_pass(items: Vec<Item>, ambiguity: Ambiguity) -> Result<Full> 
     for c in 0..n {
         let it = &items[item_of[c]];
         let parsed = it.parsed.as_ref().expect("a concept");
-        let bundle = it.bundle.as_str();
+        let bundle = it.bundle();
         ids.clear();
         unresolved.clear();
         for l in &parsed.links {
@@ -276,8 +294,8 @@ pub(super) fn full_pass(items: Vec<Item>, ambiguity: Ambiguity) -> Result<Full> 
         }
         out.push(Arc::new(Concept {
             id: public[c].clone(),
-            bundle: it.bundle.clone(),
-            path: it.path.clone(),
+            bundle: it.bundle().to_string(),
+            path: it.path().to_string(),
             text: it.doc.text.clone(),
             parsed: parsed.clone(),
             links: ids.iter().map(|s| s.to_string()).collect(),
@@ -305,8 +323,8 @@ impl Full {
     pub(super) fn model(&self) -> Model {
         let mut bundles: Vec<String> = Vec::new();
         for it in &self.items {
-            if bundles.last() != Some(&it.bundle) {
-                bundles.push(it.bundle.clone());
+            if bundles.last().map(String::as_str) != Some(it.bundle()) {
+                bundles.push(it.bundle().to_string());
             }
         }
         let mut concepts: Vec<Arc<Concept>> =

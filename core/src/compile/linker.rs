@@ -208,12 +208,7 @@ impl Linker {
                 doc: None,
             });
             if let Some((doc, parsed)) = c.doc {
-                items.push(full::Item {
-                    bundle: c.bundle,
-                    path: c.path,
-                    doc,
-                    parsed,
-                });
+                items.push(full::Item::keyed(c.bundle, c.path, doc, parsed));
             }
         }
         undo.reverse();
@@ -224,7 +219,7 @@ impl Linker {
         let keys: Vec<Key> = full
             .items
             .iter()
-            .map(|it| new_key(&it.bundle, &it.path))
+            .map(|it| new_key(it.bundle(), it.path()))
             .collect();
         let mut key_of: HashMap<(&str, &str), usize> = HashMap::default();
         key_of.reserve(keys.len());

@@ -80,8 +80,13 @@ fn compare(ambiguity: Ambiguity, first: Vec<Change>, then: Vec<Vec<Change>>) {
     assert_eq!(full.model(), inc.model());
     let docs: Vec<_> = first.iter().filter_map(|c| c.doc.clone()).collect();
     if let Ok(m) = link(docs, ambiguity) {
-        // `link` takes the documents as they are (no removals): compare when none were.
-        if first.iter().all(|c| c.doc.is_some()) {
+        // `link` takes the documents as they are (no removals, keyed by their own bundle
+        // and path): compare when that is what the changes said.
+        if first.iter().all(|c| {
+            c.doc
+                .as_ref()
+                .is_some_and(|(d, _)| d.bundle == c.bundle && d.path == c.path)
+        }) {
             assert_eq!(&m, inc.model());
         }
     }
@@ -200,4 +205,15 @@ proptest! {
         let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
         prop_assert_eq!(crate::compile::local_ids(&refs), local_ids_plain(&refs));
     }
+}
+
+#[test]
+fn a_change_keyed_apart_from_its_document_links_the_same_both_ways() {
+    // The change's key wins over the document's own bundle and path.
+    let mut moved = change((1, 0, Some(1)));
+    moved.path = "moved/orders.md".to_string();
+    let others = vec![change((1, 10, Some(3))), change((0, 5, Some(2)))];
+    let mut first = others.clone();
+    first.push(moved);
+    compare(Ambiguity::Serve, first, vec![others]);
 }
