@@ -86,8 +86,14 @@ pub(crate) fn from_yaml(map: &yaml_serde::Mapping) -> Fields<'static> {
 /// The fields of frontmatter in the subset described in the module documentation, or
 /// `None` when the text is outside it (or holds no key at all).
 pub(crate) fn fast(inner: &str) -> Option<Fields<'_>> {
+    // One pass over the whole text settles the characters when it is printable ASCII with
+    // LF line ends, the usual case; otherwise each line is checked.
+    let clean = inner.bytes().fold(true, |ok, b| {
+        ok & (b.wrapping_sub(0x20) < 0x5f || b == b'\n')
+    });
     let mut p = Parser {
         rest: inner,
+        clean,
         peeked: None,
         keys: Vec::with_capacity(24),
         depth: 0,
@@ -119,6 +125,8 @@ struct Line<'a> {
 
 struct Parser<'a> {
     rest: &'a str,
+    /// Whether the whole text is printable ASCII and LF line ends.
+    clean: bool,
     peeked: Option<Line<'a>>,
     /// The keys of the mappings being read, innermost last (for duplicate checks).
     keys: Vec<&'a str>,
@@ -150,15 +158,20 @@ impl<'a> Parser<'a> {
             return Some(self.peeked);
         }
         while !self.rest.is_empty() {
-            let (raw, rest) = match self.rest.find('\n') {
+            let (raw, rest) = match memchr::memchr(b'\n', self.rest.as_bytes()) {
                 Some(i) => (&self.rest[..i], &self.rest[i + 1..]),
                 None => (self.rest, ""),
             };
             self.rest = rest;
-            let raw = raw.strip_suffix('\r').unwrap_or(raw);
-            if !chars_ok(raw) {
-                return None;
-            }
+            let raw = if self.clean {
+                raw
+            } else {
+                let raw = raw.strip_suffix('\r').unwrap_or(raw);
+                if !chars_ok(raw) {
+                    return None;
+                }
+                raw
+            };
             let text = raw.trim_start_matches(' ');
             if text.is_empty() || text.starts_with('#') {
                 continue;
@@ -436,8 +449,8 @@ fn plain(v: &str) -> Option<&str> {
         return None;
     }
     let mut end = b.len();
-    for (i, &c) in b.iter().enumerate() {
-        match c {
+    for i in memchr::memchr2_iter(b'#', b':', b) {
+        match b[i] {
             b'#' if i > 0 && b[i - 1] == b' ' => {
                 end = i;
                 break;

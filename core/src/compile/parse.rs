@@ -88,7 +88,7 @@ pub fn split_frontmatter(text: &str) -> Option<(&str, usize)> {
     let open_end = fence_line(b, 0)?;
     // Shortest run, then a line break, then a closing fence line.
     let mut q = open_end;
-    while let Some(off) = text[q..].find('\n') {
+    while let Some(off) = memchr::memchr(b'\n', &b[q..]) {
         let nl = q + off;
         let run_end = if nl > open_end && b[nl - 1] == b'\r' {
             nl - 1
