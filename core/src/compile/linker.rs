@@ -213,6 +213,12 @@ impl Linker {
         }
         undo.reverse();
         let full = full::full_pass(items, self.ambiguity)?;
+        // With no documents the indexes are empty; start them afresh all the same.
+        self.local_keys.clear();
+        self.public.clear();
+        self.md_refs.clear();
+        self.wiki_refs.clear();
+        self.backlinks.clear();
         let model = full.model();
         let mut concepts = full.concepts.into_iter().peekable();
         // Every document's key, and where to find it by `(bundle, path)`.
@@ -310,6 +316,12 @@ impl Linker {
             renamed: Vec::new(),
             undo,
         })
+    }
+
+    /// Sets how later changes treat two concepts that end with one id. The engine serves a
+    /// stored state (`Serve`) and refuses a change that would make one (`Refuse`).
+    pub fn set_ambiguity(&mut self, ambiguity: Ambiguity) {
+        self.ambiguity = ambiguity;
     }
 
     /// The current model.
