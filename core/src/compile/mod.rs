@@ -196,6 +196,7 @@ pub fn compile(docs: &[SourceDoc], width: usize) -> Result<Model> {
 pub fn check_names<'a>(items: impl Iterator<Item = (&'a str, &'a str)>) -> Result<()> {
     let mut bundles: HashMap<String, &str> = HashMap::default();
     let mut seen: rustc_hash::FxHashSet<String> = rustc_hash::FxHashSet::default();
+    let mut last: Option<(&str, String)> = None;
     for (bundle, path) in items {
         validate::bundle_name(bundle)?;
         let norm = validate::document_path(path)?;
@@ -204,15 +205,30 @@ pub fn check_names<'a>(items: impl Iterator<Item = (&'a str, &'a str)>) -> Resul
                 "invalid path \"{path}\": not in NFC form"
             )));
         }
-        let lower = bundle.to_ascii_lowercase();
-        match bundles.get(&lower) {
-            Some(b) if *b != bundle => return Err(Error::Invalid(validate::CASE_UNIQUE.into())),
-            Some(_) => {}
-            None => {
-                bundles.insert(lower.clone(), bundle);
+        // Documents come grouped by bundle: the previous bundle's lower-case form is reused.
+        if last.as_ref().is_none_or(|(b, _)| *b != bundle) {
+            let lower = bundle.to_ascii_lowercase();
+            match bundles.get(&lower) {
+                Some(b) if *b != bundle => {
+                    return Err(Error::Invalid(validate::CASE_UNIQUE.into()))
+                }
+                Some(_) => {}
+                None => {
+                    bundles.insert(lower.clone(), bundle);
+                }
             }
+            last = Some((bundle, lower));
         }
-        if !seen.insert(format!("{lower}/{}", path.to_lowercase())) {
+        let lower = &last.as_ref().expect("set above").1;
+        let mut key = String::with_capacity(lower.len() + 1 + path.len());
+        key.push_str(lower);
+        key.push('/');
+        if path.is_ascii() {
+            key.extend(path.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+        } else {
+            key.push_str(&path.to_lowercase());
+        }
+        if !seen.insert(key) {
             return Err(Error::Invalid(validate::CASE_UNIQUE.into()));
         }
     }
