@@ -306,39 +306,54 @@ fn has_scheme(dest: &str) -> bool {
     false
 }
 
-/// The bundle path of a destination (cut at `#` and `?`) that needs no decoding, no
-/// normalisation and no `.`/`..` handling: ASCII without `%`, and non-empty segments that
-/// are not `.` or `..` after an optional leading `/`. `None` sends it the long way, which
-/// gives the same result for these.
-fn plain_target(cut: &str, doc_path: &str) -> Option<String> {
-    let (rooted, rest) = match cut.strip_prefix('/') {
-        Some(r) => (true, r),
-        None => (false, cut),
-    };
-    if rest.is_empty()
-        || !rest.is_ascii()
-        || rest.contains('%')
-        || rest
-            .split('/')
-            .any(|seg| seg.is_empty() || seg == "." || seg == "..")
-    {
+/// The bundle path of a destination (cut at `#` and `?`) that needs no decoding and no
+/// normalisation: non-empty ASCII without `%`, from a document whose folder has no empty,
+/// `.` or `..` segment. `Some(None)` when `..` climbs out of the bundle; `None` sends the
+/// destination the long way, which gives the same result for these.
+fn plain_target(cut: &str, doc_path: &str) -> Option<Option<String>> {
+    if cut.is_empty() || !cut.is_ascii() || cut.contains('%') {
         return None;
     }
-    let dir = if rooted {
-        None
-    } else {
-        doc_path.rsplit_once('/').map(|(dir, _)| dir)
+    let dir = match doc_path.rsplit_once('/') {
+        _ if cut.starts_with('/') => "",
+        None => "",
+        Some((dir, _)) => {
+            if dir
+                .split('/')
+                .any(|seg| seg.is_empty() || seg == "." || seg == "..")
+            {
+                return None;
+            }
+            dir
+        }
     };
-    let mut path = String::with_capacity(dir.map_or(0, |d| d.len() + 1) + rest.len() + 3);
-    if let Some(dir) = dir {
-        path.push_str(dir);
-        path.push('/');
+    // The folder, then each segment: `..` drops the last one, empty and `.` ones are skipped.
+    let mut path = String::with_capacity(dir.len() + cut.len() + 4);
+    path.push_str(dir);
+    for seg in cut.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                if path.is_empty() {
+                    return Some(None);
+                }
+                path.truncate(path.rfind('/').unwrap_or(0));
+            }
+            s => {
+                if !path.is_empty() {
+                    path.push('/');
+                }
+                path.push_str(s);
+            }
+        }
     }
-    path.push_str(rest);
+    if path.is_empty() {
+        return Some(None);
+    }
     if !crate::validate::ends_with_md(&path) {
         path.push_str(".md");
     }
-    Some(path)
+    Some(Some(path))
 }
 
 /// Resolves a Markdown destination against the linking document (compile.md §6.2 rules
@@ -349,8 +364,8 @@ fn markdown_target(dest: &str, doc_path: &str) -> Option<Option<String>> {
     }
     let cut = dest.split('#').next().unwrap_or("");
     let cut = cut.split('?').next().unwrap_or("");
-    if let Some(path) = plain_target(cut, doc_path) {
-        return Some(Some(path));
+    if let Some(target) = plain_target(cut, doc_path) {
+        return Some(target);
     }
     let decoded = percent_decode(cut).unwrap_or_else(|| cut.to_string());
     if decoded.is_empty() {
@@ -789,18 +804,22 @@ mod tests {
 
     #[test]
     fn plain_target_examples() {
-        assert_eq!(
-            plain_target("a/b.md", "x/d.md").as_deref(),
-            Some("x/a/b.md")
-        );
-        assert_eq!(plain_target("a/b", "d.md").as_deref(), Some("a/b.md"));
-        assert_eq!(plain_target("/a", "x/d.md").as_deref(), Some("a.md"));
-        assert_eq!(plain_target("../a.md", "x/d.md"), None);
-        assert_eq!(plain_target("./a.md", "x/d.md"), None);
-        assert_eq!(plain_target("a//b.md", "x/d.md"), None);
-        assert_eq!(plain_target("a%20b.md", "x/d.md"), None);
-        assert_eq!(plain_target("é.md", "x/d.md"), None);
-        assert_eq!(plain_target("/", "x/d.md"), None);
+        let t = |cut: &str, doc: &str| plain_target(cut, doc);
+        let some = |p: &str| Some(Some(p.to_string()));
+        assert_eq!(t("a/b.md", "x/d.md"), some("x/a/b.md"));
+        assert_eq!(t("a/b", "d.md"), some("a/b.md"));
+        assert_eq!(t("/a", "x/d.md"), some("a.md"));
+        assert_eq!(t("../a.md", "x/y/d.md"), some("x/a.md"));
+        assert_eq!(t("./a.md", "x/d.md"), some("x/a.md"));
+        assert_eq!(t("a//b.md", "x/d.md"), some("x/a/b.md"));
+        assert_eq!(t("../../a.md", "x/d.md"), Some(None));
+        assert_eq!(t("..", "x/d.md"), Some(None));
+        assert_eq!(t("/", "x/d.md"), Some(None));
+        assert_eq!(t("a%20b.md", "x/d.md"), None);
+        assert_eq!(t("é.md", "x/d.md"), None);
+        assert_eq!(t("a.md", "x/../d.md"), None);
+        assert_eq!(t("a.md", "/d.md"), None);
+        assert_eq!(t("", "x/d.md"), None);
     }
 
     proptest! {
@@ -816,7 +835,7 @@ mod tests {
         #[test]
         fn plain_targets_match_the_long_way(
             dest in "(/|\\./|\\.\\./)?([a-zA-Z_.%2]{0,3}/){0,3}[a-zA-Z_.%]{0,4}(\\.md)?",
-            doc in "([ab]/){0,2}d\\.md",
+            doc in "(/?)([ab.]{0,2}/){0,2}d\\.md",
         ) {
             if let Some(fast) = plain_target(&dest, &doc) {
                 // The long way: decode, normalise, walk the segments.
@@ -828,18 +847,29 @@ mod tests {
                         segs.extend(dir.split('/'));
                     }
                 }
+                let mut out = false;
                 for seg in decoded.split('/') {
                     match seg {
                         "" | "." => {}
-                        ".." => { segs.pop(); }
+                        ".." => {
+                            if segs.pop().is_none() {
+                                out = true;
+                                break;
+                            }
+                        }
                         s => segs.push(s),
                     }
                 }
-                let mut path = segs.join("/");
-                if !crate::validate::ends_with_md(&path) {
-                    path.push_str(".md");
-                }
-                prop_assert_eq!(fast, path);
+                let want = if out || segs.is_empty() {
+                    None
+                } else {
+                    let mut path = segs.join("/");
+                    if !crate::validate::ends_with_md(&path) {
+                        path.push_str(".md");
+                    }
+                    Some(path)
+                };
+                prop_assert_eq!(fast, want);
             }
         }
     }
