@@ -313,40 +313,69 @@ fn once(root: &str) {
 /// with the parallel pass followed by the single-threaded link.
 fn parallel(root: &str, threads: usize, runs: usize) {
     let docs = load(root);
-    let parse_par = |docs: &[SourceDoc]| -> Vec<LinkInput> {
+    // Each thread's on-CPU time too: with a free core per thread, the pass takes about the
+    // largest of them, whatever the load on a shared machine.
+    let parse_par = |docs: &[SourceDoc]| -> (Vec<LinkInput>, f64) {
         let chunk = docs.len().div_ceil(threads).max(1);
         std::thread::scope(|s| {
             let handles: Vec<_> = docs
                 .chunks(chunk)
-                .map(|part| s.spawn(move || parse_all(part)))
+                .map(|part| {
+                    s.spawn(move || {
+                        let start = cpu_ns();
+                        let out = parse_all(part);
+                        (out, (cpu_ns() - start) as f64 / 1e6)
+                    })
+                })
                 .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap())
-                .collect()
+            let mut all = Vec::with_capacity(docs.len());
+            let mut max_cpu: f64 = 0.0;
+            for h in handles {
+                let (out, cpu) = h.join().unwrap();
+                all.extend(out);
+                max_cpu = max_cpu.max(cpu);
+            }
+            (all, max_cpu)
         })
     };
-    let (mut p1, mut pn, mut total) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut p1, mut p1cpu, mut pn, mut pncpu, mut total, mut linkcpu) = (
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    );
     for _ in 0..runs {
-        let t = Instant::now();
+        let t = Timer::start();
         drop(parse_all(&docs));
-        p1.push(t.elapsed().as_secs_f64() * 1e3);
+        let (w, c) = t.stop();
+        p1.push(w);
+        p1cpu.push(c);
         let t = Instant::now();
-        drop(parse_par(&docs));
+        let (parsed, cpu) = parse_par(&docs);
         pn.push(t.elapsed().as_secs_f64() * 1e3);
+        pncpu.push(cpu);
+        drop(parsed);
         let t = Instant::now();
-        let parsed = parse_par(&docs);
+        let (parsed, _) = parse_par(&docs);
+        let l = Timer::start();
         let model = link(parsed, Ambiguity::Refuse).unwrap();
+        linkcpu.push(l.stop().1);
         total.push(t.elapsed().as_secs_f64() * 1e3);
         drop(model);
     }
     println!(
-        "{} docs, {runs} runs, wall medians: parse 1 thread {:.1} ms, {threads} threads {:.1} ms; \
-         parse on {threads} threads + link {:.1} ms",
+        "{} docs, {runs} runs, medians (ms): parse on 1 thread wall {:.1} cpu {:.1}; \
+         on {threads} threads wall {:.1}, busiest thread cpu {:.1}; \
+         parse on {threads} threads + link wall {:.1} (link cpu {:.1})",
         docs.len(),
         median(&mut p1),
+        median(&mut p1cpu),
         median(&mut pn),
-        median(&mut total)
+        median(&mut pncpu),
+        median(&mut total),
+        median(&mut linkcpu),
     );
 }
 
