@@ -171,6 +171,9 @@ fn digest(roots: &[String]) {
             h.update(format!("{}/{}\n{:?}\n", d.bundle, d.path, p).as_bytes());
         }
         let model = link(parsed, Ambiguity::Serve).unwrap();
+        if let Ok(compiled) = compile(&docs, SUMMARY_WIDTH) {
+            assert_eq!(compiled, model, "compile and link disagree on {root}");
+        }
         h.update(format!("{:?}\n", model.bundles).as_bytes());
         for c in &model.concepts {
             h.update(

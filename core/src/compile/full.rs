@@ -13,23 +13,34 @@ use super::{
 use crate::error::Result;
 use crate::validate;
 use rustc_hash::FxHashMap as HashMap;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// A document with its key `(bundle, path)`.
-pub(super) struct Item {
+pub(super) struct Item<'a> {
     /// The key when it differs from the document's own bundle and path.
     key: Option<(String, String)>,
-    pub(super) doc: SourceDoc,
+    /// The document: borrowed by `compile`, owned by `link` and the linker.
+    pub(super) doc: Cow<'a, SourceDoc>,
     /// `None` for a navigation document.
     pub(super) parsed: Option<Arc<ParsedDoc>>,
 }
 
-impl Item {
+impl<'a> Item<'a> {
     /// An item keyed by the document's own bundle and path.
-    pub(super) fn from_input((doc, parsed): LinkInput) -> Item {
+    pub(super) fn from_input((doc, parsed): LinkInput) -> Item<'a> {
         Item {
             key: None,
-            doc,
+            doc: Cow::Owned(doc),
+            parsed,
+        }
+    }
+
+    /// An item borrowing its document, keyed by the document's own bundle and path.
+    pub(super) fn borrowed(doc: &'a SourceDoc, parsed: Option<Arc<ParsedDoc>>) -> Item<'a> {
+        Item {
+            key: None,
+            doc: Cow::Borrowed(doc),
             parsed,
         }
     }
@@ -40,9 +51,13 @@ impl Item {
         path: String,
         doc: SourceDoc,
         parsed: Option<Arc<ParsedDoc>>,
-    ) -> Item {
+    ) -> Item<'a> {
         let key = (bundle != doc.bundle || path != doc.path).then_some((bundle, path));
-        Item { key, doc, parsed }
+        Item {
+            key,
+            doc: Cow::Owned(doc),
+            parsed,
+        }
     }
 
     pub(super) fn key(&self) -> (&str, &str) {
@@ -71,9 +86,9 @@ pub(super) struct FullConcept {
 }
 
 /// The result of the pass.
-pub(super) struct Full {
+pub(super) struct Full<'a> {
     /// The documents, sorted by `(bundle, path)`, one per key.
-    pub(super) items: Vec<Item>,
+    pub(super) items: Vec<Item<'a>>,
     /// The concepts, in the order of their items.
     pub(super) concepts: Vec<FullConcept>,
 }
@@ -144,7 +159,7 @@ impl Tables<'_> {
 
 /// Runs the pass. Fails only with an ambiguous id under [`Ambiguity::Refuse`], with the
 /// error the incremental pass gives for the same documents.
-pub(super) fn full_pass(items: Vec<Item>, ambiguity: Ambiguity) -> Result<Full> {
+pub(super) fn full_pass(items: Vec<Item<'_>>, ambiguity: Ambiguity) -> Result<Full<'_>> {
     let items = sort_dedup(items, Item::key);
 
     // Concepts in key order, and local ids bundle by bundle.
@@ -318,7 +333,7 @@ pub(super) fn full_pass(items: Vec<Item>, ambiguity: Ambiguity) -> Result<Full> 
     Ok(Full { items, concepts })
 }
 
-impl Full {
+impl Full<'_> {
     /// The model of the pass: every bundle, the concepts sorted by `(bundle, id)`.
     pub(super) fn model(&self) -> Model {
         let mut bundles: Vec<String> = Vec::new();

@@ -238,7 +238,7 @@ impl Linker {
             let key: Key = keys[i].clone();
             let mut entry = Entry {
                 key: key.clone(),
-                doc: it.doc,
+                doc: it.doc.into_owned(),
                 parsed: it.parsed,
                 local: String::new(),
                 public: String::new(),

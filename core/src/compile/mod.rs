@@ -180,15 +180,16 @@ pub enum Ambiguity {
 /// Compiles documents in one go: validates names and paths, parses, links.
 pub fn compile(docs: &[SourceDoc], width: usize) -> Result<Model> {
     check_names(docs.iter().map(|d| (d.bundle.as_str(), d.path.as_str())))?;
-    let parsed: Vec<LinkInput> = docs
+    // `link` over the parsed documents, borrowing them rather than copying.
+    let items = docs
         .iter()
         .map(|d| {
             let p = (!validate::is_navigation(&d.path))
                 .then(|| Arc::new(parse_document(&d.path, &d.text, width)));
-            (d.clone(), p)
+            full::Item::borrowed(d, p)
         })
         .collect();
-    link(parsed, Ambiguity::Refuse)
+    Ok(full::full_pass(items, Ambiguity::Refuse)?.model())
 }
 
 /// Validates bundle names and paths, and their uniqueness ignoring case
