@@ -124,6 +124,14 @@ impl Utf16Map {
         }
     }
 
+    /// The map of an ASCII text of `len` bytes (the caller knows it is ASCII).
+    pub(crate) fn ascii(len: usize) -> Utf16Map {
+        Utf16Map {
+            len16: len,
+            checkpoints: Vec::new(),
+        }
+    }
+
     /// The length in UTF-16 units.
     pub fn len16(&self) -> usize {
         self.len16
