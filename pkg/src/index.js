@@ -35,8 +35,8 @@ export function version() {
   return wasmVersion();
 }
 
-export const READ_ONLY = 'connection is read-only';
-export const CLOSED = 'connection is closed';
+const READ_ONLY = 'connection is read-only';
+const CLOSED = 'connection is closed';
 
 const isoDate = (d) => d.toISOString().slice(0, 10);
 
@@ -376,7 +376,7 @@ class Connection {
  * The tools/list entries of a mode with a given advice sentence (null: none).
  * @returns {Array<{name: string, title: string, description: string, inputSchema: object}>}
  */
-export function toolDefinitions({ databaseTools = false, readOnly = false } = {}, advice = null) {
+function toolDefinitions({ databaseTools = false, readOnly = false } = {}, advice = null) {
   ready();
   return toolList(Boolean(databaseTools), Boolean(readOnly), advice ?? undefined);
 }

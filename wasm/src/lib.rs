@@ -97,3 +97,18 @@ pub fn check_bundle_name(name: &str) -> Result<(), JsValue> {
 pub fn check_document_path(path: &str) -> Result<String, JsValue> {
     validate::document_path(path).map_err(|e| error::to_js(&e))
 }
+
+/// Parses a DSN of cli.md §5: `{data, tenant}`, `data` null for the default data root.
+/// `windows`: the host takes `okf:///C:/…` as the drive path `C:/…`.
+#[wasm_bindgen(js_name = parseDsn)]
+pub fn parse_dsn(dsn: &str, windows: bool) -> Result<JsValue, JsValue> {
+    let d = langonrock_core::dsn::parse_dsn(dsn, windows).map_err(|e| error::to_js(&e))?;
+    convert::to_js(&serde_json::json!({"data": d.data, "tenant": d.tenant}))
+        .map_err(|e| error::to_js(&e))
+}
+
+/// The DSN as the startup banner shows it: every `token` value as `***` (agent.md §1.1).
+#[wasm_bindgen(js_name = redactDsn)]
+pub fn redact_dsn(dsn: &str) -> String {
+    langonrock_core::dsn::redact_dsn(dsn)
+}
