@@ -5,6 +5,7 @@
 use langonrock_core::compile::{compile, SourceDoc, SUMMARY_WIDTH};
 use langonrock_core::manifest::manifest;
 use langonrock_core::read::{get_mcp, GetOptions};
+use langonrock_core::search::{search, search_hits, Index, SearchOptions};
 
 include!(concat!(env!("OUT_DIR"), "/samples.rs"));
 
@@ -71,5 +72,47 @@ pub(crate) fn render_all() -> String {
         out.push_str(&get_mcp(&m, ids, &opts.with_mcp_default()));
         out.push('\n');
     }
+    render_search(&m, &mut out);
     out
+}
+
+/// Search TSVs, every score's exact bits (`{:?}` of an `f64` round-trips), and the digest
+/// of the encoded index, for two dates.
+fn render_search(m: &langonrock_core::compile::Model, out: &mut String) {
+    let queries: [(&str, SearchOptions); 4] = [
+        ("revenue recognition", SearchOptions::default()),
+        (
+            "Active users événements",
+            SearchOptions {
+                k: 5,
+                bundle: Some("ga4".into()),
+                expand: true,
+            },
+        ),
+        (
+            "bitcoin transactions inputs outputs stale",
+            SearchOptions {
+                k: 20,
+                bundle: None,
+                expand: false,
+            },
+        ),
+        ("accepted answer rate votes", SearchOptions::default()),
+    ];
+    for today in ["2026-09-21", "2027-06-01"] {
+        let ix = Index::build(m, today);
+        out.push_str(&format!(
+            "== search index {today}\n{}\n",
+            langonrock_core::hash::hex(&langonrock_core::hash::sha256(&ix.encode()))
+        ));
+        for (q, o) in &queries {
+            out.push_str(&format!("== search {q:?} {today}\n"));
+            out.push_str(&search(m, &ix, "samples", q, o, today).expect("search"));
+            for h in search_hits(m, &ix, q, o, today).expect("search").hits {
+                if let Some(s) = h.score {
+                    out.push_str(&format!("{} {s:?}\n", h.id));
+                }
+            }
+        }
+    }
 }

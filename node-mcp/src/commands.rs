@@ -93,7 +93,31 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             stats(io, rows, &text)?;
             Ok(0)
         }
-        Command::Search { .. } => Err(CliError("this build does not serve search yet".into())),
+        Command::Search {
+            target,
+            query,
+            k,
+            bundle,
+            expand,
+        } => {
+            let mut conn = open_read(&target, io)?;
+            let s = conn.read()?;
+            let opts = langonrock_core::search::SearchOptions {
+                k: k.unwrap_or(8),
+                bundle,
+                expand,
+            };
+            let text = s.search(&target.tenant, &query, &opts, &clock::today())?;
+            io.out.write_all(text.as_bytes()).map_err(write_err)?;
+            // Rows: every line after the preamble, the hits line and the columns line.
+            let rows = text
+                .lines()
+                .filter(|l| !l.starts_with('#'))
+                .count()
+                .saturating_sub(1);
+            stats(io, rows, &text)?;
+            Ok(0)
+        }
         Command::Get {
             target,
             ids,

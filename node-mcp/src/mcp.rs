@@ -243,7 +243,20 @@ fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
             Ok(s) => (s.snapshot_id(), false),
             Err(e) => err_text(&e),
         },
-        ToolCall::Search { .. } => ("this build does not serve search yet".to_string(), true),
+        ToolCall::Search { query, k, bundle } => match conn.read() {
+            Ok(s) => {
+                let opts = langonrock_core::search::SearchOptions {
+                    k,
+                    bundle,
+                    expand: true,
+                };
+                match s.search(conn.tenant(), &query, &opts, today) {
+                    Ok(t) => (t, false),
+                    Err(e) => err_text(&e),
+                }
+            }
+            Err(e) => err_text(&e),
+        },
         ToolCall::Get {
             ids,
             section,

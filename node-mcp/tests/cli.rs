@@ -428,3 +428,59 @@ fn corrupt_record_fails_closed() {
         .unwrap_or_default()
         .starts_with("database corruption: "));
 }
+
+#[test]
+fn search_prints_the_tsv_with_pos_and_stats() {
+    let d = TempDir::new("cli-search");
+    ok(
+        d.path(),
+        &["write", "sales", "orders.md", "--create", "--tenant", "t"],
+        DOC,
+    );
+    let runbook = "---\ntype: runbook\n---\nHow to replay a failed order export.\n\nSee [orders](orders.md).\n";
+    ok(
+        d.path(),
+        &["write", "sales", "replay.md", "--create", "--tenant", "t"],
+        runbook,
+    );
+    let (out, err) = ok(
+        d.path(),
+        &["search", "replay", "export", "--tenant", "t"],
+        "",
+    );
+    assert_eq!(
+        out,
+        "# tenant: t\n# bundles: sales\n# query: replay export\n# hits: 1 direct, 1 linked\n\
+         id\tbundle\tkind\tstatus\tgrain\tsummary\tlinks\tpos\n\
+         replay\tsales\trunbook\t-\t-\tHow to replay a failed order export.\torders\t0\n\
+         orders\tsales\ttable\t-\t-\tOrders placed online.\t-\t-\n"
+    );
+    assert_eq!(
+        err,
+        format!(
+            "2 concepts, {} bytes, ~{} tokens\n",
+            out.len(),
+            out.len().div_ceil(4)
+        )
+    );
+    let (out, _) = ok(
+        d.path(),
+        &[
+            "search",
+            "replay",
+            "--no-expand",
+            "--k",
+            "1",
+            "--tenant",
+            "t",
+        ],
+        "",
+    );
+    assert!(out.contains("# hits: 1 direct, 0 linked\n"), "{out}");
+    fails(
+        d.path(),
+        &["search", "replay", "--bundle", "ops", "--tenant", "t"],
+        b"",
+        "error: no bundle \"ops\" in this tenant: found sales\n",
+    );
+}

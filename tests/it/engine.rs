@@ -1202,3 +1202,65 @@ fn memory_store_refuses_a_head_whose_retained_chain_is_incomplete() {
     h.create("sales", "c.md", "c");
     assert_eq!(h.paths(), ["sales/a.md", "sales/b.md", "sales/c.md"]);
 }
+
+/// Edit to search: once a write returns, the next search sees it, and the carried-over index
+/// equals one built from scratch for the same model (search.md §8).
+#[test]
+fn search_sees_each_commit_and_matches_a_fresh_index() {
+    use langonrock_core::search::{search, Index, SearchOptions};
+    let mut h = Host::new();
+    let opts = SearchOptions::default();
+    let today = "2026-09-21";
+    h.create(
+        "sales",
+        "orders.md",
+        "---\ntype: table\n---\nOrders placed online.\n",
+    );
+    let first =
+        h.e.read()
+            .unwrap()
+            .search(TENANT, "zebra", &opts, today)
+            .unwrap();
+    assert!(first.contains("# hits: 0 direct, 0 linked\n"), "{first}");
+    let hash = h.hash("sales", "orders.md");
+    h.write(
+        "sales",
+        "orders.md",
+        "---\ntype: table\n---\nOrders placed online by zebra.\n",
+        Some(&hash),
+    )
+    .unwrap();
+    h.create(
+        "ops",
+        "zebra.md",
+        "---\ntype: runbook\n---\nZebra crossing, see [[orders]].\n",
+    );
+    let served = h.e.read().unwrap();
+    for q in ["zebra", "orders", "crossing online"] {
+        let carried = served.search(TENANT, q, &opts, today).unwrap();
+        let fresh = search(
+            served.model(),
+            &Index::build(served.model(), today),
+            TENANT,
+            q,
+            &opts,
+            today,
+        )
+        .unwrap();
+        assert_eq!(carried, fresh, "{q}");
+    }
+    let hits = served.search(TENANT, "zebra", &opts, today).unwrap();
+    assert!(hits.contains("# hits: 2 direct, 0 linked\n"), "{hits}");
+    // A new date re-dates the index in place; the answer equals a fresh index of that date.
+    let later = served.search(TENANT, "zebra", &opts, "2030-01-01").unwrap();
+    let fresh = search(
+        served.model(),
+        &Index::build(served.model(), "2030-01-01"),
+        TENANT,
+        "zebra",
+        &opts,
+        "2030-01-01",
+    )
+    .unwrap();
+    assert_eq!(later, fresh);
+}

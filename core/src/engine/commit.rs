@@ -231,12 +231,7 @@ pub(crate) fn stage(
         baselines: baseline_list,
     };
     let bytes = record.encode();
-    let served = Arc::new(Served {
-        model,
-        tree,
-        revision: Some(revision),
-        state,
-    });
+    let served = Arc::new(Served::new(model, tree, Some(revision), state));
     let prepared = PreparedCommit {
         expected: old_head.map(|h| h.bytes),
         head: bytes.clone(),

@@ -399,6 +399,9 @@ pub struct Served {
     tree: SnapshotTree,
     revision: Option<Digest>,
     state: TenantState,
+    // The search index of `model`, built on the first search and carried over, updated
+    // incrementally, when a newer state is published (search.md §8).
+    index: std::sync::Mutex<Option<crate::search::Index>>,
 }
 
 impl Served {
@@ -409,7 +412,64 @@ impl Served {
             model,
             revision: None,
             state: TenantState::default(),
+            index: std::sync::Mutex::new(None),
         }
+    }
+
+    /// Builds a served state around a model (the index comes later).
+    pub(crate) fn new(
+        model: Model,
+        tree: SnapshotTree,
+        revision: Option<Digest>,
+        state: TenantState,
+    ) -> Served {
+        Served {
+            model,
+            tree,
+            revision,
+            state,
+            index: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Moves the search index of `older` into this state, updated to this model, when
+    /// `older` has one. Called when this state is published.
+    pub(crate) fn inherit_index(&self, older: &Served) {
+        let taken = older.index.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(mut index) = taken {
+            let today = index.today().to_string();
+            index.update(&older.model, &self.model, &today);
+            *self.index.lock().unwrap_or_else(|p| p.into_inner()) = Some(index);
+        }
+    }
+
+    /// Runs a search (search.md) over this state for `today`, building or re-dating the
+    /// index in place when needed.
+    pub fn search(
+        &self,
+        tenant: &str,
+        query: &str,
+        opts: &crate::search::SearchOptions,
+        today: &str,
+    ) -> Result<String> {
+        self.with_index(today, |model, index| {
+            crate::search::search(model, index, tenant, query, opts, today)
+        })
+    }
+
+    /// Runs `f` with the model and its search index dated `today`.
+    pub fn with_index<T>(
+        &self,
+        today: &str,
+        f: impl FnOnce(&Model, &crate::search::Index) -> T,
+    ) -> T {
+        let mut guard = self.index.lock().unwrap_or_else(|p| p.into_inner());
+        match guard.as_mut() {
+            Some(index) if index.today() != today => index.update(&self.model, &self.model, today),
+            Some(_) => {}
+            None => *guard = Some(crate::search::Index::build(&self.model, today)),
+        }
+        f(&self.model, guard.as_ref().expect("built above"))
     }
 
     /// The compiled read model.
@@ -660,6 +720,7 @@ impl Engine {
                 } else {
                     self.head = Some(p.head);
                     if let Some(s) = p.served {
+                        s.inherit_index(&self.served);
                         self.served = s;
                     }
                 }
@@ -852,12 +913,9 @@ impl Engine {
         let base = self.served.state.clone();
         let state = self.load_state(ctx, record.revision, &rev, &base)?;
         let (model, tree, _) = self.advance(&state, Ambiguity::Serve)?;
-        self.served = Arc::new(Served {
-            model,
-            tree,
-            revision: Some(record.revision),
-            state,
-        });
+        let served = Served::new(model, tree, Some(record.revision), state);
+        served.inherit_index(&self.served);
+        self.served = Arc::new(served);
         self.head = Some(Loaded { bytes, record });
         self.status = Status::Open;
         Ok(())

@@ -189,6 +189,19 @@ async def write_round_trip():
         await srv.fails("manifest", {"bundle": "zz"}, 'no bundle "zz" in this tenant: found notes, other')
         read = await srv.s.read_resource("okf://manifest")
         equal(read.contents[0].text, manifest, "resource equals the manifest tool")
+        # Search: manifest rows with a pos, the bundle filter, expansion, no hits.
+        found = await srv.ok("search", {"query": "better idea"})
+        equal(found,
+              "# tenant: e2e\n# bundles: notes other\n# query: better idea\n# hits: 2 direct, 0 linked\n"
+              "id\tbundle\tkind\tstatus\tgrain\tsummary\tlinks\tpos\n"
+              "notes/idea\tnotes\tidea\t-\t-\tA better idea.\t-\t0\n"
+              "other/idea\tother\tidea\t-\t-\tA first idea.\t-\t0\n",
+              "search")
+        filtered = await srv.ok("search", {"query": "idea", "bundle": "other", "k": 1})
+        check(filtered.splitlines()[2] == "# bundle: other" and filtered.count("\n") == 7, filtered)
+        none = await srv.ok("search", {"query": "zebra"})
+        check(none.endswith("# hits: 0 direct, 0 linked\nid\tbundle\tkind\tstatus\tgrain\tsummary\tlinks\tpos\n"), none)
+        await srv.fails("search", {"query": "idea", "bundle": "zz"}, 'no bundle "zz" in this tenant: found notes, other')
         # Validation against the schema names the argument; nothing is clamped.
         await srv.fails("search", {"query": "idea", "k": 0}, "k must be an integer from 1 to 50")
         await srv.fails("search", {"query": ""}, "query must be a non-empty string")

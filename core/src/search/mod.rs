@@ -1,0 +1,326 @@
+//! Search (search.md): the tokenizer, the BM25 index, ranking, one-hop link expansion,
+//! `pos` and the search TSV.
+//!
+//! [`Index::build`] indexes a [`Model`] for a read date and [`Index::update`] keeps it
+//! current across commits. [`search`] renders the TSV an agent reads; [`search_hits`]
+//! returns the same ranking as data.
+//!
+//! ```
+//! use langonrock_core::compile::{compile, SourceDoc, SUMMARY_WIDTH};
+//! use langonrock_core::search::{search, Index, SearchOptions};
+//! let docs = vec![
+//!     SourceDoc::new("ops", "orders.md", "---\ntype: runbook\n---\nHow to replay a failed order export.\n\nSee [orders](../sales/orders.md).\n"),
+//!     SourceDoc::new("sales", "customers.md", "Registered customers.\n"),
+//! ];
+//! let model = compile(&docs, SUMMARY_WIDTH).unwrap();
+//! let index = Index::build(&model, "2026-01-01");
+//! let tsv = search(&model, &index, "acme", "replay export", &SearchOptions::default(), "2026-01-01").unwrap();
+//! assert_eq!(tsv, "# tenant: acme\n# bundles: ops sales\n# query: replay export\n# hits: 1 direct, 0 linked\n\
+//!     id\tbundle\tkind\tstatus\tgrain\tsummary\tlinks\tpos\n\
+//!     orders\tops\trunbook\t-\t-\tHow to replay a failed order export.\t-\t0\n");
+//! ```
+
+mod index;
+mod pos;
+mod tokenize;
+
+#[cfg(test)]
+mod tests;
+
+pub use index::{Index, B, K1, W_BODY, W_FIELDS, W_NAMES};
+pub use pos::{pos, query_words, WINDOW};
+pub use tokenize::{for_each_token, query_terms, tokens};
+
+use crate::compile::Model;
+use crate::error::{Error, Result};
+use crate::manifest::{preamble, push_row, resolve_bundle, COLUMNS};
+use index::Fast;
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+/// The default number of direct hits (search.md §3.6).
+pub const DEFAULT_K: usize = 8;
+
+/// Options of a search (search.md §3–§4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchOptions {
+    /// The number of direct hits to keep, and the cap on linked ones. `0` gives no hits.
+    pub k: usize,
+    /// Only concepts of this bundle (any case); an unknown bundle is `NOT_FOUND`.
+    pub bundle: Option<String>,
+    /// Whether to add the one-hop link expansion.
+    pub expand: bool,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            k: DEFAULT_K,
+            bundle: None,
+            expand: true,
+        }
+    }
+}
+
+/// One result row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// The concept's public id.
+    pub id: String,
+    /// The BM25 score of a direct hit; `None` for a linked one.
+    pub score: Option<f64>,
+    /// The `pos` of a direct hit (`None` prints `-`); always `None` for a linked one.
+    pub pos: Option<usize>,
+    /// Whether the row comes from the link expansion.
+    pub linked: bool,
+}
+
+/// The result of a search as data: the resolved bundle filter and the rows in output
+/// order, direct hits first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchResult {
+    /// The bundle filter as stored, when one was given.
+    pub bundle: Option<String>,
+    /// Direct hits in rank order, then linked hits in expansion order.
+    pub hits: Vec<Hit>,
+}
+
+impl SearchResult {
+    /// The number of direct hits.
+    pub fn direct(&self) -> usize {
+        self.hits.iter().filter(|h| !h.linked).count()
+    }
+}
+
+/// Ranks `model`'s concepts for `query` and returns the rows as data.
+///
+/// `index` must be the index of `model`. When its date is not `today`, a corrected copy is
+/// used for this call (the engine should keep the date current with [`Index::update`]).
+pub fn search_hits(
+    model: &Model,
+    index: &Index,
+    query: &str,
+    opts: &SearchOptions,
+    today: &str,
+) -> Result<SearchResult> {
+    let bundle = resolve_bundle(model, opts.bundle.as_deref())?;
+    let fixed;
+    let index = if index.today() == today {
+        index
+    } else {
+        let mut copy = index.clone();
+        copy.update(model, model, today);
+        fixed = copy;
+        &fixed
+    };
+    let terms = query_terms(query);
+    let filter = match bundle {
+        None => Filter::All,
+        Some(b) => index
+            .bundle_index(b)
+            .map_or(Filter::Nothing, Filter::Bundle),
+    };
+    let ranked = rank(index, &terms, filter, opts.k);
+    let words = query_words(query);
+    let mut hits = Vec::with_capacity(ranked.len() * 2);
+    for &(slot, score) in &ranked {
+        let id = &index.doc(slot).id;
+        let c = model.concept(id).ok_or_else(|| mismatch(id))?;
+        let p = pos(c.body(), &c.parsed.body_map, &words);
+        hits.push(Hit {
+            id: id.to_string(),
+            score: Some(score),
+            pos: p,
+            linked: false,
+        });
+    }
+    if opts.expand {
+        let linked = expand(model, &hits, bundle, opts.k)?;
+        hits.extend(linked.into_iter().map(|id| Hit {
+            id,
+            score: None,
+            pos: None,
+            linked: true,
+        }));
+    }
+    Ok(SearchResult {
+        bundle: bundle.map(str::to_string),
+        hits,
+    })
+}
+
+/// The search TSV of search.md §5.
+pub fn search(
+    model: &Model,
+    index: &Index,
+    tenant: &str,
+    query: &str,
+    opts: &SearchOptions,
+    today: &str,
+) -> Result<String> {
+    let result = search_hits(model, index, query, opts, today)?;
+    render(model, tenant, query, &result, today)
+}
+
+/// Renders a [`SearchResult`] as the search TSV (search.md §5).
+pub fn render(
+    model: &Model,
+    tenant: &str,
+    query: &str,
+    result: &SearchResult,
+    today: &str,
+) -> Result<String> {
+    let mut out = String::with_capacity(256 + result.hits.len() * 200);
+    preamble(&mut out, tenant, model);
+    if let Some(b) = &result.bundle {
+        out.push_str("# bundle: ");
+        out.push_str(b);
+        out.push('\n');
+    }
+    out.push_str("# query:");
+    if !query.is_empty() {
+        out.push(' ');
+        out.extend(query.chars().map(|c| {
+            if matches!(c, '\r' | '\n' | '\t') {
+                ' '
+            } else {
+                c
+            }
+        }));
+    }
+    let direct = result.direct();
+    out.push_str(&format!(
+        "\n# hits: {direct} direct, {} linked\n",
+        result.hits.len() - direct
+    ));
+    out.push_str(COLUMNS);
+    out.push_str("\tpos\n");
+    for h in &result.hits {
+        let c = model.concept(&h.id).ok_or_else(|| mismatch(&h.id))?;
+        push_row(&mut out, c, today);
+        out.push('\t');
+        match h.pos {
+            Some(p) => out.push_str(&p.to_string()),
+            None => out.push('-'),
+        }
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+fn mismatch(id: &str) -> Error {
+    Error::Invalid(format!(
+        "search index does not match the model: no concept \"{id}\""
+    ))
+}
+
+#[derive(Clone, Copy)]
+enum Filter {
+    All,
+    Bundle(u32),
+    Nothing,
+}
+
+/// BM25 over the distinct query terms, then the top `k` by score descending and id
+/// ascending (search.md §3).
+fn rank(index: &Index, terms: &[String], filter: Filter, k: usize) -> Vec<(u32, f64)> {
+    if k == 0 || matches!(filter, Filter::Nothing) || index.is_empty() {
+        return Vec::new();
+    }
+    let n = index.len() as f64;
+    let slots = index.slots();
+    let mut acc = vec![0f64; slots];
+    let mut seen = vec![false; slots];
+    let mut cands: Vec<u32> = Vec::new();
+    for term in terms {
+        let Some((t, df)) = index.term(term) else {
+            continue;
+        };
+        let df = f64::from(df);
+        let idf = libm::log(1.0 + (n - df + 0.5) / (df + 0.5));
+        for p in index.postings(t) {
+            if !index.is_alive(p.slot) {
+                continue;
+            }
+            if let Filter::Bundle(b) = filter {
+                // The bundle filter applies before the cut (search.md §3.4).
+                if index.doc(p.slot).bundle != b {
+                    continue;
+                }
+            }
+            let f = f64::from(p.f);
+            let s = idf * f * (K1 + 1.0) / (f + index.knorm(p.slot));
+            let i = p.slot as usize;
+            if !seen[i] {
+                seen[i] = true;
+                cands.push(p.slot);
+            }
+            acc[i] += s;
+        }
+    }
+    let cmp = |a: &(u32, f64), b: &(u32, f64)| -> Ordering {
+        b.1.total_cmp(&a.1)
+            .then_with(|| index.doc(a.0).id.cmp(&index.doc(b.0).id))
+    };
+    let mut top: Vec<(u32, f64)>;
+    if cands.len() <= k {
+        top = cands.iter().map(|&s| (s, acc[s as usize])).collect();
+        top.sort_by(cmp);
+    } else if k <= 64 {
+        // A bounded insertion: most candidates lose to the current k-th on score alone.
+        top = Vec::with_capacity(k + 1);
+        for &s in &cands {
+            let c = (s, acc[s as usize]);
+            if top.len() == k {
+                let last = top[k - 1];
+                if c.1 < last.1 || cmp(&c, &last) != Ordering::Less {
+                    continue;
+                }
+            }
+            let at = top.partition_point(|x| cmp(x, &c) == Ordering::Less);
+            top.insert(at, c);
+            top.truncate(k);
+        }
+    } else {
+        top = cands.iter().map(|&s| (s, acc[s as usize])).collect();
+        top.select_nth_unstable_by(k - 1, cmp);
+        top.truncate(k);
+        top.sort_by(cmp);
+    }
+    top
+}
+
+/// The one-hop expansion (search.md §4): ids linked from the direct hits, by inbound count,
+/// then the rank of the first hit pointing at them, then id; at most `k`.
+fn expand(model: &Model, direct: &[Hit], bundle: Option<&str>, k: usize) -> Result<Vec<String>> {
+    let is_direct: HashMap<&str, (), Fast> = direct.iter().map(|h| (h.id.as_str(), ())).collect();
+    let mut found: HashMap<&str, (usize, usize), Fast> = HashMap::default();
+    let mut order: Vec<&str> = Vec::new();
+    for (rank, h) in direct.iter().enumerate() {
+        let c = model.concept(&h.id).ok_or_else(|| mismatch(&h.id))?;
+        for l in &c.links {
+            if is_direct.contains_key(l.as_str()) {
+                continue;
+            }
+            if let Some(b) = bundle {
+                if model.concept(l).is_none_or(|t| t.bundle != b) {
+                    continue;
+                }
+            }
+            found
+                .entry(l.as_str())
+                .and_modify(|e| e.0 += 1)
+                .or_insert_with(|| {
+                    order.push(l.as_str());
+                    (1, rank)
+                });
+        }
+    }
+    order.sort_by(|a, b| {
+        let (ca, ra) = found[a];
+        let (cb, rb) = found[b];
+        cb.cmp(&ca).then(ra.cmp(&rb)).then_with(|| a.cmp(b))
+    });
+    order.truncate(k);
+    Ok(order.into_iter().map(str::to_string).collect())
+}

@@ -1,0 +1,193 @@
+//! `pos`: where in a body the query's words cluster most densely (search.md §6).
+
+use super::index::Fast;
+use crate::text::{is_letter_or_number, Utf16Map};
+use std::collections::HashMap;
+
+/// The width of the `pos` window, in UTF-16 units.
+pub const WINDOW: usize = 2000;
+
+/// The query words of search.md §6 rule 2: runs of letters and numbers as typed.
+pub fn query_words(query: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in query.char_indices() {
+        if is_letter_or_number(c) {
+            start.get_or_insert(i);
+        } else if let Some(s) = start.take() {
+            out.push(&query[s..i]);
+        }
+    }
+    if let Some(s) = start {
+        out.push(&query[s..]);
+    }
+    out
+}
+
+/// One occurrence: start and end in UTF-16 units, and the word's number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Occ {
+    start: usize,
+    end: usize,
+    word: usize,
+}
+
+/// The `pos` of `body` for the query `words` (as returned by [`query_words`]), or `None`
+/// for `-`.
+pub fn pos(body: &str, map: &Utf16Map, words: &[&str]) -> Option<usize> {
+    if body.is_empty() || words.is_empty() {
+        return None;
+    }
+    // Rule 3: search lower-cased when that keeps the body's length.
+    let lowered = body.to_lowercase();
+    let body_len = map.len16();
+    let (hay, words): (&str, Vec<String>) = if crate::text::utf16_len(&lowered) == body_len {
+        (&lowered, dedup(words.iter().map(|w| w.to_lowercase())))
+    } else {
+        (body, dedup(words.iter().map(|w| w.to_string())))
+    };
+    let occ = occurrences(hay, &words);
+    if occ.is_empty() {
+        return None;
+    }
+    let (start, end) = densest(&occ, words.len());
+    // Rule 6.
+    let len = end - start;
+    let lead = WINDOW.saturating_sub(len) / 2;
+    let mut p = start
+        .saturating_sub(lead)
+        .min(body_len.saturating_sub(WINDOW));
+    // Never on the second half of a surrogate pair of the body `get` slices.
+    let b = map.to_byte(body, p);
+    if map.to_u16(body, b) != p {
+        p -= 1;
+    }
+    Some(p)
+}
+
+fn dedup(words: impl Iterator<Item = String>) -> Vec<String> {
+    let mut seen = rustc_hash::FxHashSet::default();
+    words.filter(|w| seen.insert(w.clone())).collect()
+}
+
+/// Every occurrence of every word whose neighbours are not letters or numbers, sorted by
+/// offset (rule 4).
+fn occurrences(hay: &str, words: &[String]) -> Vec<Occ> {
+    let mut out = Vec::new();
+    // A word made of letters and numbers only occurs exactly where a maximal run of them
+    // equals it, so one pass over the runs finds all of them. Words with other characters
+    // (a lower-case mapping can add a combining mark) are searched for directly.
+    let mut by_text: HashMap<&str, usize, Fast> = HashMap::default();
+    let mut odd: Vec<usize> = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        if w.chars().all(is_letter_or_number) {
+            by_text.insert(w.as_str(), i);
+        } else {
+            odd.push(i);
+        }
+    }
+    if !by_text.is_empty() {
+        let mut units = 0usize;
+        let mut run: Option<(usize, usize)> = None; // (byte, unit) of the run's start
+        for (b, c) in hay.char_indices() {
+            if is_letter_or_number(c) {
+                run.get_or_insert((b, units));
+            } else if let Some((rb, ru)) = run.take() {
+                if let Some(&w) = by_text.get(&hay[rb..b]) {
+                    out.push(Occ {
+                        start: ru,
+                        end: units,
+                        word: w,
+                    });
+                }
+            }
+            units += c.len_utf16();
+        }
+        if let Some((rb, ru)) = run {
+            if let Some(&w) = by_text.get(&hay[rb..]) {
+                out.push(Occ {
+                    start: ru,
+                    end: units,
+                    word: w,
+                });
+            }
+        }
+    }
+    if !odd.is_empty() {
+        let map = Utf16Map::new(hay);
+        for &i in &odd {
+            let w = words[i].as_str();
+            let mut from = 0;
+            while let Some(found) = hay[from..].find(w) {
+                let s = from + found;
+                let e = s + w.len();
+                let before = hay[..s].chars().next_back();
+                let after = hay[e..].chars().next();
+                if !before.is_some_and(is_letter_or_number)
+                    && !after.is_some_and(is_letter_or_number)
+                {
+                    out.push(Occ {
+                        start: map.to_u16(hay, s),
+                        end: map.to_u16(hay, e),
+                        word: i,
+                    });
+                }
+                from = s + hay[s..].chars().next().map_or(1, char::len_utf8);
+            }
+        }
+        out.sort_unstable();
+    }
+    out
+}
+
+/// The densest window (rule 5): returns the cluster's start and end.
+fn densest(occ: &[Occ], words: usize) -> (usize, usize) {
+    // The window of anchor i holds i and every later occurrence ending at or before
+    // `start(i) + WINDOW`. Limits only grow with i, so a pointer over the occurrences
+    // sorted by end adds each one once; one whose index is not above the current anchor
+    // never belongs to a later window either.
+    let mut by_end: Vec<usize> = (0..occ.len()).collect();
+    by_end.sort_by_key(|&j| (occ[j].end, j));
+    let mut count = vec![0u32; words];
+    let mut in_set = vec![false; occ.len()];
+    let mut distinct = 0usize;
+    let mut p = 0;
+    let mut best: Option<(usize, usize)> = None; // (distinct, anchor)
+    for i in 0..occ.len() {
+        if in_set[i] {
+            in_set[i] = false;
+            count[occ[i].word] -= 1;
+            if count[occ[i].word] == 0 {
+                distinct -= 1;
+            }
+        }
+        let limit = occ[i].start + WINDOW;
+        while p < by_end.len() && occ[by_end[p]].end <= limit {
+            let j = by_end[p];
+            if j > i {
+                in_set[j] = true;
+                if count[occ[j].word] == 0 {
+                    distinct += 1;
+                }
+                count[occ[j].word] += 1;
+            }
+            p += 1;
+        }
+        let here = distinct + usize::from(count[occ[i].word] == 0);
+        if best.is_none_or(|(d, _)| here > d) {
+            best = Some((here, i));
+        }
+    }
+    let anchor = best.map_or(0, |(_, a)| a);
+    let limit = occ[anchor].start + WINDOW;
+    let mut end = occ[anchor].end;
+    for o in &occ[anchor + 1..] {
+        if o.start > limit {
+            break;
+        }
+        if o.end <= limit {
+            end = o.end;
+        }
+    }
+    (occ[anchor].start, end)
+}

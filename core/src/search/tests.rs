@@ -1,0 +1,1152 @@
+//! Tests of search.md, rule by rule, plus goldens over the okf-samples bundles.
+
+use super::*;
+use crate::compile::{
+    compile, parse_document, Ambiguity, Change, Linker, SourceDoc, SUMMARY_WIDTH,
+};
+use crate::testutil::{check_golden, model, okf_samples};
+use crate::text::is_letter_or_number;
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+const TODAY: &str = "2026-09-21";
+
+fn run(m: &Model, query: &str, opts: &SearchOptions) -> String {
+    let ix = Index::build(m, TODAY);
+    search(m, &ix, "t", query, opts, TODAY).expect("search")
+}
+
+fn opts(k: usize, bundle: Option<&str>, expand: bool) -> SearchOptions {
+    SearchOptions {
+        k,
+        bundle: bundle.map(str::to_string),
+        expand,
+    }
+}
+
+fn ids(m: &Model, query: &str, o: &SearchOptions) -> Vec<String> {
+    let ix = Index::build(m, TODAY);
+    search_hits(m, &ix, query, o, TODAY)
+        .expect("search")
+        .hits
+        .into_iter()
+        .map(|h| h.id)
+        .collect()
+}
+
+fn doc(body: &str) -> String {
+    format!("---\ntype: note\n---\n{body}")
+}
+
+// ---- §1 Tokenizer ----
+
+#[test]
+fn tokenizer_spec_examples() {
+    assert_eq!(tokens("Café au-lait"), ["cafe", "au", "lait"]);
+    assert_eq!(tokens("sales/orders"), ["sales", "orders"]);
+    assert_eq!(tokens("BigQuery_Table"), ["bigquery", "table"]);
+}
+
+#[test]
+fn tokenizer_keeps_non_latin_scripts_and_folds_compatibility_forms() {
+    assert_eq!(tokens("東京 Ωμέγα"), ["東京", "ωμεγα"]);
+    assert_eq!(tokens("ﬁne ＡＢＣ ①"), ["fine", "abc", "1"]);
+    // A combining mark disappears, so its neighbours join.
+    assert_eq!(tokens("e\u{301}x"), ["ex"]);
+    // NFKD does not split ß or œ; they stay letters.
+    assert_eq!(tokens("Straße Œuvre"), ["straße", "œuvre"]);
+    // No stemming, no stop words; numbers are tokens.
+    assert_eq!(
+        tokens("the Orders of 2024"),
+        ["the", "orders", "of", "2024"]
+    );
+    // Separators of every kind.
+    assert_eq!(tokens("a—b…c\u{a0}d|e"), ["a", "b", "c", "d", "e"]);
+    assert!(tokens("").is_empty());
+    assert!(tokens("!!! --- ...").is_empty());
+}
+
+#[test]
+fn tokenizer_lower_cases_the_whole_text_with_the_final_sigma() {
+    // Lower-casing the whole text turns a word-final capital sigma into ς.
+    assert_eq!(tokens("ΟΔΟΣ"), ["οδος"]);
+    assert_eq!(tokens("ΟΔΟΣ ΣΑΣ"), ["οδος", "σας"]);
+    assert_eq!(tokens("odos ΟΔΟΣ."), ["odos", "οδος"]);
+    // İ lower-cases to i plus a combining dot, which is removed.
+    assert_eq!(tokens("İstanbul"), ["istanbul"]);
+}
+
+#[test]
+fn tokenizer_ascii_fast_path_matches_the_rule() {
+    // Long runs, upper case across the 8-byte chunks, digits, runs at the very end.
+    let text = "ABCDEFGHIJKLMNOPqrstuvwxyz0123456789 a1B2c3D4e5 XYZxyz12345678 end";
+    assert_eq!(
+        tokens(text),
+        [
+            "abcdefghijklmnopqrstuvwxyz0123456789",
+            "a1b2c3d4e5",
+            "xyzxyz12345678",
+            "end"
+        ]
+    );
+    assert_eq!(tokens("[`@{"), Vec::<String>::new());
+    assert_eq!(tokens("x"), ["x"]);
+}
+
+#[test]
+fn query_terms_are_deduplicated_in_order() {
+    assert_eq!(
+        query_terms("Orders refunds ORDERS orders Café cafe"),
+        ["orders", "refunds", "cafe"]
+    );
+}
+
+/// The rule of search.md §1 as a direct, slow composition of whole-text operations.
+fn naive_tokens(s: &str) -> Vec<String> {
+    use unicode_normalization::UnicodeNormalization;
+    use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
+    let folded: String = s
+        .to_lowercase()
+        .nfkd()
+        .filter(|c| c.general_category_group() != GeneralCategoryGroup::Mark)
+        .collect();
+    folded
+        .split(|c: char| !is_letter_or_number(c))
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn every_char_with_a_combining_class_is_a_mark() {
+    // The tokenizer decomposes one character at a time. That equals a whole-text NFKD
+    // because canonical reordering only moves characters with a non-zero combining class,
+    // and those are all marks, which are deleted.
+    use unicode_normalization::char::canonical_combining_class;
+    use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
+    let odd: Vec<char> = (0..=0x10FFFFu32)
+        .filter_map(char::from_u32)
+        .filter(|&c| {
+            canonical_combining_class(c) != 0
+                && c.general_category_group() != GeneralCategoryGroup::Mark
+        })
+        .collect();
+    assert!(odd.is_empty(), "{odd:?}");
+}
+
+const ALPHABET: &[char] = &[
+    'a', 'Z', 'q', '0', '9', ' ', '-', '_', '.', '\n', '\t', 'é', 'É', '\u{301}', '\u{308}', 'Σ',
+    'σ', 'ς', 'Ω', 'İ', 'ß', 'ﬁ', 'Ａ', '①', '東', '—', '\u{a0}', '😀', '𝐀', 'ǅ', 'ﬀ', '\u{1e9e}',
+    'Ⅻ', '\'', ':', '\u{200d}', 'ㄱ', '가', 'ᄀ', '\u{1161}',
+];
+
+proptest! {
+    #[test]
+    fn tokenizer_equals_the_naive_rule(chars in proptest::collection::vec(proptest::sample::select(ALPHABET), 0..40)) {
+        let s: String = chars.into_iter().collect();
+        prop_assert_eq!(tokens(&s), naive_tokens(&s), "{:?}", s);
+    }
+
+    #[test]
+    fn tokenizer_equals_the_naive_rule_on_any_text(s in "\\PC{0,60}") {
+        prop_assert_eq!(tokens(&s), naive_tokens(&s), "{:?}", s);
+    }
+}
+
+const PIECES: &[&str] = &[
+    "orders",
+    "ORDERS",
+    "Refunds",
+    "x",
+    "Q",
+    "a1B2c3D4e5F6g7H8",
+    "a1B2c3D4e5F6g7H8i",
+    "0123456789abcdefg",
+    " ",
+    "  ",
+    "\n",
+    "-",
+    "_",
+    ", ",
+    "é",
+    "É",
+    "Σ",
+    "东京",
+    "e\u{301}",
+    "ﬁ",
+    "😀",
+    "İ",
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+    "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",
+];
+
+fn long_text() -> impl Strategy<Value = String> {
+    proptest::collection::vec(proptest::sample::select(PIECES), 0..90).prop_map(|v| v.concat())
+}
+
+proptest! {
+    /// Long texts: runs that cross the 64-byte blocks of the scanner, long ASCII tokens,
+    /// and the Unicode path in the middle of ASCII.
+    #[test]
+    fn tokenizer_equals_the_naive_rule_on_long_text(s in long_text()) {
+        prop_assert_eq!(tokens(&s), naive_tokens(&s), "{:?}", s);
+    }
+
+    /// The index counts exactly the naive rule's tokens with the field weights.
+    #[test]
+    fn index_counts_equal_the_naive_rule(body in long_text(), title in long_text()) {
+        let title = title.replace(['\n', ':', '#', '-', '\'', '"', ',', '_'], " ");
+        let text = format!("---\ntype: note\ntitle: \"{}\"\n---\n{body}", title.trim());
+        let m = model(&[("b", "p.md", &text)]);
+        let c = &m.concepts[0];
+        let ix = Index::build(&m, TODAY);
+        let names = naive_tokens(&format!("{} {}", c.id, c.parsed.title.as_deref().unwrap_or("")));
+        let p = &c.parsed;
+        let fields = naive_tokens(&format!("{} {} {} {} {}", c.bundle, p.kind, p.status, p.grain, p.summary));
+        let body = naive_tokens(c.body());
+        let mut want: BTreeMap<&str, u32> = BTreeMap::new();
+        for (list, w) in [(&names, 4), (&fields, 2), (&body, 1)] {
+            for t in list.iter() {
+                *want.entry(t.as_str()).or_default() += w;
+            }
+        }
+        let len: u32 = want.values().sum();
+        prop_assert_eq!(ix.doc_len("p"), Some(len));
+        prop_assert_eq!(ix.term_count(), want.len());
+        for (t, f) in want {
+            prop_assert_eq!(ix.term_postings(t), vec![("p", f)], "{:?}", t);
+        }
+    }
+}
+
+// ---- §2 Indexed document ----
+
+/// Three concepts whose counts are worked out by hand in the tests below.
+fn trio() -> Model {
+    model(&[
+        (
+            "b1",
+            "alpha.md",
+            "---\ntype: Table\ntitle: Gamma Delta\ngrain: one row\n---\nZeta zeta eta.\n",
+        ),
+        ("b1", "beta.md", "---\ntype: Table\n---\nEta only.\n"),
+        ("b2", "gamma2.md", "---\ntype: Metric\n---\nNothing here.\n"),
+    ])
+}
+
+#[test]
+fn fields_are_weighted_names_4_fields_2_body_1() {
+    let m = trio();
+    let tsv = crate::manifest::manifest(&m, "t", None, TODAY).unwrap();
+    assert!(
+        tsv.contains("alpha\tb1\ttable\t-\tone row\tZeta zeta eta.\t-\n"),
+        "{tsv}"
+    );
+    let ix = Index::build(&m, TODAY);
+    // names "alpha Gamma Delta": 3 × 4; fields "b1 table - one row Zeta zeta eta.": 7 × 2;
+    // body "Zeta zeta eta.": 3 × 1.
+    assert_eq!(ix.doc_len("alpha"), Some(12 + 14 + 3));
+    // names "beta": 4; fields "b1 table - - Eta only.": 4 × 2; body: 2.
+    assert_eq!(ix.doc_len("beta"), Some(4 + 8 + 2));
+    assert_eq!(ix.doc_len("gamma2"), Some(4 + 8 + 2));
+    assert_eq!(ix.total_len(), 57);
+    assert_eq!(ix.term_postings("zeta"), [("alpha", 2 * 2 + 2)]);
+    assert_eq!(ix.term_postings("eta"), [("alpha", 2 + 1), ("beta", 2 + 1)]);
+    assert_eq!(ix.term_postings("gamma"), [("alpha", 4)]);
+    assert_eq!(ix.term_postings("b1"), [("alpha", 2), ("beta", 2)]);
+    assert_eq!(ix.term_postings("table"), [("alpha", 2), ("beta", 2)]);
+    // The `-` cells give nothing, and the separators are not tokens.
+    assert!(ix.term_postings("-").is_empty());
+    assert_eq!(ix.len(), 3);
+}
+
+#[test]
+fn links_are_never_indexed() {
+    // The links cell holds "ops/orders" and "customers", but only the body's own text is
+    // indexed: the link text "see" and the destination words as written.
+    let m = model(&[
+        ("ops", "orders.md", "---\ntype: runbook\n---\nReplay.\n"),
+        (
+            "sales",
+            "orders.md",
+            "---\ntype: table\n---\nSee [x](customers.md) and [[ops/orders]].\n",
+        ),
+        ("sales", "customers.md", "---\ntype: table\n---\nPeople.\n"),
+    ]);
+    let c = m.concept("sales/orders").unwrap();
+    assert_eq!(c.links, ["customers", "ops/orders"]);
+    let tsv = crate::manifest::manifest(&m, "t", Some("sales"), TODAY).unwrap();
+    assert!(
+        tsv.contains("\tSee [x](customers.md) and [[ops/orders]].\tcustomers ops/orders\n"),
+        "{tsv}"
+    );
+    let ix = Index::build(&m, TODAY);
+    // names "sales/orders": 2 × 4; fields "sales table - - <summary>": 9 × 2; body: see x
+    // customers md and ops orders = 7. Indexing the links cell would add 3 more tokens.
+    assert_eq!(ix.doc_len("sales/orders"), Some(8 + 18 + 7));
+}
+
+#[test]
+fn status_is_indexed_as_rendered_for_today() {
+    let m = model(&[
+        (
+            "b",
+            "old.md",
+            "---\ntype: table\nstale_after: 2026-06-01\n---\nBody.\n",
+        ),
+        (
+            "b",
+            "other.md",
+            "---\ntype: table\nstatus: deprecated\nstale_after: 2026-01-01\n---\nBody.\n",
+        ),
+    ]);
+    let before = Index::build(&m, "2026-05-31");
+    assert!(before.term_postings("stale").is_empty());
+    let on = Index::build(&m, "2026-06-01");
+    assert_eq!(on.term_postings("stale"), [("old", 2)]);
+    assert_eq!(on.term_postings("deprecated"), [("other", 2)]);
+    let o = SearchOptions::default();
+    let tsv = search(&m, &on, "t", "stale", &o, "2026-06-01").unwrap();
+    assert!(
+        tsv.ends_with("pos\nold\tb\ttable\tstale\t-\tBody.\t-\t-\n"),
+        "{tsv}"
+    );
+    let tsv = search(&m, &before, "t", "stale", &o, "2026-05-31").unwrap();
+    assert!(
+        tsv.ends_with(
+            "# hits: 0 direct, 0 linked\nid\tbundle\tkind\tstatus\tgrain\tsummary\tlinks\tpos\n"
+        ),
+        "{tsv}"
+    );
+}
+
+// ---- §3 Scoring and ranking ----
+
+#[test]
+fn bm25_matches_a_hand_computed_score() {
+    let m = trio();
+    let ix = Index::build(&m, TODAY);
+    let r = search_hits(&m, &ix, "zeta eta", &SearchOptions::default(), TODAY).unwrap();
+    let got: Vec<(&str, f64)> = r
+        .hits
+        .iter()
+        .map(|h| (h.id.as_str(), h.score.unwrap()))
+        .collect();
+    // N = 3, Σ len = 57, avg = 19. zeta: n = 1, f(alpha) = 6. eta: n = 2, f = 3 in both.
+    let (k1, b) = (1.2, 0.75);
+    let avg = 57.0 / 3.0;
+    let idf = |n: f64| libm::log(1.0 + (3.0 - n + 0.5) / (n + 0.5));
+    let norm = |len: f64| 1.0 - b + b * len / avg;
+    let term = |n: f64, f: f64, len: f64| idf(n) * f * (k1 + 1.0) / (f + k1 * norm(len));
+    let alpha = 0.0 + term(1.0, 6.0, 29.0) + term(2.0, 3.0, 29.0);
+    let beta = 0.0 + term(2.0, 3.0, 14.0);
+    assert_eq!(got, [("alpha", alpha), ("beta", beta)]);
+    // The same figures, worked out independently to 12 places.
+    assert_eq!(
+        format!("{alpha:.12} {beta:.12}"),
+        "2.350909109855 0.782715207270"
+    );
+}
+
+#[test]
+fn scores_sum_in_query_order() {
+    let m = trio();
+    let ix = Index::build(&m, TODAY);
+    let a = search_hits(&m, &ix, "zeta eta", &SearchOptions::default(), TODAY).unwrap();
+    let b = search_hits(&m, &ix, "eta zeta eta", &SearchOptions::default(), TODAY).unwrap();
+    let (k1, bb, avg) = (1.2, 0.75, 57.0 / 3.0);
+    let norm = 1.0 - bb + bb * 29.0 / avg;
+    let z = libm::log(1.0 + 2.5 / 1.5) * 6.0 * (k1 + 1.0) / (6.0 + k1 * norm);
+    let e = libm::log(1.0 + 1.5 / 2.5) * 3.0 * (k1 + 1.0) / (3.0 + k1 * norm);
+    assert_eq!(a.hits[0].score, Some(0.0 + z + e));
+    assert_eq!(b.hits[0].score, Some(0.0 + e + z));
+}
+
+#[test]
+fn only_matching_concepts_are_candidates() {
+    let m = trio();
+    assert_eq!(ids(&m, "nothing", &SearchOptions::default()), ["gamma2"]);
+    assert!(ids(&m, "unknownword", &SearchOptions::default()).is_empty());
+}
+
+#[test]
+fn ties_break_by_id_in_every_selection_path() {
+    // Identical concepts: same length, same counts, so the same score.
+    let mut docs: Vec<(String, String)> = Vec::new();
+    for i in (0..70).rev() {
+        docs.push((format!("e{i:02}.md"), doc("same words here\n")));
+    }
+    let docs: Vec<(&str, &str, &str)> = docs
+        .iter()
+        .map(|(p, t)| ("b", p.as_str(), t.as_str()))
+        .collect();
+    let m = model(&docs);
+    let all: Vec<String> = (0..70).map(|i| format!("e{i:02}")).collect();
+    // Everything fits, a bounded top-k, and a selection for large k.
+    for k in [100, 70, 3, 8, 64, 65, 69] {
+        assert_eq!(
+            ids(&m, "words", &opts(k, None, false)),
+            all[..k.min(70)].to_vec(),
+            "k = {k}"
+        );
+    }
+    // Prefixed ids across bundles compare as whole strings.
+    let m = model(&[
+        ("b", "same.md", &doc("words\n")),
+        ("a", "same.md", &doc("words\n")),
+    ]);
+    assert_eq!(
+        ids(&m, "words", &SearchOptions::default()),
+        ["a/same", "b/same"]
+    );
+}
+
+#[test]
+fn top_k_keeps_the_best_scores_in_order() {
+    // Distinct scores: concept i holds the query word i + 1 times in a body of equal length.
+    let mut texts = Vec::new();
+    for i in 0..40usize {
+        let body: Vec<&str> = (0..40)
+            .map(|j| if j <= i { "needle" } else { "hay" })
+            .collect();
+        texts.push((format!("d{:02}.md", (i * 7) % 40), doc(&body.join(" "))));
+    }
+    let docs: Vec<(&str, &str, &str)> = texts
+        .iter()
+        .map(|(p, t)| ("b", p.as_str(), t.as_str()))
+        .collect();
+    let m = model(&docs);
+    let ix = Index::build(&m, TODAY);
+    let full = search_hits(&m, &ix, "needle", &opts(40, None, false), TODAY).unwrap();
+    let scores: Vec<f64> = full.hits.iter().map(|h| h.score.unwrap()).collect();
+    assert!(scores.windows(2).all(|w| w[0] > w[1]), "{scores:?}");
+    for k in [1, 5, 8, 39] {
+        let part = search_hits(&m, &ix, "needle", &opts(k, None, false), TODAY).unwrap();
+        assert_eq!(part.hits, full.hits[..k].to_vec(), "k = {k}");
+    }
+}
+
+#[test]
+fn the_bundle_filter_applies_before_the_cut() {
+    let m = model(&[
+        (
+            "a",
+            "top.md",
+            "---\ntype: t\ntitle: Needle Needle\n---\nneedle needle needle\n",
+        ),
+        ("b", "low.md", &doc("needle and other words\n")),
+        ("b", "none.md", &doc("nothing\n")),
+    ]);
+    assert_eq!(ids(&m, "needle", &opts(1, None, false)), ["top"]);
+    assert_eq!(ids(&m, "needle", &opts(1, Some("b"), false)), ["low"]);
+    // A bundle named in another case is the same bundle, printed as stored.
+    let ix = Index::build(&m, TODAY);
+    let tsv = search(&m, &ix, "acme", "needle", &opts(1, Some("B"), true), TODAY).unwrap();
+    assert_eq!(
+        tsv,
+        "# tenant: acme\n# bundles: a b\n# bundle: b\n# query: needle\n# hits: 1 direct, 0 linked\n\
+         id\tbundle\tkind\tstatus\tgrain\tsummary\tlinks\tpos\n\
+         low\tb\tnote\t-\t-\tneedle and other words\t-\t0\n"
+    );
+    // N counts the whole tenant, so the filter does not change scores.
+    let all = search_hits(&m, &ix, "needle", &opts(8, None, false), TODAY).unwrap();
+    let only = search_hits(&m, &ix, "needle", &opts(8, Some("b"), false), TODAY).unwrap();
+    assert_eq!(all.hits[1], only.hits[0]);
+}
+
+#[test]
+fn an_unknown_bundle_is_not_found() {
+    let m = trio();
+    let ix = Index::build(&m, TODAY);
+    let e = search(&m, &ix, "t", "eta", &opts(8, Some("zzz"), true), TODAY).unwrap_err();
+    assert_eq!(e.code(), "NOT_FOUND");
+    assert_eq!(
+        e.message(),
+        "no bundle \"zzz\" in this tenant: found b1, b2"
+    );
+}
+
+#[test]
+fn a_bundle_with_only_navigation_documents_filters_to_nothing() {
+    let m = model(&[
+        ("a", "x.md", &doc("needle\n")),
+        ("nav", "index.md", "# Index\n\nneedle\n"),
+    ]);
+    assert_eq!(m.bundles, ["a", "nav"]);
+    assert!(ids(&m, "needle", &opts(8, Some("nav"), true)).is_empty());
+}
+
+#[test]
+fn k_defaults_to_8_and_zero_gives_no_hits() {
+    assert_eq!(
+        SearchOptions::default(),
+        SearchOptions {
+            k: 8,
+            bundle: None,
+            expand: true
+        }
+    );
+    let texts: Vec<(String, String)> = (0..12)
+        .map(|i| (format!("n{i:02}.md"), doc("needle [[n00]]\n")))
+        .collect();
+    let docs: Vec<(&str, &str, &str)> = texts
+        .iter()
+        .map(|(p, t)| ("b", p.as_str(), t.as_str()))
+        .collect();
+    let m = model(&docs);
+    let r = ids(&m, "needle", &SearchOptions::default());
+    assert_eq!(r.len(), 8);
+    let tsv = run(&m, "needle", &opts(0, None, true));
+    assert_eq!(
+        tsv,
+        "# tenant: t\n# bundles: b\n# query: needle\n# hits: 0 direct, 0 linked\nid\tbundle\tkind\tstatus\tgrain\tsummary\tlinks\tpos\n"
+    );
+}
+
+// ---- §4 Expansion ----
+
+fn hub() -> Model {
+    model(&[
+        (
+            "b",
+            "h1.md",
+            &doc("needle needle needle [[w]] [[z]] [[h2]]\n"),
+        ),
+        ("b", "h2.md", &doc("needle needle [[x]] [[y]] filler\n")),
+        (
+            "b",
+            "h3.md",
+            &doc("needle [[x]] [[o]] filler filler filler\n"),
+        ),
+        ("b", "w.md", &doc("w\n")),
+        ("b", "x.md", &doc("x\n")),
+        ("b", "y.md", &doc("y\n")),
+        ("b", "z.md", &doc("z\n")),
+        ("c", "o.md", &doc("o\n")),
+    ])
+}
+
+#[test]
+fn expansion_orders_by_inbound_then_first_rank_then_id() {
+    let m = hub();
+    // x: 2 inbound (first from rank 1); w and z: 1 from rank 0; y: 1 from rank 1; o: 1 from
+    // rank 2. h2 is itself a direct hit and is skipped.
+    assert_eq!(
+        ids(&m, "needle", &SearchOptions::default()),
+        ["h1", "h2", "h3", "x", "w", "z", "y", "o"]
+    );
+    // Capped at k.
+    assert_eq!(
+        ids(&m, "needle", &opts(3, None, true)),
+        ["h1", "h2", "h3", "x", "w", "z"]
+    );
+    // The bundle filter also applies to linked concepts.
+    assert_eq!(
+        ids(&m, "needle", &opts(8, Some("b"), true)),
+        ["h1", "h2", "h3", "x", "w", "z", "y"]
+    );
+    // Only the direct hits' links count: with k = 1, h1 alone is direct, so its link to h2
+    // counts, and h2, w and z tie on one inbound link from rank 0.
+    assert_eq!(ids(&m, "needle", &opts(1, None, true)), ["h1", "h2"]);
+    assert_eq!(ids(&m, "needle", &opts(8, None, false)), ["h1", "h2", "h3"]);
+}
+
+#[test]
+fn linked_rows_print_without_pos() {
+    let m = hub();
+    let tsv = run(&m, "needle", &opts(1, None, true));
+    assert_eq!(
+        tsv,
+        "# tenant: t\n# bundles: b c\n# query: needle\n# hits: 1 direct, 1 linked\n\
+         id\tbundle\tkind\tstatus\tgrain\tsummary\tlinks\tpos\n\
+         h1\tb\tnote\t-\t-\tneedle needle needle [[w]] [[z]] [[h2]]\th2 w z\t0\n\
+         h2\tb\tnote\t-\t-\tneedle needle [[x]] [[y]] filler\tx y\t-\n"
+    );
+}
+
+// ---- §5 Output ----
+
+#[test]
+fn query_echo_turns_line_breaks_and_tabs_into_spaces() {
+    let m = trio();
+    let tsv = run(&m, "eta\tzeta\r\nx", &opts(8, None, true));
+    assert!(
+        tsv.contains("\n# query: eta zeta  x\n# hits: 2 direct, 0 linked\n"),
+        "{tsv}"
+    );
+    let tsv = run(&m, " ", &opts(8, None, true));
+    assert!(tsv.contains("\n# query:  \n"), "{tsv}");
+}
+
+#[test]
+fn the_spec_example_renders_byte_for_byte() {
+    let long = "x ".repeat(1000);
+    let m = model(&[
+        (
+            "ops",
+            "orders.md",
+            &format!("---\ntype: runbook\ndescription: How to replay a failed order export.\n---\n{long}{long}replay the export [[sales/orders]]\n{long}"),
+        ),
+        (
+            "sales",
+            "orders.md",
+            "---\ntype: table\nstatus: deprecated\ngrain: one row per order\ndescription: Orders placed online.\n---\nSee [[customers]].\n",
+        ),
+        ("sales", "customers.md", &doc("Registered customers.\n")),
+    ]);
+    let tsv = run(&m, "replay export", &SearchOptions::default());
+    // "replay" at 4000, "export" ends at 4017: the cluster is 17 long, so pos = 4000 − 991.
+    assert_eq!(
+        tsv,
+        "# tenant: t\n# bundles: ops sales\n# query: replay export\n# hits: 1 direct, 1 linked\n\
+         id\tbundle\tkind\tstatus\tgrain\tsummary\tlinks\tpos\n\
+         ops/orders\tops\trunbook\t-\t-\tHow to replay a failed order export.\tsales/orders\t3009\n\
+         sales/orders\tsales\ttable\tdeprecated\tone row per order\tOrders placed online.\tcustomers\t-\n"
+    );
+}
+
+// ---- §6 pos ----
+
+fn pos_of(body: &str, query: &str) -> Option<usize> {
+    let m = model(&[("b", "p.md", &doc(body))]);
+    let ix = Index::build(&m, TODAY);
+    let r = search_hits(&m, &ix, query, &SearchOptions::default(), TODAY).unwrap();
+    assert_eq!(r.hits.len(), 1, "the concept must be a hit for {query:?}");
+    r.hits[0].pos
+}
+
+#[test]
+fn pos_short_body_is_zero() {
+    assert_eq!(pos_of("alpha beta gamma", "beta"), Some(0));
+}
+
+#[test]
+fn pos_centres_the_densest_window() {
+    let body = format!("alpha{} alpha beta{}", " x".repeat(2000), " y".repeat(2000));
+    // alpha at 0 counts one word; alpha at 4006 with beta (4012..4016) counts two.
+    assert_eq!(pos_of(&body, "alpha beta"), Some(4006 - (2000 - 10) / 2));
+}
+
+#[test]
+fn pos_ties_go_to_the_earliest_anchor() {
+    let body = format!(
+        "{} alpha{} alpha{}",
+        " x".repeat(1500),
+        " x".repeat(2000),
+        " x".repeat(1500)
+    );
+    assert_eq!(pos_of(&body, "alpha"), Some(3001 - 997));
+}
+
+#[test]
+fn pos_window_includes_an_occurrence_ending_exactly_at_the_limit() {
+    // alpha at 3001, beta ends at 5001 = 3001 + 2000: the cluster is 2000 long, no lead.
+    let body = format!("{} alpha{} beta", " x".repeat(1500), " x".repeat(995));
+    assert_eq!(pos_of(&body, "alpha beta"), Some(3001));
+}
+
+#[test]
+fn pos_counts_only_whole_words() {
+    let body = format!(
+        "preorders{} orders2{} orders_x{}",
+        " x".repeat(1500),
+        " x".repeat(1500),
+        " y".repeat(1500)
+    );
+    assert_eq!(pos_of(&body, "orders"), Some(6018 - 997));
+}
+
+#[test]
+fn pos_searches_lower_cased_when_the_length_holds() {
+    let body = format!("{} ORDERS{}", " x".repeat(1500), " x".repeat(1500));
+    assert_eq!(pos_of(&body, "Orders"), Some(3001 - 997));
+}
+
+#[test]
+fn pos_is_case_sensitive_when_lower_casing_changes_the_length() {
+    // İ lower-cases to two characters, so the body is searched as written.
+    let body = format!(
+        "İ{} Orders{} orders{}",
+        " x".repeat(1500),
+        " x".repeat(1500),
+        " x".repeat(1000)
+    );
+    assert_eq!(pos_of(&body, "orders"), Some(6009 - 997));
+    assert_eq!(pos_of(&body, "Orders"), Some(3002 - 997));
+    assert_eq!(pos_of(&body, "ORDERS"), None);
+}
+
+#[test]
+fn pos_is_clamped_to_the_last_window() {
+    let body = format!("{} alpha", " x".repeat(2000));
+    assert_eq!(pos_of(&body, "alpha"), Some(4006 - 2000));
+}
+
+#[test]
+fn pos_counts_utf16_units() {
+    let body = format!("{} word{}", "é".repeat(3000), " é".repeat(1000));
+    assert_eq!(pos_of(&body, "word"), Some(3001 - 998));
+}
+
+#[test]
+fn pos_never_lands_inside_a_surrogate_pair() {
+    let body = format!("{} word {}", "😀".repeat(1500), "😀".repeat(1500));
+    // 3001 − 998 = 2003 is the second half of the pair at 2002.
+    assert_eq!(pos_of(&body, "word"), Some(2002));
+}
+
+#[test]
+fn pos_is_dash_without_an_occurrence_in_the_body() {
+    // Only accent folding matched.
+    assert_eq!(pos_of("Un café noir.", "cafe"), None);
+    assert_eq!(pos_of("Un café noir.", "Café"), Some(0));
+    // Only the row matched: the title is not in the body.
+    let m = model(&[(
+        "b",
+        "p.md",
+        "---\ntype: note\ntitle: Quasar\n---\nNothing else.\n",
+    )]);
+    let ix = Index::build(&m, TODAY);
+    let r = search_hits(&m, &ix, "quasar", &SearchOptions::default(), TODAY).unwrap();
+    assert_eq!(r.hits.len(), 1);
+    assert_eq!(r.hits[0].pos, None);
+    // An empty body.
+    let m = model(&[("b", "p.md", "---\ntype: note\ntitle: Quasar\n---\n")]);
+    let tsv = run(&m, "quasar", &SearchOptions::default());
+    assert!(
+        tsv.ends_with("\tquasar\t-\t-\n") || tsv.ends_with("\t-\t-\n"),
+        "{tsv}"
+    );
+}
+
+#[test]
+fn pos_unit_rules() {
+    let map = |s: &str| crate::text::Utf16Map::new(s);
+    assert_eq!(
+        query_words("Orders, refunds—ORDERS ünd 2024"),
+        ["Orders", "refunds", "ORDERS", "ünd", "2024"]
+    );
+    let body = "aa bb";
+    assert_eq!(pos(body, &map(body), &[]), None);
+    assert_eq!(pos("", &map(""), &["x"]), None);
+    assert_eq!(pos(body, &map(body), &["bb", "BB"]), Some(0));
+}
+
+// ---- §7 Empty and wordless queries ----
+
+#[test]
+fn empty_and_wordless_queries_return_the_header_only() {
+    let m = trio();
+    for (q, echo) in [("", "# query:\n"), ("!!! -- ¿?", "# query: !!! -- ¿?\n")] {
+        let tsv = run(&m, q, &SearchOptions::default());
+        assert_eq!(
+            tsv,
+            format!(
+                "# tenant: t\n# bundles: b1 b2\n{echo}# hits: 0 direct, 0 linked\nid\tbundle\tkind\tstatus\tgrain\tsummary\tlinks\tpos\n"
+            )
+        );
+    }
+}
+
+// ---- Bad input ----
+
+#[test]
+fn bad_queries_never_panic() {
+    let m = trio();
+    let ix = Index::build(&m, TODAY);
+    let long: String = (0..10_000).map(|i| format!("w{i} ")).collect();
+    let tsv = search(&m, &ix, "t", &long, &SearchOptions::default(), TODAY).unwrap();
+    assert!(tsv.contains("# hits: 0 direct, 0 linked\n"));
+    let long: String = (0..10_000)
+        .map(|i| if i % 100 == 0 { "eta " } else { "zeta " })
+        .collect();
+    let r = search_hits(&m, &ix, &long, &opts(usize::MAX, None, true), TODAY).unwrap();
+    assert_eq!(
+        r.hits.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(),
+        ["alpha", "beta"]
+    );
+    // 10,000 distinct words that all occur: every direct hit computes `pos` over them.
+    let words: Vec<String> = (0..10_000).map(|i| format!("w{i}")).collect();
+    let m2 = model(&[
+        ("b", "big.md", &doc(&words.join(" "))),
+        ("b", "small.md", &doc("w1 w2\n")),
+    ]);
+    let ix2 = Index::build(&m2, TODAY);
+    let r = search_hits(
+        &m2,
+        &ix2,
+        &words.join(" "),
+        &SearchOptions::default(),
+        TODAY,
+    )
+    .unwrap();
+    let got: Vec<(&str, Option<usize>)> = r.hits.iter().map(|h| (h.id.as_str(), h.pos)).collect();
+    assert_eq!(got, [("big", Some(0)), ("small", Some(0))]);
+    for q in [
+        "\0",
+        "\u{301}\u{308}",
+        "😀",
+        "-".repeat(100_000).as_str(),
+        "\r\n\t",
+    ] {
+        let tsv = search(&m, &ix, "t", q, &opts(50, Some("B1"), true), TODAY).unwrap();
+        assert!(tsv.contains("# hits: 0 direct, 0 linked\n"), "{q:?}");
+    }
+}
+
+#[test]
+fn a_stale_index_date_is_corrected_for_the_call() {
+    let m = model(&[(
+        "b",
+        "old.md",
+        "---\ntype: table\nstale_after: 2026-06-01\n---\nBody.\n",
+    )]);
+    let ix = Index::build(&m, "2026-05-01");
+    let fresh = Index::build(&m, "2026-07-01");
+    let o = SearchOptions::default();
+    assert_eq!(
+        search(&m, &ix, "t", "stale", &o, "2026-07-01").unwrap(),
+        search(&m, &fresh, "t", "stale", &o, "2026-07-01").unwrap()
+    );
+    assert_eq!(ix.today(), "2026-05-01");
+}
+
+// ---- §8 Index lifetime: incremental updates and the encoding ----
+
+#[test]
+fn update_after_edits_equals_a_fresh_build() {
+    let a = trio();
+    let b = model(&[
+        (
+            "b1",
+            "alpha.md",
+            "---\ntype: Table\ntitle: Gamma Delta\ngrain: one row\n---\nZeta zeta eta.\n",
+        ),
+        (
+            "b1",
+            "beta.md",
+            "---\ntype: Table\n---\nEta only, now with zeta.\n",
+        ),
+        ("b3", "new.md", &doc("fresh zeta\n")),
+    ]);
+    let mut ix = Index::build(&a, TODAY);
+    ix.update(&a, &b, TODAY);
+    assert_eq!(ix.encode(), Index::build(&b, TODAY).encode());
+    assert_eq!(
+        search(&b, &ix, "t", "zeta eta", &SearchOptions::default(), TODAY).unwrap(),
+        run(&b, "zeta eta", &SearchOptions::default())
+    );
+    assert_eq!(ix.len(), 3);
+}
+
+#[test]
+fn update_with_the_wrong_old_model_rebuilds() {
+    let a = trio();
+    let b = model(&[("x", "y.md", &doc("other words\n"))]);
+    let mut ix = Index::build(&a, TODAY);
+    // `b` is not what the index holds.
+    ix.update(&b, &b, TODAY);
+    assert_eq!(ix.encode(), Index::build(&b, TODAY).encode());
+}
+
+#[test]
+fn a_date_change_refreshes_only_stale_tokens() {
+    let m = model(&[
+        (
+            "b",
+            "old.md",
+            "---\ntype: table\nstale_after: 2026-06-01\n---\nBody.\n",
+        ),
+        (
+            "b",
+            "new.md",
+            "---\ntype: table\nstale_after: 2027-06-01\n---\nBody.\n",
+        ),
+        ("b", "plain.md", &doc("Body.\n")),
+    ]);
+    for (from, to) in [
+        ("2026-05-01", "2026-06-01"),
+        ("2027-07-01", "2026-01-01"),
+        ("2026-06-01", "2026-06-02"),
+    ] {
+        let mut ix = Index::build(&m, from);
+        ix.update(&m, &m, to);
+        assert_eq!(ix.today(), to);
+        assert_eq!(ix.encode(), Index::build(&m, to).encode(), "{from} → {to}");
+    }
+}
+
+#[test]
+fn a_bulk_change_rebuilds_and_still_equals_a_fresh_build() {
+    let texts: Vec<(String, String)> = (0..100)
+        .map(|i| {
+            (
+                format!("c{i:03}.md"),
+                format!(
+                    "---\ntype: table\nstale_after: 2026-06-{:02}\n---\nBody {i}.\n",
+                    1 + i % 28
+                ),
+            )
+        })
+        .collect();
+    let docs: Vec<(&str, &str, &str)> = texts
+        .iter()
+        .map(|(p, t)| ("b", p.as_str(), t.as_str()))
+        .collect();
+    let m = model(&docs);
+    // Every concept turns stale: more than a quarter changes, so the update rebuilds.
+    let mut ix = Index::build(&m, "2026-01-01");
+    ix.update(&m, &m, "2026-12-01");
+    assert_eq!(ix.encode(), Index::build(&m, "2026-12-01").encode());
+    assert_eq!(ix.term_postings("stale").len(), 100);
+    // A few turn stale: the incremental path.
+    let mut ix = Index::build(&m, "2026-06-01");
+    ix.update(&m, &m, "2026-06-03");
+    assert_eq!(ix.encode(), Index::build(&m, "2026-06-03").encode());
+    assert_eq!(ix.term_postings("stale").len(), 12);
+}
+
+#[test]
+fn encode_round_trips_and_is_canonical() {
+    let m = hub();
+    let ix = Index::build(&m, TODAY);
+    let bytes = ix.encode();
+    let back = Index::decode(&bytes).unwrap();
+    assert_eq!(back.encode(), bytes);
+    assert_eq!(back.today(), TODAY);
+    for q in ["needle", "x w", "filler needle"] {
+        assert_eq!(
+            search(&m, &back, "t", q, &SearchOptions::default(), TODAY).unwrap(),
+            search(&m, &ix, "t", q, &SearchOptions::default(), TODAY).unwrap()
+        );
+    }
+    // A decoded index updates like any other.
+    let mut back = back;
+    let m2 = model(&[("b", "h1.md", &doc("needle\n"))]);
+    back.update(&m, &m2, TODAY);
+    assert_eq!(back.encode(), Index::build(&m2, TODAY).encode());
+}
+
+#[test]
+fn decode_refuses_damaged_records() {
+    let m = hub();
+    let bytes = Index::build(&m, TODAY).encode();
+    for cut in [0, 3, 4, 10, bytes.len() / 2, bytes.len() - 1] {
+        let e = Index::decode(&bytes[..cut]).unwrap_err();
+        assert_eq!(e.code(), "CORRUPT");
+        assert!(
+            e.message()
+                .starts_with("database corruption: search index record: "),
+            "{}",
+            e.message()
+        );
+    }
+    let mut extra = bytes.clone();
+    extra.push(0);
+    assert_eq!(
+        Index::decode(&extra).unwrap_err().message(),
+        "database corruption: search index record: trailing bytes"
+    );
+    assert_eq!(
+        Index::decode(b"XXXX").unwrap_err().message(),
+        "database corruption: search index record: missing magic"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn decode_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200), flip in any::<(usize, u8)>()) {
+        let _ = Index::decode(&bytes);
+        let mut good = Index::build(&trio(), TODAY).encode();
+        let at = flip.0 % good.len();
+        good[at] ^= flip.1 | 1;
+        if let Ok(ix) = Index::decode(&good) {
+            // Whatever decodes must search without panicking.
+            let m = trio();
+            let _ = search_hits(&m, &ix, "zeta eta", &SearchOptions::default(), TODAY);
+        }
+    }
+}
+
+/// One edit of the property test.
+#[derive(Debug, Clone)]
+enum Edit {
+    Write {
+        bundle: u8,
+        path: u8,
+        words: Vec<u8>,
+        title: Option<u8>,
+        stale: Option<u8>,
+        status: Option<u8>,
+    },
+    Delete {
+        bundle: u8,
+        path: u8,
+    },
+    Today(u8),
+}
+
+const WORDS: &[&str] = &[
+    "orders", "refunds", "grain", "join", "Café", "stale", "ΟΔΟΣ", "x", "needle", "wallet", "東京",
+];
+const PATHS: &[&str] = &[
+    "a.md",
+    "b.md",
+    "sub/a.md",
+    "deep/sub/b.md",
+    "c.md",
+    "index.md",
+];
+const DATES: &[&str] = &["2026-01-01", "2026-06-01", "2026-12-31", "2027-06-01"];
+
+fn edit() -> impl Strategy<Value = Edit> {
+    prop_oneof![
+        4 => (0..3u8, 0..6u8, proptest::collection::vec(0..14u8, 0..12), proptest::option::of(0..11u8), proptest::option::of(0..4u8), proptest::option::of(0..3u8))
+            .prop_map(|(bundle, path, words, title, stale, status)| Edit::Write { bundle, path, words, title, stale, status }),
+        2 => (0..3u8, 0..6u8).prop_map(|(bundle, path)| Edit::Delete { bundle, path }),
+        1 => (0..4u8).prop_map(Edit::Today),
+    ]
+}
+
+fn render_doc(words: &[u8], title: Option<u8>, stale: Option<u8>, status: Option<u8>) -> String {
+    let mut fm = String::from("type: note\n");
+    if let Some(t) = title {
+        fm.push_str(&format!("title: {}\n", WORDS[t as usize]));
+    }
+    if let Some(s) = stale {
+        fm.push_str(&format!("stale_after: {}\n", DATES[s as usize]));
+    }
+    if let Some(s) = status {
+        fm.push_str(&format!(
+            "status: {}\n",
+            ["current", "draft", "deprecated"][s as usize]
+        ));
+    }
+    let body: Vec<String> = words
+        .iter()
+        .map(|&w| match w {
+            11 => "[[a]]".to_string(),
+            12 => "[b](b.md)".to_string(),
+            13 => "\n# Head\n".to_string(),
+            w => WORDS[w as usize].to_string(),
+        })
+        .collect();
+    format!("---\n{fm}---\n{}\n", body.join(" "))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Random writes, deletes (which also change other concepts' ids) and date changes,
+    /// through the incremental linker (untouched concepts keep their `Arc`) or a fresh
+    /// compile (nothing shared), must leave the index equal to a fresh build.
+    #[test]
+    fn incremental_update_equals_a_fresh_build(edits in proptest::collection::vec((edit(), any::<bool>()), 1..30)) {
+        let mut linker = Linker::new(Ambiguity::Refuse);
+        let mut docs: BTreeMap<(String, String), Arc<str>> = BTreeMap::new();
+        let mut today = DATES[0].to_string();
+        let mut current = Model::default();
+        let mut ix = Index::build(&current, &today);
+        let queries = ["orders", "stale", "cafe Café", "οδος", "a b x", "needle grain join", "東京", "note"];
+        for (e, fresh) in edits {
+            let change = match e {
+                Edit::Write { bundle, path, words, title, stale, status } => {
+                    let (b, p) = (format!("b{bundle}"), PATHS[path as usize].to_string());
+                    let text: Arc<str> = render_doc(&words, title, stale, status).into();
+                    let parsed = (!crate::validate::is_navigation(&p)).then(|| Arc::new(parse_document(&p, &text, SUMMARY_WIDTH)));
+                    Some((b.clone(), p.clone(), Some((SourceDoc { bundle: b, path: p, text }, parsed))))
+                }
+                Edit::Delete { bundle, path } => Some((format!("b{bundle}"), PATHS[path as usize].to_string(), None)),
+                Edit::Today(d) => {
+                    today = DATES[d as usize].to_string();
+                    None
+                }
+            };
+            if let Some((bundle, path, doc)) = change {
+                let text = doc.as_ref().map(|d| d.0.text.clone());
+                if linker.apply(vec![Change { bundle: bundle.clone(), path: path.clone(), doc }]).is_err() {
+                    continue;
+                }
+                match text {
+                    Some(t) => docs.insert((bundle, path), t),
+                    None => docs.remove(&(bundle, path)),
+                };
+            }
+            let next = if fresh {
+                let all: Vec<SourceDoc> = docs.iter().map(|((b, p), t)| SourceDoc { bundle: b.clone(), path: p.clone(), text: t.clone() }).collect();
+                compile(&all, SUMMARY_WIDTH).expect("the linker accepted it")
+            } else {
+                linker.model().clone()
+            };
+            ix.update(&current, &next, &today);
+            let built = Index::build(&next, &today);
+            prop_assert_eq!(ix.encode(), built.encode());
+            prop_assert_eq!(ix.len(), next.concepts.len());
+            for q in queries {
+                for o in [SearchOptions::default(), opts(2, Some("b1"), true), opts(3, None, false)] {
+                    let a = search(&next, &ix, "t", q, &o, &today);
+                    let b = search(&next, &built, "t", q, &o, &today);
+                    prop_assert_eq!(a, b);
+                }
+            }
+            current = next;
+        }
+    }
+}
+
+// ---- Goldens over the okf-samples bundles ----
+
+#[test]
+fn golden_search_over_okf_samples() {
+    let m = okf_samples();
+    let cases: [(&str, &str, SearchOptions, &str); 7] = [
+        (
+            "revenue_recognition.tsv",
+            "revenue recognition",
+            SearchOptions::default(),
+            TODAY,
+        ),
+        (
+            "bitcoin_inputs_outputs.tsv",
+            "bitcoin transactions inputs outputs",
+            SearchOptions::default(),
+            TODAY,
+        ),
+        (
+            "active_users_ga4.tsv",
+            "active users",
+            opts(5, Some("ga4"), true),
+            TODAY,
+        ),
+        (
+            "accepted_answer_no_expand.tsv",
+            "accepted answer rate",
+            opts(8, None, false),
+            TODAY,
+        ),
+        (
+            "gross_margin_k3.tsv",
+            "Gross margin",
+            opts(3, None, true),
+            TODAY,
+        ),
+        (
+            "stale_2027.tsv",
+            "stale revenue",
+            SearchOptions::default(),
+            "2027-01-15",
+        ),
+        ("wordless.tsv", "?!", SearchOptions::default(), TODAY),
+    ];
+    for (name, q, o, today) in cases {
+        let ix = Index::build(&m, today);
+        let tsv = search(&m, &ix, "samples", q, &o, today).unwrap();
+        check_golden(&format!("search/{name}"), &tsv);
+        // The same bytes from an index that went through its encoding.
+        let back = Index::decode(&ix.encode()).unwrap();
+        assert_eq!(search(&m, &back, "samples", q, &o, today).unwrap(), tsv);
+    }
+}
