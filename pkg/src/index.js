@@ -192,9 +192,8 @@ class Connection {
     return e.get(ids, options);
   }
 
-  async search(query, options = {}) {
+  async search(query, options) {
     const e = await this.#beforeRead();
-    if (typeof e.search !== 'function') throw invalidError('this build does not serve search yet');
     return e.search(query, options, this.#today());
   }
 

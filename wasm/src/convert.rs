@@ -134,6 +134,37 @@ pub fn get_options(v: &JsValue) -> Result<GetOptions, Error> {
     })
 }
 
+/// The library's `search` options (search.md §3): `k` any non-negative number (floored,
+/// default 8), `bundle`, `expand` (default true).
+pub fn search_options(v: &JsValue) -> Result<langonrock_core::search::SearchOptions, Error> {
+    let mut o = langonrock_core::search::SearchOptions::default();
+    if absent(v) {
+        return Ok(o);
+    }
+    if !v.is_object() {
+        return Err(Error::Invalid("search options must be an object".into()));
+    }
+    let k = get(v, "k");
+    if !absent(&k) {
+        o.k = k
+            .as_f64()
+            .map(|n| count_from_number(n) as usize)
+            .ok_or_else(|| Error::Invalid("search option k must be a number".into()))?;
+    }
+    let bundle = get(v, "bundle");
+    if !absent(&bundle) {
+        o.bundle = Some(
+            bundle
+                .as_string()
+                .ok_or_else(|| Error::Invalid("search option bundle must be a string".into()))?,
+        );
+    }
+    if let Some(e) = get(v, "expand").as_bool() {
+        o.expand = e;
+    }
+    Ok(o)
+}
+
 /// The ids of a `get` call: an array of strings.
 pub fn ids(v: &JsValue) -> Result<Vec<String>, Error> {
     let bad = || Error::Invalid("get ids must be an array of strings".into());

@@ -188,6 +188,16 @@ impl WasmEngine {
         js(convert::slices(&read::get(s.model(), &ids, &opts)))
     }
 
+    /// `search(query, {k?, bundle?, expand?})` (search.md): the search TSV for the read date.
+    pub fn search(&self, query: JsValue, options: JsValue, today: &str) -> JsResult<String> {
+        let query = query
+            .as_string()
+            .ok_or_else(|| to_js(&Error::Invalid("search query must be a string".into())))?;
+        let opts = js(convert::search_options(&options))?;
+        let s = self.served()?;
+        js(s.search(self.engine.tenant(), &query, &opts, today))
+    }
+
     /// `snapshot()` (read.md §5): `{snapshot, concepts}`.
     pub fn snapshot(&self) -> JsResult<JsValue> {
         Ok(convert::snapshot(&self.served()?.snapshot()))
@@ -484,9 +494,14 @@ impl WasmToolCall {
             ToolCall::Get { ids, .. } => eng
                 .read()
                 .map(|s| read::get_mcp(s.model(), ids, &get_options(&self.call))),
-            ToolCall::Search { .. } => Err(Error::Invalid(
-                "this build does not serve search yet".into(),
-            )),
+            ToolCall::Search { query, k, bundle } => eng.read().and_then(|s| {
+                let opts = langonrock_core::search::SearchOptions {
+                    k: *k,
+                    bundle: bundle.clone(),
+                    expand: true,
+                };
+                s.search(eng.tenant(), query, &opts, today)
+            }),
             ToolCall::Delete {
                 bundle,
                 path,
