@@ -153,9 +153,9 @@ class Connection {
    * created)` after a refresh, retried once after a lost head swap when `retry` (no expected
    * revision, §8.7).
    */
-  #commit(retry, make, onCommit) {
+  async #commit(retry, make, onCommit) {
     this.#check();
-    if (this.#readOnly) return Promise.reject(invalidError(READ_ONLY));
+    if (this.#readOnly) throw invalidError(READ_ONLY);
     return this.#queue(async () => {
       this.#committing = true;
       try {
@@ -241,7 +241,7 @@ class Connection {
     return this.#run(this.#engine.history(options ?? {}));
   }
 
-  gc(options = {}) {
+  async gc(options = {}) {
     this.#check();
     const dryRun = Boolean(options && options.dryRun);
     if (dryRun) {

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { serve } from './server.js';
 import { cases } from '../store-conformance.js';
+import { cases as engineCases } from '../engine-conformance.js';
 import { declaredValues } from '../declared.js';
 import { installPacked } from '../pack.js';
 import { rm, writeFile } from 'node:fs/promises';
@@ -76,6 +77,22 @@ for (const c of cases) {
   if (c.strictOnly) continue;
   test(`store conformance: indexeddb: ${c.name}`, () => inPage('runCase', c.name));
 }
+
+test('the browser runs exactly the engine cases Node runs', async () => {
+  assert.deepEqual(await page.evaluate(() => window.harness.engineCaseNames()), engineCases.map((c) => c.name));
+});
+
+for (const c of engineCases) {
+  test(`engine conformance: indexeddb: ${c.name}`, () => inPage('runEngineCase', c.name));
+}
+
+test('indexeddb: a connection reopened after a page reload serves the last acknowledged revision; commits aborted mid-way are not there', async () => {
+  const name = `lr-engine-reload-${process.pid}`;
+  const expected = await inPage('engineReloadWrite', name);
+  await page.reload();
+  await page.waitForFunction(() => window.harnessReady === true);
+  await inPage('engineReloadCheck', name, expected);
+});
 
 test('indexeddb: a reopen after a page reload reads the last acknowledged head; commits that failed mid-way are not there', async () => {
   const name = `lr-reload-${process.pid}`;
