@@ -11,7 +11,7 @@ import { serve } from './server.js';
 import { cases } from '../store-conformance.js';
 import { cases as engineCases } from '../engine-conformance.js';
 import { declaredValues } from '../declared.js';
-import { installPacked } from '../pack.js';
+import { installPacked, readmeExample, README_OUTPUT } from '../pack.js';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -116,7 +116,7 @@ test('indexeddb: another connection to the tenant hears of a new head', async ()
   assert.deepEqual(await inPage('headChangeNotice', `lr-notice-${process.pid}`), ['swapped', 'heard']);
 });
 
-test('the packed package installed into a fresh project loads in a page through its browser export', async () => {
+test("the packed package installed into a fresh project loads in a page through its browser export, and runs the README's example", async () => {
   const packed = await installPacked();
   try {
     const installed = JSON.parse(readFileSync(join(packed.project, 'node_modules/langonrock/package.json'), 'utf8'));
@@ -130,14 +130,29 @@ import { version, indexedDb } from 'langonrock';
 const t = await indexedDb({ name: 'packed' }).open('acme');
 const head = new TextEncoder().encode('{"head":1}');
 window.result = [version(), await t.readHead(), await t.swapHead(null, head), new TextDecoder().decode(await t.readHead())];
+</script>
+<script>
+window.lines = [];
+const log = console.log;
+console.log = (...a) => { window.lines.push(a.join(' ') + String.fromCharCode(10)); log(...a); };
+</script>
+<script type="module">
+${readmeExample()}
+window.example = window.lines.join('');
 </script>`,
     );
     const site = await serve(packed.project);
     const p = await page.context().newPage();
     try {
+      const errors = [];
+      p.on('pageerror', (e) => errors.push(String(e)));
+      p.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
       await p.goto(`${site.url}/index.html`);
-      await p.waitForFunction(() => window.result !== undefined, null, { timeout: 30_000 });
+      await p.waitForFunction(() => window.result !== undefined || window.example !== undefined, null, { timeout: 30_000 }).catch(() => assert.fail(errors.join('\n')));
+      await p.waitForFunction(() => window.result !== undefined, null, { timeout: 30_000 }).catch(async () => assert.fail(JSON.stringify([errors, await p.evaluate(() => [window.example, window.lines])])));
       assert.deepEqual(await p.evaluate(() => window.result), [pkg.version, null, 'swapped', '{"head":1}']);
+      await p.waitForFunction(() => window.example !== undefined, null, { timeout: 10_000 }).catch(async () => assert.fail(JSON.stringify([errors, await p.evaluate(() => [window.example, window.lines, document.documentElement.outerHTML])])));
+      assert.match(await p.evaluate(() => window.example), README_OUTPUT, "the README's example in a fresh page");
     } finally {
       await p.close();
       await site.close();
