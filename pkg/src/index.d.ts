@@ -158,7 +158,11 @@ export interface OpenOptions {
 /** `open(options)`: a connection to one tenant. */
 export type Open = (options: OpenOptions) => Promise<Connection>;
 
-/** Opens a connection to one tenant (js.md §1): it loads the tenant's head, failing closed. */
+/**
+ * Opens a connection to one tenant (js.md §1) and loads the tenant's head. A tenant whose
+ * stored data fails its digests still opens, failing closed: every read rejects with the
+ * `CORRUPT` error, while `verify()` and `repair()` work on it.
+ */
 export declare const open: Open;
 
 /** A compile diagnostic (compile.md §9). */

@@ -70,6 +70,10 @@ export async function open(options) {
     const op = engine.refresh();
     try {
       await drive(engine, tenantStore, op);
+    } catch (e) {
+      // A tenant that fails closed still opens: every read rejects with its CORRUPT error
+      // (engine.md §9.1), while verify() and repair() work on it.
+      if (e?.code !== 'CORRUPT') throw e;
     } finally {
       op.free();
     }
@@ -153,7 +157,7 @@ class Connection {
    * created)` after a refresh, retried once after a lost head swap when `retry` (no expected
    * revision, §8.7).
    */
-  async #commit(retry, make, onCommit) {
+  async #commit(retry, make, onCommit, { refresh = true } = {}) {
     this.#check();
     if (this.#readOnly) throw invalidError(READ_ONLY);
     return this.#queue(async () => {
@@ -162,7 +166,7 @@ class Connection {
         await this.#refreshTail;
         for (let attempt = retry ? 2 : 1; ; ) {
           attempt -= 1;
-          await this.#run(this.#engine.refresh());
+          if (refresh) await this.#run(this.#engine.refresh());
           const op = make(this.#engine, this.#date().toISOString());
           try {
             return await drive(this.#engine, this.#store, op, onCommit);
@@ -265,8 +269,9 @@ class Connection {
     return this.#run(this.#engine.verify());
   }
 
+  /** Repair reads the store's head itself: it runs on a tenant that fails closed. */
   repair(request) {
-    return this.#commit(false, (e) => e.repair(request));
+    return this.#commit(false, (e) => e.repair(request), undefined, { refresh: false });
   }
 
   /**

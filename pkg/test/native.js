@@ -25,6 +25,7 @@ export async function cli(args, { today, input } = {}) {
       if (error && typeof error.code !== 'number') return reject(error);
       resolve({ code: error ? error.code : 0, stdout, stderr });
     });
+    child.stdin.on('error', () => undefined); // the binary may exit without reading stdin
     child.stdin.end(input ?? '');
   });
 }
@@ -46,6 +47,7 @@ export function mcpSession(command, requests, { today } = {}) {
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
   child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+  child.stdin.on('error', () => undefined);
   child.stdin.end(lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {

@@ -213,3 +213,33 @@ test("the package's langonrock mcp serves a files tenant over stdio, as the nati
   const bad = await mcpSession([process.execPath, JS_BIN, 'mcp', 'okf://host/x?tenant=a'], []);
   assert.deepEqual([bad.code, bad.stderr], [1, 'error: invalid dsn "okf://host/x?tenant=a"\n']);
 });
+
+test('a corrupt files tenant opens failing closed; verify reports it as the native binary does, and repair recovers it', async () => {
+  const dataRoot = join(root, 'corrupt');
+  const conn = await open({ tenant: 'acme', store: files({ dataRoot }), now });
+  const first = await conn.write('ops', 'a.md', '---\ntype: note\n---\nKept.\n');
+  const second = await conn.write('ops', 'b.md', '---\ntype: note\n---\nLost.\n');
+  const before = await conn.manifest();
+  await conn.close();
+  await rm(join(dataRoot, 'tenants', 'acme', 'sources', second.hash));
+  const broken = await open({ tenant: 'acme', store: files({ dataRoot }), now });
+  try {
+    const e = await broken.manifest().catch((x) => x);
+    assert.equal(e.code, 'CORRUPT');
+    assert.match(e.message, /^database corruption: /);
+    assert.equal((await broken.callTool('manifest', {})).text, e.message);
+    const v = await broken.verify();
+    assert.equal(v.ok, false);
+    const native = await cli(['verify', '--data', dataRoot, '--tenant', 'acme']);
+    assert.equal(native.code, 1);
+    assert.deepEqual(JSON.parse(native.stdout), v);
+    const r = await broken.repair({ revision: first.revision, expectedHead: v.head });
+    assert.equal(r.revision, first.revision);
+    const after = await broken.manifest();
+    assert.notEqual(after, before);
+    assert.match(after, /^a\tops\t/m);
+    assert.equal((await cli(['verify', '--data', dataRoot, '--tenant', 'acme'])).code, 0);
+  } finally {
+    await broken.close();
+  }
+});
