@@ -120,9 +120,13 @@ fn mcp_check(bin: &Path, data: &Path) -> Result<McpCheck, String> {
         if !is_error && text == c.text {
             check.equal += 1;
         } else {
-            check
-                .mismatches
-                .push(format!("{} {} ({} vs {} chars)", c.tool, c.args, text.len(), c.text.len()));
+            check.mismatches.push(format!(
+                "{} {} ({} vs {} chars)",
+                c.tool,
+                c.args,
+                text.len(),
+                c.text.len()
+            ));
         }
     }
     mcp.finish()?;
@@ -162,7 +166,10 @@ pub fn retrieval_runs(
 
 /// The ranked lists of the 20 questions at 500 concepts, per run, with the wanted ids (for
 /// `billing.py`'s scorer).
-fn ranked_lists() -> Result<Vec<(String, Vec<Vec<String>>, Vec<String>)>, String> {
+/// A retrieval run's name, its ranked id lists and the wanted ids.
+type RankedRun = (String, Vec<Vec<String>>, Vec<String>);
+
+fn ranked_lists() -> Result<Vec<RankedRun>, String> {
     let corpus = Corpus::reference(1).map_err(|e| e.to_string())?;
     let qs = questions(&corpus).map_err(|e| e.to_string())?;
     let docs: Vec<SourceDoc> = corpus
@@ -183,9 +190,7 @@ fn ranked_lists() -> Result<Vec<(String, Vec<Vec<String>>, Vec<String>)>, String
         let mut wanted = Vec::new();
         for q in &qs {
             let text = if described { &q.described } else { &q.named };
-            lists.push(
-                retrieval::ranked(&model, &index, text, expand).map_err(|e| e.to_string())?,
-            );
+            lists.push(retrieval::ranked(&model, &index, text, expand).map_err(|e| e.to_string())?);
             wanted.push(
                 ids.concept(&model, &q.bundle, &q.wanted)
                     .map_err(|e| e.to_string())?
@@ -278,9 +283,10 @@ fn py_check(py: &Path, sizes: &[SizeRun]) -> PyCheck {
     for (key, b) in &ours {
         let py = &v["bills"][key];
         if py["billed"] != json!(b.billed) || py["calls"] != json!(b.calls) {
-            check
-                .disagreements
-                .push(format!("{key}: ours {} / {}, billing.py {py}", b.billed, b.calls));
+            check.disagreements.push(format!(
+                "{key}: ours {} / {}, billing.py {py}",
+                b.billed, b.calls
+            ));
         }
     }
     for (name, ranked, wanted) in &lists {
@@ -365,10 +371,17 @@ pub fn run(opts: &Options) -> Result<All, String> {
                 }
                 all.mcp_check = mcp_check(&bin, &data)?;
             }
-            eprintln!("{size}: {} cold first searches through the binary …", opts.cold_trials);
+            eprintln!(
+                "{size}: {} cold first searches through the binary …",
+                opts.cold_trials
+            );
             let mut cold: Vec<ColdStart> = Vec::new();
             for i in 0..opts.cold_trials {
-                cold.push(binary::cold_first_search(&bin, &data, PROBES[i % PROBES.len()])?);
+                cold.push(binary::cold_first_search(
+                    &bin,
+                    &data,
+                    PROBES[i % PROBES.len()],
+                )?);
             }
             all.load.extend(loadavg());
             eprintln!("{size}: in-process measurements …");
@@ -416,7 +429,7 @@ pub fn run(opts: &Options) -> Result<All, String> {
     };
     all.load.extend(loadavg());
     all.total_ms = ms(started.elapsed());
-    all.cpu_ms = sched_ns().map_or(0.0, |(c, _)| c as f64 / 1e6) + children_cpu_ms().unwrap_or(0.0)
-        - cpu0;
+    all.cpu_ms =
+        sched_ns().map_or(0.0, |(c, _)| c as f64 / 1e6) + children_cpu_ms().unwrap_or(0.0) - cpu0;
     Ok(all)
 }

@@ -97,7 +97,9 @@ impl Mcp {
                 .read_line(&mut line)
                 .map_err(|e| format!("cannot read from the server: {e}"))?;
             if n == 0 {
-                return Err(format!("the server closed stdout before answering {method}"));
+                return Err(format!(
+                    "the server closed stdout before answering {method}"
+                ));
             }
             let v: Value = serde_json::from_str(line.trim())
                 .map_err(|e| format!("not JSON-RPC from the server: {e}: {line}"))?;

@@ -186,7 +186,11 @@ mod tests {
             )])
             .unwrap();
         assert_eq!(r.concepts, 1);
-        let hash = h.served().unwrap().source_hash("sales", "orders.md").unwrap();
+        let hash = h
+            .served()
+            .unwrap()
+            .source_hash("sales", "orders.md")
+            .unwrap();
         let w = h
             .write("sales", "orders.md", "# Orders\n\nChanged.\n", Some(&hash))
             .unwrap();

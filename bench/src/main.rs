@@ -362,19 +362,16 @@ fn cmd_sessions(args: &[String]) -> Result<ExitCode, String> {
     }
     let report = langonrock_bench::size::sessions_only(concepts)?;
     if let Some(which) = flag::<String>(args, "--turns")? {
-        let s = report
-            .iter()
-            .find(|s| s.key == which)
-            .ok_or_else(|| {
-                format!(
-                    "--turns: one of {}",
-                    report
-                        .iter()
-                        .map(|s| s.key.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            })?;
+        let s = report.iter().find(|s| s.key == which).ok_or_else(|| {
+            format!(
+                "--turns: one of {}",
+                report
+                    .iter()
+                    .map(|s| s.key.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?;
         println!(
             "{}",
             serde_json::to_string(&s.turns).map_err(|e| e.to_string())?
@@ -384,9 +381,9 @@ fn cmd_sessions(args: &[String]) -> Result<ExitCode, String> {
     println!("20-question agent session at {concepts} concepts (agent-session.md §2, §4), clock {EVAL_DATE}");
     println!("{:<24} {:>16}", "session", "billed / calls");
     for s in &report {
-        let cell = s
-            .bill
-            .map_or("null".to_string(), |b| format!("{} / {}", b.billed, b.calls));
+        let cell = s.bill.map_or("null".to_string(), |b| {
+            format!("{} / {}", b.billed, b.calls)
+        });
         println!("{:<24} {cell:>16}", s.key);
     }
     println!("published, 500 concepts: okf 116357 / 30, manifest 64355 / 17, search 56928 / 36");
@@ -403,7 +400,11 @@ fn cmd_all(args: &[String]) -> Result<ExitCode, String> {
         None => SIZES.to_vec(),
         Some(list) => list
             .split(',')
-            .map(|x| x.trim().parse().map_err(|_| format!("--sizes: not a number: {x}")))
+            .map(|x| {
+                x.trim()
+                    .parse()
+                    .map_err(|_| format!("--sizes: not a number: {x}"))
+            })
             .collect::<Result<_, _>>()?,
     };
     let trials: usize = flag(args, "--trials")?.unwrap_or(if quick { 2 } else { 10 });
@@ -475,14 +476,21 @@ fn cmd_rss(args: &[String]) -> Result<ExitCode, String> {
 
 fn cmd_retrieval() -> Result<ExitCode, String> {
     let samples = manifest_dir().join("../tests/data/okf-samples");
-    let (runs, okf, n) = langonrock_bench::all::retrieval_runs(Some(samples.as_path()).filter(|p| p.is_dir()))?;
+    let (runs, okf, n) =
+        langonrock_bench::all::retrieval_runs(Some(samples.as_path()).filter(|p| p.is_dir()))?;
     println!("Retrieval, 20 questions at 500 concepts, k = 8 (reference: named 70% / 0.433, named + expansion 75% / 0.438, described 95% / 0.399)");
     for r in &runs {
-        println!("  {:<20} {:>5.0}%  MRR {:.3}  ranks {:?}", r.name, r.hit_rate, r.mrr, r.ranks);
+        println!(
+            "  {:<20} {:>5.0}%  MRR {:.3}  ranks {:?}",
+            r.name, r.hit_rate, r.mrr, r.ranks
+        );
     }
     println!("okf-samples, {n} concepts, each concept's own title / summary as the query");
     for r in &okf {
-        println!("  {:<20} {:>5.0}%  MRR {:.3}  ({} queries)", r.name, r.hit_rate, r.mrr, r.queries);
+        println!(
+            "  {:<20} {:>5.0}%  MRR {:.3}  ({} queries)",
+            r.name, r.hit_rate, r.mrr, r.queries
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -9,10 +9,18 @@ pub fn ms(d: std::time::Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// This thread's (on-CPU, waiting-for-CPU) time in ns, from `/proc/thread-self/schedstat`.
+/// This thread's (on-CPU, waiting-for-CPU) time in ns. On-CPU time is
+/// `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`, exact to the nanosecond; the wait is the
+/// second field of `/proc/thread-self/schedstat` (whose first field only advances at
+/// scheduler events, too coarse for short operations).
 pub fn sched_ns() -> Option<(u64, u64)> {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    parse_schedstat(&s)
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    let cpu = u64::try_from(t.tv_sec).ok()? * 1_000_000_000 + u64::try_from(t.tv_nsec).ok()?;
+    let wait = std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| parse_schedstat(&s))
+        .map_or(0, |(_, w)| w);
+    Some((cpu, wait))
 }
 
 /// `(on-CPU ns, waiting ns)` from a schedstat line.
@@ -287,6 +295,9 @@ mod tests {
         assert_eq!(calls, vec![0, 1, 2, 3, 4]);
         assert_eq!(st.n(), 3);
         assert_eq!(st.cpu.len(), 3);
-        assert_eq!(run(Plan::slow(1), |_| Err::<(), _>("no")).unwrap_err(), "no");
+        assert_eq!(
+            run(Plan::slow(1), |_| Err::<(), _>("no")).unwrap_err(),
+            "no"
+        );
     }
 }

@@ -56,9 +56,8 @@ fn tool_error(e: langonrock_core::Error) -> BillingError {
 impl<'a> Rendered<'a> {
     /// Prices `served` for tenant `tenant` on [`EVAL_DATE`].
     pub fn new(served: &'a Served, tenant: &str) -> Result<Self, BillingError> {
-        let manifest =
-            langonrock_core::manifest::manifest(served.model(), tenant, None, EVAL_DATE)
-                .map_err(tool_error)?;
+        let manifest = langonrock_core::manifest::manifest(served.model(), tenant, None, EVAL_DATE)
+            .map_err(tool_error)?;
         Ok(Rendered {
             served,
             tenant: tenant.to_string(),
