@@ -1,7 +1,7 @@
 // Frontmatter in the editor: finds the block as compile.md §2 does, reads the four fields the
 // form shows, and rewrites one field while keeping every other key, comment and the body.
 
-import { parseDocument, isMap } from 'yaml';
+import { parseDocument, isMap, stringify } from 'yaml';
 
 export interface Split {
   /** A leading U+FEFF, or ''. */
@@ -55,27 +55,61 @@ export function readFields(text: string): ReadFields {
   return { fields };
 }
 
+/** A string as one YAML scalar, quoted only when it must be. */
+function scalar(value: string): string {
+  return stringify(value, { lineWidth: 0 }).replace(/\n$/, '');
+}
+
+/**
+ * The frontmatter YAML with `field` set to `value` (removed when empty), changing only that
+ * key's line when it is a one-line `key: value`, so every other line stays as written.
+ */
+function editYaml(yaml: string, field: Field, value: string, eol: string): string {
+  const doc = parseDocument(yaml, { uniqueKeys: true });
+  if (doc.errors.length) throw new Error(`the frontmatter is not valid YAML: ${doc.errors[0].message.split('\n')[0]}`);
+  if (doc.contents !== null && !isMap(doc.contents)) throw new Error('the frontmatter is not a mapping');
+  const lines = yaml.split(/(?<=\n)/);
+  const key = new RegExp(`^${field}[ \\t]*:(?:[ \\t]|\\r?\\n|$)`);
+  const at = lines.findIndex((l) => key.test(l));
+  const oneLine =
+    at >= 0 &&
+    !/:[ \t]*(?:[|>][^\n]*)?\r?\n?$/.test(lines[at].replace(/[ \t]+#.*$/, '')) &&
+    (at + 1 >= lines.length || !/^[ \t-]/.test(lines[at + 1]));
+  if (at >= 0 && oneLine) {
+    if (value === '') lines.splice(at, 1);
+    else lines[at] = `${field}: ${scalar(value)}${lines[at].endsWith('\r\n') ? '\r\n' : lines[at].endsWith('\n') ? '\n' : ''}`;
+    return lines.join('');
+  }
+  if (at < 0 && !doc.has(field)) {
+    if (value === '') return yaml;
+    const sep = yaml === '' || yaml.endsWith('\n') ? '' : eol;
+    return `${yaml}${sep}${field}: ${scalar(value)}${eol}`;
+  }
+  // A key written over several lines, or in a form the line match does not know: rewrite
+  // the mapping through the YAML library (comments are kept; formatting may change).
+  if (value === '') doc.delete(field);
+  else doc.set(field, value);
+  let out = doc.toString({ lineWidth: 0 });
+  if (eol === '\r\n') out = out.replace(/\r?\n/g, '\r\n');
+  return out;
+}
+
 /**
  * The text with `field` set to `value` in its frontmatter (removed when `value` is empty),
  * creating a frontmatter block when there is none. Throws when the YAML cannot be edited.
  */
 export function setField(text: string, field: Field, value: string): string {
   const s = split(text);
-  const eol = s.has ? (s.open.endsWith('\r\n') ? '\r\n' : '\n') : text.includes('\r\n') ? '\r\n' : '\n';
-  const doc = parseDocument(s.has ? s.yaml : '', { uniqueKeys: true });
-  if (doc.errors.length) throw new Error(`the frontmatter is not valid YAML: ${doc.errors[0].message.split('\n')[0]}`);
-  if (doc.contents !== null && !isMap(doc.contents)) throw new Error('the frontmatter is not a mapping');
-  if (value === '') doc.delete(field);
-  else doc.set(field, value);
-  let yaml = doc.contents === null || (isMap(doc.contents) && doc.contents.items.length === 0 && !doc.commentBefore && !doc.comment) ? '' : doc.toString({ lineWidth: 0 });
-  if (eol === '\r\n') yaml = yaml.replace(/\r?\n/g, '\r\n');
-  if (yaml !== '' && !yaml.endsWith('\n')) yaml += eol;
+  if (!s.has) {
+    if (value === '') return text;
+    const eol = text.includes('\r\n') ? '\r\n' : '\n';
+    return `${s.bom}---${eol}${field}: ${scalar(value)}${eol}---${eol}${s.body}`;
+  }
+  const eol = s.open.endsWith('\r\n') ? '\r\n' : '\n';
+  let yaml = editYaml(s.yaml, field, value, eol);
+  // The block needs a line between its fences (compile.md §2.3): keep an empty one.
   if (yaml === '') yaml = eol;
-  const open = s.has ? s.open : `---${eol}`;
-  let close = s.has ? s.close : `---${eol}`;
-  if (!/\r?\n$/.test(close) && s.body !== '') close += eol;
-  const body = s.has ? s.body : s.body;
-  return s.bom + open + yaml + close + body;
+  return s.bom + s.open + yaml + s.close + s.body;
 }
 
 /** Applies every field of `fields` that differs from the text's current values. */
