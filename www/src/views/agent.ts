@@ -13,11 +13,27 @@ export function agentView(app: App, main: HTMLElement): View {
   setTitle('What an agent sees');
   let disposed = false;
 
+  const sizeLine = (manifest: string) => {
+    const rows = manifest.split('\n').filter((l) => l !== '' && !l.startsWith('#') && !l.startsWith('id\t')).length;
+    return [
+      h('strong', null, `~${tokens(manifest).toLocaleString('en-US')} tokens`),
+      ` (ceil(UTF-16 length / 4)): ${manifest.length.toLocaleString('en-US')} characters, ${rows.toLocaleString('en-US')} concept${rows === 1 ? '' : 's'}, ${app.bundles.length} bundle${app.bundles.length === 1 ? '' : 's'}.`,
+    ];
+  };
+
+  const update = async () => {
+    const manifest = await app.conn.manifest();
+    const pre = main.querySelector('#manifest-tsv');
+    const size = main.querySelector('#manifest-size');
+    if (disposed || !pre || !size) return;
+    pre.textContent = manifest;
+    fill(size, sizeLine(manifest));
+  };
+
   const draw = async () => {
     const manifest = await app.conn.manifest();
     if (disposed) return;
     const tools = app.conn.tools();
-    const rows = manifest.split('\n').filter((l) => l !== '' && !l.startsWith('#') && !l.startsWith('id\t')).length;
     const toolSelect = h('select', { id: 'tool-name' }, tools.map((t) => h('option', { value: t.name }, `${t.name}: ${t.title}`)));
     const args = h('textarea', { id: 'tool-args', class: 'source', style: 'min-height: 5rem', spellcheck: 'false' }, '{"query": "revenue"}');
     const out = h('pre', { class: 'code', id: 'tool-out', tabindex: '0', 'aria-live': 'polite' }, '');
@@ -88,12 +104,7 @@ npx langonrock mcp "okf:///$HOME/.local/share/langonrock?tenant=${app.tenant}"`;
         'section',
         { 'aria-labelledby': 'manifest-h' },
         h('h2', { id: 'manifest-h' }, 'The manifest'),
-        h(
-          'p',
-          { id: 'manifest-size' },
-          h('strong', null, `~${tokens(manifest).toLocaleString('en-US')} tokens`),
-          ` (ceil(UTF-16 length / 4)): ${manifest.length.toLocaleString('en-US')} characters, ${rows.toLocaleString('en-US')} concept${rows === 1 ? '' : 's'}, ${app.bundles.length} bundle${app.bundles.length === 1 ? '' : 's'}.`,
-        ),
+        h('p', { id: 'manifest-size' }, sizeLine(manifest)),
         h('pre', { class: 'tsv', id: 'manifest-tsv', tabindex: '0', 'aria-label': 'Manifest TSV' }, manifest),
       ),
       h(
@@ -131,7 +142,7 @@ npx langonrock mcp "okf:///$HOME/.local/share/langonrock?tenant=${app.tenant}"`;
   };
   void draw().catch((e) => showError(e, 'agent view'));
   return {
-    refresh: () => void draw().catch((e) => showError(e, 'agent view')),
+    refresh: () => void update().catch((e) => showError(e, 'agent view')),
     dispose: () => {
       disposed = true;
     },
