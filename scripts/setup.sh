@@ -15,3 +15,6 @@ rustup component list --installed | grep -q '^clippy' || rustup component add cl
 if ! wasm-bindgen --version 2>/dev/null | grep -qx 'wasm-bindgen 0.2.130'; then
   cargo install wasm-bindgen-cli --version 0.2.130
 fi
+
+# The end-to-end MCP tests drive the binary with the official MCP Python SDK.
+python3 -c 'import mcp' 2>/dev/null || python3 -m pip install --quiet 'mcp>=2.3,<3'

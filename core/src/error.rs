@@ -39,6 +39,14 @@ pub struct ChangeFailure {
 pub enum Error {
     /// The request is malformed.
     Invalid(String),
+    /// A request validation failure tied to one change of a transaction (engine.md §5.2;
+    /// code `INVALID`). `index` is the zero-based change the message is about.
+    InvalidChange {
+        /// The message.
+        message: String,
+        /// The change it names.
+        index: usize,
+    },
     /// An unknown bundle or document where one is required.
     NotFound(String),
     /// A precondition or expected revision does not hold.
@@ -66,7 +74,7 @@ impl Error {
     /// or `STORE`.
     pub fn code(&self) -> &'static str {
         match self {
-            Error::Invalid(_) => "INVALID",
+            Error::Invalid(_) | Error::InvalidChange { .. } => "INVALID",
             Error::NotFound(_) => "NOT_FOUND",
             Error::Conflict { .. } => "CONFLICT",
             Error::IndeterminateCommit { .. } => "INDETERMINATE_COMMIT",
@@ -95,7 +103,9 @@ impl Error {
             Error::Invalid(m) | Error::NotFound(m) | Error::Corrupt(m) | Error::Store(m) => {
                 m.clone()
             }
-            Error::Conflict { message, .. } => message.clone(),
+            Error::Conflict { message, .. } | Error::InvalidChange { message, .. } => {
+                message.clone()
+            }
             Error::IndeterminateCommit { revision } => format!(
                 "commit outcome is indeterminate; inspect revision {revision} before retrying"
             ),

@@ -14,12 +14,14 @@
 #![deny(missing_docs)]
 
 pub mod compile;
+pub mod engine;
 pub mod error;
 pub mod hash;
 pub mod manifest;
 pub mod read;
 pub mod snapshot;
 pub mod text;
+pub mod tools;
 pub mod validate;
 
 #[cfg(test)]

@@ -1,24 +1,13 @@
 //! The command line (cli.md): argument parsing with exact error texts, and the commands.
 
+use crate::args::{self, ArgError, Command, USAGE};
 use crate::folder::read_folder;
 use langonrock_core::compile::{link, parse_document, Ambiguity, SUMMARY_WIDTH};
 use langonrock_core::text::utf16_len;
 use langonrock_core::{manifest, validate, Error};
 use std::ffi::OsString;
-use std::io::Write;
-use std::path::PathBuf;
-
-/// The usage text.
-pub const USAGE: &str = "usage: langonrock <command> [args]
-
-commands:
-  compile <dir> [--bundle b] [--tenant t] [--summary-width n] [--strict]
-      compile a folder of OKF documents and print the manifest
-
-flags:
-  -h, --help       print this help
-  -v, --version    print the version
-";
+use std::io::{Read, Write};
+use std::path::Path;
 
 /// A command-line failure: the message printed after `error: `.
 #[derive(Debug)]
@@ -30,20 +19,16 @@ impl From<Error> for CliError {
     }
 }
 
-impl From<lexopt::Error> for CliError {
-    fn from(e: lexopt::Error) -> Self {
-        match e {
-            lexopt::Error::UnexpectedOption(f) => CliError(format!("unknown flag \"{f}\"")),
-            lexopt::Error::MissingValue { option: Some(f) } => {
-                CliError(format!("missing value for {f}"))
-            }
-            other => CliError(other.to_string()),
-        }
+impl From<ArgError> for CliError {
+    fn from(e: ArgError) -> Self {
+        CliError(e.0)
     }
 }
 
-/// Output streams of one run.
+/// The streams of one run.
 pub struct Io<'a> {
+    /// stdin: the content of `write` and the request of `transact`.
+    pub input: &'a mut dyn Read,
     /// stdout: data only.
     pub out: &'a mut dyn Write,
     /// stderr: everything else.
@@ -51,8 +36,13 @@ pub struct Io<'a> {
 }
 
 /// Runs the CLI on `args` (without the program name); returns the exit code.
-pub fn run(args: Vec<OsString>, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let mut io = Io { out, err };
+pub fn run(
+    args: Vec<OsString>,
+    input: &mut dyn Read,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    let mut io = Io { input, out, err };
     if args.is_empty() {
         let _ = io.err.write_all(USAGE.as_bytes());
         return 1;
@@ -67,53 +57,35 @@ pub fn run(args: Vec<OsString>, out: &mut dyn Write, err: &mut dyn Write) -> i32
 }
 
 fn dispatch(args: Vec<OsString>, io: &mut Io<'_>) -> Result<i32, CliError> {
-    let first = args[0].to_string_lossy().to_string();
-    let rest = args[1..].to_vec();
-    match first.as_str() {
-        "-h" | "--help" => {
+    match args::parse(args, &args::process_env)? {
+        Command::Help => {
             io.out.write_all(USAGE.as_bytes()).map_err(write_err)?;
             Ok(0)
         }
-        "-v" | "--version" => {
+        Command::Version => {
             writeln!(io.out, "langonrock {}", env!("CARGO_PKG_VERSION")).map_err(write_err)?;
             Ok(0)
         }
-        "compile" => compile(rest, io),
-        f if f.starts_with('-') => Err(CliError(format!("unknown flag \"{f}\""))),
-        other => Err(CliError(format!("unknown command \"{other}\""))),
+        Command::Compile {
+            dir,
+            bundle,
+            tenant,
+            summary_width,
+            strict,
+        } => compile(
+            &dir,
+            bundle.as_deref(),
+            tenant.as_deref(),
+            summary_width.unwrap_or(SUMMARY_WIDTH),
+            strict,
+            io,
+        ),
+        other => crate::commands::run(other, io),
     }
 }
 
-fn write_err(e: std::io::Error) -> CliError {
+pub(crate) fn write_err(e: std::io::Error) -> CliError {
     CliError(format!("cannot write output: {e}"))
-}
-
-/// Parses a strictly decimal positive integer flag value.
-pub fn positive(flag: &str, v: &str) -> Result<usize, CliError> {
-    match non_negative(flag, v) {
-        Ok(n) if n > 0 => Ok(n),
-        _ => Err(CliError(format!(
-            "{flag} must be a positive integer, got \"{v}\""
-        ))),
-    }
-}
-
-/// Parses a strictly decimal non-negative integer flag value.
-pub fn non_negative(flag: &str, v: &str) -> Result<usize, CliError> {
-    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(CliError(format!(
-            "{flag} must be a non-negative integer, got \"{v}\""
-        )));
-    }
-    v.parse::<usize>().map_err(|_| {
-        CliError(format!(
-            "{flag} must be a non-negative integer, got \"{v}\""
-        ))
-    })
-}
-
-fn value(p: &mut lexopt::Parser) -> Result<String, CliError> {
-    Ok(p.value()?.to_string_lossy().to_string())
 }
 
 /// Writes the stats line of cli.md §1.4.
@@ -127,37 +99,16 @@ pub fn stats(io: &mut Io<'_>, n: usize, stdout_text: &str) -> Result<(), CliErro
     .map_err(write_err)
 }
 
-fn compile(args: Vec<OsString>, io: &mut Io<'_>) -> Result<i32, CliError> {
-    use lexopt::prelude::*;
-    let mut p = lexopt::Parser::from_args(args);
-    let mut dir: Option<PathBuf> = None;
-    let mut bundle: Option<String> = None;
-    let mut tenant: Option<String> = None;
-    let mut width = SUMMARY_WIDTH;
-    let mut strict = false;
-    while let Some(arg) = p.next()? {
-        match arg {
-            Long("bundle") => bundle = Some(value(&mut p)?),
-            Long("tenant") => tenant = Some(value(&mut p)?),
-            Long("summary-width") => width = positive("--summary-width", &value(&mut p)?)?,
-            Long("strict") => strict = true,
-            Value(v) if dir.is_none() => dir = Some(PathBuf::from(v)),
-            Value(v) => {
-                return Err(CliError(format!(
-                    "unexpected argument \"{}\"",
-                    v.to_string_lossy()
-                )))
-            }
-            Short(c) => return Err(CliError(format!("unknown flag \"-{c}\""))),
-            Long(f) => return Err(CliError(format!("unknown flag \"--{f}\""))),
-        }
-    }
-    let dir = dir.ok_or_else(|| CliError("missing directory".into()))?;
-    let tenant = match tenant {
-        Some(t) => validate::tenant_id(&t)?,
-        None => "-".to_string(),
-    };
-    let read = read_folder(&dir, bundle.as_deref())?;
+fn compile(
+    dir: &Path,
+    bundle: Option<&str>,
+    tenant: Option<&str>,
+    width: usize,
+    strict: bool,
+    io: &mut Io<'_>,
+) -> Result<i32, CliError> {
+    let tenant = tenant.unwrap_or("-");
+    let read = read_folder(dir, bundle)?;
     for w in &read.warnings {
         writeln!(io.err, "{w}").map_err(write_err)?;
     }
@@ -172,9 +123,9 @@ fn compile(args: Vec<OsString>, io: &mut Io<'_>) -> Result<i32, CliError> {
         .collect();
     let model = link(docs, Ambiguity::Refuse)?;
     let today = crate::clock::today();
-    let text = match &bundle {
+    let text = match bundle {
         Some(b) => manifest::compile_manifest(&model, b, &today),
-        None => manifest::manifest(&model, &tenant, None, &today)?,
+        None => manifest::manifest(&model, tenant, None, &today)?,
     };
     io.out.write_all(text.as_bytes()).map_err(write_err)?;
     let diagnostics = model.diagnostics();
@@ -195,4 +146,36 @@ fn compile(args: Vec<OsString>, io: &mut Io<'_>) -> Result<i32, CliError> {
     } else {
         0
     })
+}
+
+/// The entry of `langonrock mcp …`: it owns the process's stdin and stdout (JSON-RPC only),
+/// so it runs without the locks the other commands take.
+pub fn mcp_main(args: Vec<OsString>) -> i32 {
+    let mut err = std::io::stderr();
+    match args::parse(args, &args::process_env) {
+        Ok(Command::Mcp {
+            dsn,
+            target,
+            database_tools,
+            read_only,
+        }) => crate::mcp::run_mcp(
+            &dsn,
+            &target,
+            crate::mcp::Mode {
+                database_tools,
+                read_only,
+            },
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+            &mut err,
+        ),
+        Ok(_) => {
+            let _ = writeln!(err, "error: internal error: not an mcp command");
+            1
+        }
+        Err(ArgError(m)) => {
+            let _ = writeln!(err, "error: {m}");
+            1
+        }
+    }
 }

@@ -2,6 +2,14 @@
 //!
 //! Everything that does IO lives here; the behaviour lives in `langonrock-core`.
 
+pub mod args;
 pub mod cli;
 pub mod clock;
+pub mod commands;
+pub mod conn;
+pub mod file_store;
 pub mod folder;
+pub mod mcp;
+
+#[cfg(test)]
+mod testdir;

@@ -5,6 +5,14 @@
 
 /// The compiler: spec-by-example rules of compile.md and golden manifests.
 mod compile;
+/// The store conformance suite of engine.md §9.3, reusable by every Rust store.
+mod conformance;
+/// The engine against the memory store: refusals, results, lifecycle.
+mod engine;
+/// Property tests of the engine: random commits with injected failures.
+mod engine_props;
+/// The native files store against the conformance suite.
+mod files_store;
 /// The golden that the wasm32 build must reproduce byte for byte.
 mod parity;
 /// Helpers: golden files, test data paths.

@@ -128,6 +128,12 @@ impl Linker {
         }
     }
 
+    /// Sets how later changes treat two concepts that end with one id. The engine serves a
+    /// stored state (`Serve`) and refuses a change that would make one (`Refuse`).
+    pub fn set_ambiguity(&mut self, ambiguity: Ambiguity) {
+        self.ambiguity = ambiguity;
+    }
+
     /// The current model.
     pub fn model(&self) -> &Model {
         &self.model

@@ -1,0 +1,632 @@
+//! The benchmark harness: `cargo run --release -p langonrock-bench -- <command>`.
+//!
+//! Commands:
+//! - `compile [--runs N]`: 500, 5,000 and 20,000 concepts, each checked against CHECKSUMS and
+//!   timed in its own child process (so peak RSS is per size); prints a table.
+//! - `compile-one <concepts> [--runs N]`: one size, one JSON line on stdout (used by `compile`;
+//!   also the target to profile).
+//! - `compile-phases [concepts] [--runs N]`: times the parts of a compile separately (the
+//!   per-document pass, the tenant pass, YAML alone, pulldown-cmark alone), for profiling.
+//! - `generate <dir> --bundles B [--per-bundle N] [--seed S]`: writes the tree to `dir`.
+//! - `manifest`: our tenant manifest (core's renderer, clock pinned to 2026-09-21) at the three
+//!   sizes, in tokens, next to the reference's published sizes.
+//! - `sessions [--turns okf|manifest]`: the 20-question session bills at 1, 10 and 40 bundles:
+//!   the OKF navigator, and manifest-first over the core model's bare text (`--turns` dumps
+//!   the turns of one bundle as JSON, the input `billing.py`'s `bill` takes).
+
+use langonrock_bench::billing::{
+    bill, manifest_first_turns, okf_turns, tokens, utf16_len, Bill, OkfCosts, Turn, EVAL_DATE,
+};
+use langonrock_bench::corpus::{expected_checksum, Corpus, PER_BUNDLE, SEED};
+use langonrock_bench::questions::questions;
+use langonrock_bench::store::BareCosts;
+use langonrock_core::compile::{
+    check_names, compile, link, markdown_options, parse_document, split_frontmatter, Ambiguity,
+    LinkInput, SourceDoc, SUMMARY_WIDTH,
+};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The sizes of every published number, in concepts.
+const SIZES: [usize; 3] = [500, 5_000, 20_000];
+/// The reference's compile figures (compile + snapshot write, median of 2, Apple M1 Pro).
+const REFERENCE_MS: [&str; 3] = ["31", "253", "829"];
+/// The reference on this machine, at 20,000 concepts, and our target.
+const REFERENCE_HERE_20K_MS: f64 = 864.0;
+const TARGET_20K_MS: f64 = 86.0;
+
+const USAGE: &str = "usage: langonrock-bench <command>
+  compile [--runs N]                  compile at 500, 5,000 and 20,000 concepts (default 5 runs)
+  compile-one <concepts> [--runs N]   one size, one JSON line (multiple of 500)
+  compile-phases [concepts] [--runs N]  time the parts of compile (default 20000)
+  generate <dir> --bundles B [--per-bundle N] [--seed S]
+  manifest                            our manifest size at 500, 5,000 and 20,000 concepts
+  sessions [--turns okf|manifest]     session bills at 1, 10 and 40 bundles (OKF, manifest-first bare)";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("compile") => cmd_compile(&args[1..]),
+        Some("compile-one") => cmd_compile_one(&args[1..]),
+        Some("compile-phases") => cmd_compile_phases(&args[1..]),
+        Some("generate") => cmd_generate(&args[1..]),
+        Some("sessions") => cmd_sessions(&args[1..]),
+        Some("manifest") => cmd_manifest(),
+        _ => Err(USAGE.to_string()),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `--name value` from `args`, parsed.
+fn flag<T: std::str::FromStr>(args: &[String], name: &str) -> Result<Option<T>, String> {
+    match args.iter().position(|a| a == name) {
+        None => Ok(None),
+        Some(i) => {
+            let v = args
+                .get(i + 1)
+                .ok_or_else(|| format!("{name} needs a value"))?;
+            v.parse()
+                .map(Some)
+                .map_err(|_| format!("{name}: not a number: {v}"))
+        }
+    }
+}
+
+/// What `compile-one` measures at one size.
+#[derive(Debug, Serialize, Deserialize)]
+struct CompileOne {
+    concepts: usize,
+    bundles: usize,
+    files: usize,
+    bytes: usize,
+    checksum: String,
+    expected: Option<String>,
+    generate_ms: f64,
+    runs_ms: Vec<f64>,
+    /// On-CPU time of each run (Linux schedstat), which contention from other processes
+    /// inflates far less than the wall clock.
+    cpu_ms: Vec<f64>,
+    /// Time spent waiting for a CPU during each run.
+    wait_ms: Vec<f64>,
+    model_concepts: usize,
+    diagnostics: usize,
+    rss_before_kb: Option<u64>,
+    peak_rss_kb: Option<u64>,
+}
+
+impl CompileOne {
+    fn checksum_status(&self) -> &'static str {
+        match &self.expected {
+            Some(e) if *e == self.checksum => "OK",
+            Some(_) => "MISMATCH",
+            None => "UNLISTED",
+        }
+    }
+}
+
+/// `VmHWM` (peak resident set) of this process, in KiB, on Linux.
+fn peak_rss_kb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn ms(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// This thread's (on-CPU, waiting-for-CPU) time in ns, from `/proc/thread-self/schedstat`.
+fn sched_ns() -> Option<(u64, u64)> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let mut it = s.split_whitespace().map(|f| f.parse::<u64>().ok());
+    Some((it.next()??, it.next()??))
+}
+
+/// The element at `floor(n/2)` of the sorted samples, as the reference takes its median.
+fn median(sorted: &[f64]) -> f64 {
+    sorted[sorted.len() / 2]
+}
+
+fn cmd_compile_one(args: &[String]) -> Result<ExitCode, String> {
+    let concepts: usize = args
+        .first()
+        .and_then(|a| a.parse::<usize>().ok())
+        .filter(|n| n.is_multiple_of(PER_BUNDLE) && *n > 0)
+        .ok_or_else(|| format!("compile-one needs a concept count, a multiple of {PER_BUNDLE}"))?;
+    let runs: usize = flag(args, "--runs")?.unwrap_or(5).max(1);
+    let bundles = concepts / PER_BUNDLE;
+
+    let t = Instant::now();
+    let corpus = Corpus::reference(bundles).map_err(|e| e.to_string())?;
+    let generate_ms = ms(t.elapsed());
+    let checksum = corpus.checksum_line();
+    let (files, bytes) = (corpus.files.len(), corpus.total_bytes());
+    // Move the texts into the compiler's input and drop the rest of the corpus, so the
+    // baseline holds only what a caller of `compile` must hold.
+    let docs: Vec<SourceDoc> = corpus
+        .files
+        .into_iter()
+        .map(|f| {
+            let (bundle, path) = f
+                .path
+                .split_once('/')
+                .map(|(b, p)| (b.to_string(), p.to_string()))
+                .unwrap_or_default();
+            SourceDoc {
+                bundle,
+                path,
+                text: Arc::from(f.text),
+            }
+        })
+        .collect();
+    let rss_before_kb = peak_rss_kb();
+
+    let mut runs_ms = Vec::with_capacity(runs);
+    let mut cpu_ms = Vec::with_capacity(runs);
+    let mut wait_ms = Vec::with_capacity(runs);
+    let mut model_concepts = 0;
+    let mut diagnostics = 0;
+    for _ in 0..runs {
+        let s0 = sched_ns();
+        let t = Instant::now();
+        let model = compile(&docs, SUMMARY_WIDTH)
+            .map_err(|e| format!("compile failed: {}", e.message()))?;
+        runs_ms.push(ms(t.elapsed()));
+        if let (Some((c0, w0)), Some((c1, w1))) = (s0, sched_ns()) {
+            cpu_ms.push((c1 - c0) as f64 / 1e6);
+            wait_ms.push((w1 - w0) as f64 / 1e6);
+        }
+        model_concepts = model.concepts.len();
+        diagnostics = model.diagnostics().len();
+        drop(model);
+    }
+    let out = CompileOne {
+        concepts,
+        bundles,
+        files,
+        bytes,
+        expected: expected_checksum(concepts).map(str::to_string),
+        checksum,
+        generate_ms,
+        runs_ms,
+        cpu_ms,
+        wait_ms,
+        model_concepts,
+        diagnostics,
+        rss_before_kb,
+        peak_rss_kb: peak_rss_kb(),
+    };
+    println!(
+        "{}",
+        serde_json::to_string(&out).map_err(|e| e.to_string())?
+    );
+    Ok(if out.checksum_status() == "MISMATCH" {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn fmt_ms(x: f64) -> String {
+    if x >= 100.0 {
+        format!("{x:.0}")
+    } else if x >= 10.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+fn fmt_mib(kb: Option<u64>) -> String {
+    kb.map_or("n/a".to_string(), |k| format!("{:.1}", k as f64 / 1024.0))
+}
+
+fn cmd_compile(args: &[String]) -> Result<ExitCode, String> {
+    let runs: usize = flag(args, "--runs")?.unwrap_or(5).max(1);
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+    let mut results = Vec::new();
+    for size in SIZES {
+        eprintln!("compile-one {size} --runs {runs} …");
+        let out = Command::new(&exe)
+            .args([
+                "compile-one",
+                &size.to_string(),
+                "--runs",
+                &runs.to_string(),
+            ])
+            .output()
+            .map_err(|e| format!("cannot run compile-one: {e}"))?;
+        eprint!("{}", String::from_utf8_lossy(&out.stderr));
+        let line = String::from_utf8_lossy(&out.stdout);
+        let r: CompileOne = serde_json::from_str(line.trim())
+            .map_err(|e| format!("compile-one {size} failed ({}): {e}: {line}", out.status))?;
+        results.push(r);
+    }
+
+    println!("Reference corpus, seed {SEED}, {PER_BUNDLE} concepts per bundle: CHECKSUMS");
+    for r in &results {
+        println!(
+            "  {:>6} concepts  {:<8}  {}",
+            r.concepts,
+            r.checksum_status(),
+            r.checksum
+        );
+        if r.checksum_status() == "MISMATCH" {
+            println!(
+                "  {:>6} expected            {}",
+                "",
+                r.expected.as_deref().unwrap_or("")
+            );
+        }
+    }
+    println!();
+    println!(
+        "langonrock_core::compile::compile (summary width {SUMMARY_WIDTH}), {runs} runs per size, one process per size"
+    );
+    println!(
+        "{:>8} {:>7} {:>6} {:>10} {:>8} {:>10} {:>8} {:>8} {:>8} {:>8} {:>9} {:>10} {:>11}",
+        "concepts",
+        "bundles",
+        "files",
+        "bytes",
+        "gen ms",
+        "median ms",
+        "min ms",
+        "max ms",
+        "CPU ms",
+        "wait ms",
+        "RSS0 MiB",
+        "peak MiB",
+        "ref ms (M1)"
+    );
+    for (r, reference) in results.iter().zip(REFERENCE_MS) {
+        let mut s = r.runs_ms.clone();
+        s.sort_by(f64::total_cmp);
+        let sorted_median = |v: &[f64]| {
+            let mut v = v.to_vec();
+            v.sort_by(f64::total_cmp);
+            if v.is_empty() {
+                "n/a".to_string()
+            } else {
+                fmt_ms(median(&v))
+            }
+        };
+        println!(
+            "{:>8} {:>7} {:>6} {:>10} {:>8} {:>10} {:>8} {:>8} {:>8} {:>8} {:>9} {:>10} {:>11}",
+            r.concepts,
+            r.bundles,
+            r.files,
+            r.bytes,
+            fmt_ms(r.generate_ms),
+            fmt_ms(median(&s)),
+            fmt_ms(s[0]),
+            fmt_ms(s[s.len() - 1]),
+            sorted_median(&r.cpu_ms),
+            sorted_median(&r.wait_ms),
+            fmt_mib(r.rss_before_kb),
+            fmt_mib(r.peak_rss_kb),
+            reference,
+        );
+    }
+    if let Some(r) = results.iter().find(|r| r.concepts == 20_000) {
+        let mut s = r.runs_ms.clone();
+        s.sort_by(f64::total_cmp);
+        let m = median(&s);
+        println!();
+        println!(
+            "20,000 concepts: {} ms; target <= {TARGET_20K_MS} ms ({}); the reference takes {REFERENCE_HERE_20K_MS} ms on this machine ({:.1}x)",
+            fmt_ms(m),
+            if m <= TARGET_20K_MS { "met" } else { "not met" },
+            REFERENCE_HERE_20K_MS / m
+        );
+    }
+    println!("model concepts / diagnostics: {}", {
+        results
+            .iter()
+            .map(|r| format!("{} / {}", r.model_concepts, r.diagnostics))
+            .collect::<Vec<_>>()
+            .join(", ")
+    });
+    println!("median/min/max: wall clock per run; CPU / wait: median on-CPU and waiting-for-CPU time per run (schedstat).");
+    println!("RSS0 = peak RSS after generating the corpus, before compiling; peak = VmHWM after the runs.");
+    println!("ref = the reference's compile + snapshot write (median of 2, Apple M1 Pro, agent-session.md §9.1).");
+    let bad = results.iter().any(|r| r.checksum_status() != "OK");
+    Ok(if bad {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn cmd_generate(args: &[String]) -> Result<ExitCode, String> {
+    let dir = args
+        .first()
+        .filter(|a| !a.starts_with("--"))
+        .ok_or("generate needs an output folder")?;
+    let bundles: usize = flag(args, "--bundles")?.ok_or("generate needs --bundles B")?;
+    let per_bundle: usize = flag(args, "--per-bundle")?.unwrap_or(PER_BUNDLE);
+    let seed: u32 = flag(args, "--seed")?.unwrap_or(SEED);
+    let corpus = Corpus::generate(bundles, per_bundle, seed).map_err(|e| e.to_string())?;
+    corpus
+        .write_to(&PathBuf::from(dir))
+        .map_err(|e| format!("cannot write {dir}: {e}"))?;
+    let line = corpus.checksum_line();
+    println!("{line}");
+    if seed == SEED && per_bundle == PER_BUNDLE {
+        match expected_checksum(corpus.concepts.len()) {
+            Some(e) if e == line => println!("OK: matches CHECKSUMS"),
+            Some(e) => {
+                println!("MISMATCH: expected {e}");
+                return Ok(ExitCode::FAILURE);
+            }
+            None => println!("no CHECKSUMS line for this size"),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The OKF-navigator and bare manifest-first turns over the reference at `bundles` bundles.
+fn session_turns(bundles: usize) -> Result<(Vec<Turn>, Vec<Turn>), String> {
+    let corpus = Corpus::reference(bundles).map_err(|e| e.to_string())?;
+    let qs = questions(&corpus).map_err(|e| e.to_string())?;
+    let okf = okf_turns(&qs, &OkfCosts::from_corpus(&corpus)).map_err(|e| e.to_string())?;
+    let store = BareCosts::compile(&corpus, "bench")?;
+    let manifest = manifest_first_turns(&qs, &store).map_err(|e| e.to_string())?;
+    Ok((okf, manifest))
+}
+
+fn cmd_sessions(args: &[String]) -> Result<ExitCode, String> {
+    if let Some(which) = flag::<String>(args, "--turns")? {
+        let (okf, manifest) = session_turns(1)?;
+        let turns = match which.as_str() {
+            "okf" => okf,
+            "manifest" => manifest,
+            other => return Err(format!("--turns: okf or manifest, not {other}")),
+        };
+        println!(
+            "{}",
+            serde_json::to_string(&turns).map_err(|e| e.to_string())?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("20-question agent session (agent-session.md §2, §4), clock {EVAL_DATE}, billed tokens / calls");
+    println!(
+        "{:>8} {:>16} {:>28}",
+        "concepts", "OKF navigator", "manifest-first (bare text)"
+    );
+    let show = |b: Bill| format!("{} / {}", b.billed, b.calls);
+    for size in SIZES {
+        let (okf, manifest) = session_turns(size / PER_BUNDLE)?;
+        println!(
+            "{size:>8} {:>16} {:>28}",
+            show(bill(&okf)),
+            show(bill(&manifest))
+        );
+    }
+    println!("published, 500 concepts: OKF 116357 / 30, manifest-first 64355 / 17, search-first 56928 / 36");
+    println!("bare text: sections priced without the frame of our get output, as the reference prices them.");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cmd_manifest() -> Result<ExitCode, String> {
+    // agent-session.md §7: tenant `bench`; the bundle slice is the first bundle.
+    const PUBLISHED: [(u64, Option<u64>); 3] = [
+        (20_549, None),
+        (205_851, Some(20_419)),
+        (835_922, Some(20_486)),
+    ];
+    println!(
+        "Tenant manifest (langonrock_core::manifest::manifest, tenant bench, today {EVAL_DATE})"
+    );
+    println!(
+        "{:>8} {:>10} {:>10} {:>12} {:>12} {:>12}",
+        "concepts", "chars", "tokens", "ref tokens", "slice tok", "ref slice"
+    );
+    for (size, (published, published_slice)) in SIZES.into_iter().zip(PUBLISHED) {
+        let corpus = Corpus::reference(size / PER_BUNDLE).map_err(|e| e.to_string())?;
+        let docs: Vec<SourceDoc> = corpus
+            .files
+            .iter()
+            .map(|f| SourceDoc::new(f.bundle(), f.bundle_path(), f.text.as_str()))
+            .collect();
+        let model = compile(&docs, SUMMARY_WIDTH).map_err(|e| e.message())?;
+        let whole = langonrock_core::manifest::manifest(&model, "bench", None, EVAL_DATE)
+            .map_err(|e| e.message())?;
+        let slice = if corpus.bundles.len() > 1 {
+            let s = langonrock_core::manifest::manifest(
+                &model,
+                "bench",
+                Some(&corpus.bundles[0]),
+                EVAL_DATE,
+            )
+            .map_err(|e| e.message())?;
+            tokens(&s).to_string()
+        } else {
+            "-".to_string()
+        };
+        println!(
+            "{size:>8} {:>10} {:>10} {:>12} {:>12} {:>12}",
+            utf16_len(&whole),
+            tokens(&whole),
+            published,
+            slice,
+            published_slice.map_or("-".to_string(), |s| s.to_string())
+        );
+    }
+    println!("reference at 500: 82194 chars (agent-session.md §4)");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `f` `runs` times; returns (median, min, max) in ms, and the last result.
+fn time_runs(runs: usize, mut f: impl FnMut() -> usize) -> (f64, f64, f64, usize) {
+    let mut samples = Vec::with_capacity(runs);
+    let mut check = 0;
+    for _ in 0..runs {
+        let t = Instant::now();
+        check = std::hint::black_box(f());
+        samples.push(ms(t.elapsed()));
+    }
+    samples.sort_by(f64::total_cmp);
+    (
+        median(&samples),
+        samples[0],
+        samples[samples.len() - 1],
+        check,
+    )
+}
+
+fn cmd_compile_phases(args: &[String]) -> Result<ExitCode, String> {
+    let concepts: usize = args
+        .first()
+        .filter(|a| !a.starts_with("--"))
+        .map(|a| a.parse().map_err(|_| format!("not a concept count: {a}")))
+        .transpose()?
+        .unwrap_or(20_000);
+    if concepts == 0 || !concepts.is_multiple_of(PER_BUNDLE) {
+        return Err(format!(
+            "the concept count must be a positive multiple of {PER_BUNDLE}"
+        ));
+    }
+    let runs: usize = flag(args, "--runs")?.unwrap_or(5).max(1);
+    let corpus = Corpus::reference(concepts / PER_BUNDLE).map_err(|e| e.to_string())?;
+    let docs: Vec<SourceDoc> = corpus
+        .files
+        .iter()
+        .map(|f| SourceDoc::new(f.bundle(), f.bundle_path(), f.text.as_str()))
+        .collect();
+    let concept_docs: Vec<&SourceDoc> = docs
+        .iter()
+        .filter(|d| !d.path.ends_with("index.md"))
+        .collect();
+    let parsed: Vec<LinkInput> = docs
+        .iter()
+        .map(|d| {
+            let p = (!d.path.ends_with("index.md"))
+                .then(|| Arc::new(parse_document(&d.path, &d.text, SUMMARY_WIDTH)));
+            (d.clone(), p)
+        })
+        .collect();
+    let body = |d: &SourceDoc| -> usize { split_frontmatter(&d.text).map_or(0, |(_, at)| at) };
+
+    println!("compile phases at {concepts} concepts, {runs} runs each (median / min / max ms)");
+    let row = |name: &str, (m, lo, hi, _): (f64, f64, f64, usize)| {
+        println!(
+            "  {name:<58} {:>8} {:>8} {:>8}",
+            fmt_ms(m),
+            fmt_ms(lo),
+            fmt_ms(hi)
+        );
+    };
+    row(
+        "compile (whole)",
+        time_runs(runs, || {
+            compile(&docs, SUMMARY_WIDTH).map_or(0, |m| m.concepts.len())
+        }),
+    );
+    row(
+        "check_names (bundle and path validation)",
+        time_runs(runs, || {
+            usize::from(
+                check_names(docs.iter().map(|d| (d.bundle.as_str(), d.path.as_str()))).is_ok(),
+            )
+        }),
+    );
+    row(
+        "parse_document, every concept",
+        time_runs(runs, || {
+            concept_docs
+                .iter()
+                .map(|d| {
+                    parse_document(&d.path, &d.text, SUMMARY_WIDTH)
+                        .sections
+                        .len()
+                })
+                .sum()
+        }),
+    );
+    row(
+        "link (tenant pass, parsed docs given)",
+        time_runs(runs, || {
+            link(parsed.clone(), Ambiguity::Refuse).map_or(0, |m| m.concepts.len())
+        }),
+    );
+    row(
+        "  of which: cloning its input",
+        time_runs(runs, || parsed.clone().len()),
+    );
+    row(
+        "split_frontmatter + yaml_serde::from_str::<Value>",
+        time_runs(runs, || {
+            concept_docs
+                .iter()
+                .filter_map(|d| split_frontmatter(&d.text))
+                .map(
+                    |(inner, _)| match yaml_serde::from_str::<yaml_serde::Value>(inner) {
+                        Ok(yaml_serde::Value::Mapping(m)) => m.len(),
+                        _ => 0,
+                    },
+                )
+                .sum()
+        }),
+    );
+    row(
+        "split_frontmatter + a flat `key: value` line scan (floor)",
+        time_runs(runs, || {
+            concept_docs
+                .iter()
+                .filter_map(|d| split_frontmatter(&d.text))
+                .map(|(inner, _)| {
+                    inner
+                        .lines()
+                        .filter(|l| !l.starts_with(' '))
+                        .filter_map(|l| l.split_once(": "))
+                        .filter(|(k, _)| {
+                            matches!(
+                                *k,
+                                "type"
+                                    | "title"
+                                    | "description"
+                                    | "status"
+                                    | "grain"
+                                    | "stale_after"
+                            )
+                        })
+                        .count()
+                })
+                .sum()
+        }),
+    );
+    row(
+        "pulldown-cmark events with offsets over every body",
+        time_runs(runs, || {
+            concept_docs
+                .iter()
+                .map(|d| {
+                    let b = &d.text[body(d)..];
+                    pulldown_cmark::Parser::new_ext(b, markdown_options())
+                        .into_offset_iter()
+                        .count()
+                })
+                .sum()
+        }),
+    );
+    row(
+        "str::is_ascii + line count of every text (memory floor)",
+        time_runs(runs, || {
+            concept_docs
+                .iter()
+                .map(|d| usize::from(d.text.is_ascii()) + d.text.lines().count())
+                .sum()
+        }),
+    );
+    Ok(ExitCode::SUCCESS)
+}

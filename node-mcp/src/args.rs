@@ -1,0 +1,806 @@
+//! Command-line parsing (cli.md §1.2, §2, §3, §5): every command's arguments into a typed
+//! [`Command`], with the exact error texts, the data root and the DSN grammar.
+//!
+//! Parsing reads no environment itself: the caller passes a lookup for variables, so tests
+//! can pin `LANGONROCK_DATA`, `XDG_DATA_HOME` and `HOME`.
+
+use langonrock_core::validate;
+use lexopt::prelude::*;
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// A parse failure: the message printed after `error: `.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgError(pub String);
+
+impl From<lexopt::Error> for ArgError {
+    fn from(e: lexopt::Error) -> Self {
+        match e {
+            lexopt::Error::UnexpectedOption(f) => ArgError(format!("unknown flag \"{f}\"")),
+            lexopt::Error::MissingValue { option: Some(f) } => {
+                ArgError(format!("missing value for {f}"))
+            }
+            lexopt::Error::UnexpectedValue { option, .. } => {
+                ArgError(format!("{option} takes no value"))
+            }
+            other => ArgError(other.to_string()),
+        }
+    }
+}
+
+impl From<langonrock_core::Error> for ArgError {
+    fn from(e: langonrock_core::Error) -> Self {
+        ArgError(e.message())
+    }
+}
+
+fn err<T>(m: impl Into<String>) -> Result<T, ArgError> {
+    Err(ArgError(m.into()))
+}
+
+/// The environment lookup parsing uses: `LANGONROCK_DATA`, `XDG_DATA_HOME`, `HOME`,
+/// `LOCALAPPDATA`, `USERPROFILE`.
+pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// The process environment, for [`Env`].
+pub fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+fn non_empty(env: Env<'_>, name: &str) -> Option<String> {
+    env(name).filter(|v| !v.is_empty())
+}
+
+/// The platform data directory of cli.md §2.
+pub fn platform_data_dir(env: Env<'_>) -> Result<PathBuf, ArgError> {
+    let missing =
+        || ArgError("cannot find the data directory: pass --data or set LANGONROCK_DATA".into());
+    if cfg!(windows) {
+        if let Some(d) = non_empty(env, "LOCALAPPDATA") {
+            return Ok(PathBuf::from(d).join("langonrock"));
+        }
+        let home = non_empty(env, "USERPROFILE").ok_or_else(missing)?;
+        return Ok(PathBuf::from(home)
+            .join("AppData")
+            .join("Local")
+            .join("langonrock"));
+    }
+    if cfg!(target_os = "macos") {
+        let home = non_empty(env, "HOME").ok_or_else(missing)?;
+        return Ok(PathBuf::from(home)
+            .join("Library")
+            .join("Application Support")
+            .join("langonrock"));
+    }
+    if let Some(d) = non_empty(env, "XDG_DATA_HOME") {
+        return Ok(PathBuf::from(d).join("langonrock"));
+    }
+    let home = non_empty(env, "HOME").ok_or_else(missing)?;
+    Ok(PathBuf::from(home)
+        .join(".local")
+        .join("share")
+        .join("langonrock"))
+}
+
+/// The default data root: `$LANGONROCK_DATA` when set and non-empty, else the platform
+/// data directory.
+pub fn default_data_root(env: Env<'_>) -> Result<PathBuf, ArgError> {
+    match non_empty(env, "LANGONROCK_DATA") {
+        Some(d) => Ok(PathBuf::from(d)),
+        None => platform_data_dir(env),
+    }
+}
+
+/// A data root and a tenant: what every tenant command opens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The data root.
+    pub data: PathBuf,
+    /// The tenant id, validated and lower-cased.
+    pub tenant: String,
+}
+
+/// How `write` treats the current document (cli.md §3.3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteMode {
+    /// `--create`: the precondition "new".
+    Create,
+    /// `--replaces <hash>`.
+    Replaces(String),
+    /// `--force`: replace whatever is there, or create.
+    Force,
+}
+
+/// A parsed command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(missing_docs)] // The fields are the flags of cli.md §3, named alike.
+pub enum Command {
+    Help,
+    Version,
+    Compile {
+        dir: PathBuf,
+        bundle: Option<String>,
+        tenant: Option<String>,
+        summary_width: Option<usize>,
+        strict: bool,
+    },
+    Import {
+        target: Target,
+        dir: PathBuf,
+        bundle: Option<String>,
+        strict: bool,
+    },
+    Export {
+        target: Target,
+        dir: PathBuf,
+    },
+    Manifest {
+        target: Target,
+        bundle: Option<String>,
+    },
+    Get {
+        target: Target,
+        ids: Vec<String>,
+        section: Option<String>,
+        offset: Option<usize>,
+        limit: Option<usize>,
+        find: Option<String>,
+        source: bool,
+    },
+    Search {
+        target: Target,
+        query: String,
+        k: Option<usize>,
+        bundle: Option<String>,
+        expand: bool,
+    },
+    Snapshot {
+        target: Target,
+    },
+    Source {
+        target: Target,
+    },
+    Read {
+        target: Target,
+        bundle: String,
+        path: String,
+    },
+    Write {
+        target: Target,
+        bundle: String,
+        path: String,
+        mode: WriteMode,
+        from: Option<PathBuf>,
+    },
+    Delete {
+        target: Target,
+        bundle: String,
+        path: String,
+        /// `Some(hash)` for `--replaces`, `None` for `--force`.
+        replaces: Option<String>,
+    },
+    DeleteBundle {
+        target: Target,
+        bundle: String,
+    },
+    Transact {
+        target: Target,
+        from: Option<PathBuf>,
+    },
+    History {
+        target: Target,
+        before: Option<String>,
+        limit: Option<usize>,
+    },
+    Restore {
+        target: Target,
+        revision: String,
+        expected_revision: String,
+    },
+    Gc {
+        data: PathBuf,
+        tenant: Option<String>,
+        keep: Option<usize>,
+        grace_ms: Option<u64>,
+        dry_run: bool,
+    },
+    Verify {
+        data: PathBuf,
+        tenant: Option<String>,
+    },
+    Repair {
+        target: Target,
+        revision: String,
+        /// `None` for `missing`.
+        expected_head: Option<String>,
+    },
+    Mcp {
+        dsn: String,
+        target: Target,
+        database_tools: bool,
+        read_only: bool,
+    },
+}
+
+/// Parses a strictly decimal positive integer flag value (cli.md §1.2).
+pub fn positive(flag: &str, v: &str) -> Result<usize, ArgError> {
+    match digits(v) {
+        Some(n) if n > 0 => Ok(n),
+        _ => err(format!("{flag} must be a positive integer, got \"{v}\"")),
+    }
+}
+
+/// Parses a strictly decimal non-negative integer flag value (cli.md §1.2).
+pub fn non_negative(flag: &str, v: &str) -> Result<usize, ArgError> {
+    digits(v).ok_or_else(|| {
+        ArgError(format!(
+            "{flag} must be a non-negative integer, got \"{v}\""
+        ))
+    })
+}
+
+/// Plain decimal digits in full; values beyond `usize` saturate (they mean "all").
+fn digits(v: &str) -> Option<usize> {
+    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(v.parse::<usize>().unwrap_or(usize::MAX))
+}
+
+/// The flags one command accepts; each flag's kind decides how it is read.
+#[derive(Default)]
+struct Flags {
+    data: Option<String>,
+    tenant: Option<String>,
+    values: Vec<(&'static str, String)>,
+    switches: Vec<&'static str>,
+    positionals: Vec<String>,
+}
+
+impl Flags {
+    fn value(&self, name: &str) -> Option<&str> {
+        self.values
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_str())
+    }
+    fn switch(&self, name: &str) -> bool {
+        self.switches.contains(&name)
+    }
+}
+
+fn to_string(v: OsString) -> Result<String, ArgError> {
+    v.into_string().map_err(|v| {
+        ArgError(format!(
+            "argument is not valid UTF-8: {}",
+            v.to_string_lossy()
+        ))
+    })
+}
+
+/// Reads the flags and positionals of one command. `values` and `switches` list the long
+/// flags (without `--`) the command takes besides `--data` and `--tenant` (when `common`).
+fn read_flags(
+    args: Vec<OsString>,
+    common: bool,
+    values: &[&'static str],
+    switches: &[&'static str],
+) -> Result<Flags, ArgError> {
+    let mut p = lexopt::Parser::from_args(args);
+    let mut f = Flags::default();
+    while let Some(arg) = p.next()? {
+        match arg {
+            Long("data") if common => f.data = Some(to_string(p.value()?)?),
+            Long("tenant") if common => f.tenant = Some(to_string(p.value()?)?),
+            Long(name) => {
+                if let Some(n) = values.iter().find(|n| **n == name) {
+                    let v = to_string(p.value()?)?;
+                    f.values.push((n, v));
+                } else if let Some(n) = switches.iter().find(|n| **n == name) {
+                    if let Some(v) = p.optional_value() {
+                        return err(format!(
+                            "--{n} takes no value, got \"{}\"",
+                            v.to_string_lossy()
+                        ));
+                    }
+                    f.switches.push(n);
+                } else {
+                    return err(format!("unknown flag \"--{name}\""));
+                }
+            }
+            Short(c) => return err(format!("unknown flag \"-{c}\"")),
+            Value(v) => f.positionals.push(to_string(v)?),
+        }
+    }
+    Ok(f)
+}
+
+fn target(f: &Flags, env: Env<'_>) -> Result<Target, ArgError> {
+    let tenant = match &f.tenant {
+        Some(t) => validate::tenant_id(t)?,
+        None => return err("--tenant is required"),
+    };
+    Ok(Target {
+        data: data_root(f, env)?,
+        tenant,
+    })
+}
+
+fn data_root(f: &Flags, env: Env<'_>) -> Result<PathBuf, ArgError> {
+    match &f.data {
+        Some(d) if !d.is_empty() => Ok(PathBuf::from(d)),
+        Some(_) => err("--data needs a directory"),
+        None => default_data_root(env),
+    }
+}
+
+fn positional(f: &Flags, i: usize, what: &str) -> Result<String, ArgError> {
+    f.positionals
+        .get(i)
+        .cloned()
+        .ok_or_else(|| ArgError(format!("missing {what}")))
+}
+
+fn at_most(f: &Flags, n: usize) -> Result<(), ArgError> {
+    match f.positionals.get(n) {
+        Some(v) => err(format!("unexpected argument \"{v}\"")),
+        None => Ok(()),
+    }
+}
+
+fn opt_positive(f: &Flags, name: &str) -> Result<Option<usize>, ArgError> {
+    f.value(name)
+        .map(|v| positive(&format!("--{name}"), v))
+        .transpose()
+}
+
+fn opt_non_negative(f: &Flags, name: &str) -> Result<Option<usize>, ArgError> {
+    f.value(name)
+        .map(|v| non_negative(&format!("--{name}"), v))
+        .transpose()
+}
+
+fn opt(f: &Flags, name: &str) -> Option<String> {
+    f.value(name).map(str::to_string)
+}
+
+/// The usage text.
+pub const USAGE: &str = "usage: langonrock <command> [args] [--data <dir>] [--tenant <id>]
+
+commands:
+  compile <dir> [--bundle b] [--tenant t] [--summary-width n] [--strict]
+  import <dir> [--bundle b] [--strict]
+  export <new-dir>
+  manifest [--bundle b]
+  get <id...> [--section s] [--offset n] [--limit n] [--find text] [--source]
+  search <words...> [--k n] [--bundle b] [--no-expand]
+  snapshot
+  source
+  read <bundle> <path>
+  write <bundle> <path> (--create | --replaces <hash> | --force) [--from file]
+  delete <bundle> <path> (--replaces <hash> | --force)
+  delete-bundle <bundle>
+  transact [--from file]
+  history [--before cursor] [--limit n]
+  restore <revision> --expected-revision <revision>
+  gc [--keep n] [--grace ms] [--dry-run]
+  verify
+  repair <revision> --expected-head <digest|missing>
+  mcp <dsn> [--database-tools] [--read-only]
+
+The data root is --data, else $LANGONROCK_DATA, else the platform data directory.
+A DSN is okf:///<absolute path>?tenant=<id> or okf://?tenant=<id>.
+
+flags:
+  -h, --help       print this help
+  -v, --version    print the version
+";
+
+/// Parses the arguments after the program name. An empty list is not parsed (the caller
+/// prints usage to stderr and exits 1).
+pub fn parse(args: Vec<OsString>, env: Env<'_>) -> Result<Command, ArgError> {
+    let Some(first) = args.first() else {
+        return Ok(Command::Help);
+    };
+    let first = first.to_string_lossy().to_string();
+    let rest = args[1..].to_vec();
+    let c = match first.as_str() {
+        "-h" | "--help" => Command::Help,
+        "-v" | "--version" => Command::Version,
+        "compile" => {
+            // `compile` touches no store: `--data` is not one of its flags.
+            let f = read_flags(
+                rest,
+                false,
+                &["bundle", "tenant", "summary-width"],
+                &["strict"],
+            )?;
+            at_most(&f, 1)?;
+            let dir = positional(&f, 0, "directory")?;
+            let tenant = f.value("tenant").map(validate::tenant_id).transpose()?;
+            Command::Compile {
+                dir: dir.into(),
+                bundle: opt(&f, "bundle"),
+                tenant,
+                summary_width: opt_positive(&f, "summary-width")?,
+                strict: f.switch("strict"),
+            }
+        }
+        "import" => {
+            let f = read_flags(rest, true, &["bundle"], &["strict"])?;
+            at_most(&f, 1)?;
+            let dir = positional(&f, 0, "directory")?;
+            Command::Import {
+                target: target(&f, env)?,
+                dir: dir.into(),
+                bundle: opt(&f, "bundle"),
+                strict: f.switch("strict"),
+            }
+        }
+        "export" => {
+            let f = read_flags(rest, true, &[], &[])?;
+            at_most(&f, 1)?;
+            let dir = positional(&f, 0, "directory")?;
+            Command::Export {
+                target: target(&f, env)?,
+                dir: dir.into(),
+            }
+        }
+        "manifest" => {
+            let f = read_flags(rest, true, &["bundle"], &[])?;
+            at_most(&f, 0)?;
+            Command::Manifest {
+                target: target(&f, env)?,
+                bundle: opt(&f, "bundle"),
+            }
+        }
+        "get" => {
+            let f = read_flags(
+                rest,
+                true,
+                &["section", "offset", "limit", "find"],
+                &["source"],
+            )?;
+            if f.positionals.is_empty() {
+                return err("get requires at least one concept id");
+            }
+            let offset = opt_non_negative(&f, "offset")?;
+            let limit = opt_non_negative(&f, "limit")?;
+            Command::Get {
+                target: target(&f, env)?,
+                ids: f.positionals.clone(),
+                section: opt(&f, "section"),
+                offset,
+                limit,
+                find: opt(&f, "find"),
+                source: f.switch("source"),
+            }
+        }
+        "search" => {
+            let f = read_flags(rest, true, &["k", "bundle"], &["no-expand"])?;
+            let query = f.positionals.join(" ");
+            if query.is_empty() {
+                return err("search requires a query");
+            }
+            let k = opt_positive(&f, "k")?;
+            Command::Search {
+                target: target(&f, env)?,
+                query,
+                k,
+                bundle: opt(&f, "bundle"),
+                expand: !f.switch("no-expand"),
+            }
+        }
+        "snapshot" | "source" | "verify" => {
+            let f = read_flags(rest, true, &[], &[])?;
+            at_most(&f, 0)?;
+            match first.as_str() {
+                "snapshot" => Command::Snapshot {
+                    target: target(&f, env)?,
+                },
+                "source" => Command::Source {
+                    target: target(&f, env)?,
+                },
+                _ => Command::Verify {
+                    data: data_root(&f, env)?,
+                    tenant: f.tenant.as_deref().map(validate::tenant_id).transpose()?,
+                },
+            }
+        }
+        "read" => {
+            let f = read_flags(rest, true, &[], &[])?;
+            at_most(&f, 2)?;
+            let bundle = positional(&f, 0, "bundle")?;
+            let path = positional(&f, 1, "path")?;
+            Command::Read {
+                target: target(&f, env)?,
+                bundle,
+                path,
+            }
+        }
+        "write" => {
+            let f = read_flags(rest, true, &["replaces", "from"], &["create", "force"])?;
+            at_most(&f, 2)?;
+            let bundle = positional(&f, 0, "bundle")?;
+            let path = positional(&f, 1, "path")?;
+            let replaces = f.values.iter().filter(|(n, _)| *n == "replaces").count();
+            let modes = replaces + usize::from(f.switch("create")) + usize::from(f.switch("force"));
+            if modes != 1 {
+                return err("a write needs --replaces <hash> to update, --create for a new concept, or --force to overwrite whatever is there");
+            }
+            let mode = if f.switch("create") {
+                WriteMode::Create
+            } else if f.switch("force") {
+                WriteMode::Force
+            } else {
+                WriteMode::Replaces(opt(&f, "replaces").unwrap_or_default())
+            };
+            Command::Write {
+                target: target(&f, env)?,
+                bundle,
+                path,
+                mode,
+                from: f.value("from").map(PathBuf::from),
+            }
+        }
+        "delete" => {
+            let f = read_flags(rest, true, &["replaces"], &["force"])?;
+            at_most(&f, 2)?;
+            let bundle = positional(&f, 0, "bundle")?;
+            let path = positional(&f, 1, "path")?;
+            let replaces = f.values.iter().filter(|(n, _)| *n == "replaces").count();
+            if replaces + usize::from(f.switch("force")) != 1 {
+                return err("delete needs --replaces <hash> or --force");
+            }
+            Command::Delete {
+                target: target(&f, env)?,
+                bundle,
+                path,
+                replaces: opt(&f, "replaces"),
+            }
+        }
+        "delete-bundle" => {
+            let f = read_flags(rest, true, &[], &[])?;
+            at_most(&f, 1)?;
+            let bundle = positional(&f, 0, "bundle")?;
+            Command::DeleteBundle {
+                target: target(&f, env)?,
+                bundle,
+            }
+        }
+        "transact" => {
+            let f = read_flags(rest, true, &["from"], &[])?;
+            at_most(&f, 0)?;
+            Command::Transact {
+                target: target(&f, env)?,
+                from: f.value("from").map(PathBuf::from),
+            }
+        }
+        "history" => {
+            let f = read_flags(rest, true, &["before", "limit"], &[])?;
+            at_most(&f, 0)?;
+            let limit = opt_non_negative(&f, "limit")?;
+            Command::History {
+                target: target(&f, env)?,
+                before: opt(&f, "before"),
+                limit,
+            }
+        }
+        "restore" => {
+            let f = read_flags(rest, true, &["expected-revision"], &[])?;
+            at_most(&f, 1)?;
+            let (Some(revision), Some(expected)) =
+                (f.positionals.first(), f.value("expected-revision"))
+            else {
+                return err(
+                    "restore requires a revision and --expected-revision <current revision>",
+                );
+            };
+            Command::Restore {
+                target: target(&f, env)?,
+                revision: revision.clone(),
+                expected_revision: expected.to_string(),
+            }
+        }
+        "gc" => {
+            let f = read_flags(rest, true, &["keep", "grace"], &["dry-run"])?;
+            at_most(&f, 0)?;
+            let keep = opt_positive(&f, "keep")?;
+            let grace_ms = opt_non_negative(&f, "grace")?.map(|n| n as u64);
+            Command::Gc {
+                data: data_root(&f, env)?,
+                tenant: f.tenant.as_deref().map(validate::tenant_id).transpose()?,
+                keep,
+                grace_ms,
+                dry_run: f.switch("dry-run"),
+            }
+        }
+        "repair" => {
+            let f = read_flags(rest, true, &["expected-head"], &[])?;
+            at_most(&f, 1)?;
+            let (Some(revision), Some(head)) = (f.positionals.first(), f.value("expected-head"))
+            else {
+                return err("repair requires a revision and --expected-head <digest|missing>");
+            };
+            Command::Repair {
+                target: target(&f, env)?,
+                revision: revision.clone(),
+                expected_head: (head != "missing").then(|| head.to_string()),
+            }
+        }
+        "mcp" => {
+            let f = read_flags(rest, false, &[], &["database-tools", "read-only"])?;
+            at_most(&f, 1)?;
+            let dsn = positional(&f, 0, "dsn")?;
+            let parsed = parse_dsn(&dsn)?;
+            Command::Mcp {
+                target: Target {
+                    data: match parsed.data {
+                        Some(d) => d,
+                        None => default_data_root(env)?,
+                    },
+                    tenant: parsed.tenant,
+                },
+                dsn,
+                database_tools: f.switch("database-tools"),
+                read_only: f.switch("read-only"),
+            }
+        }
+        "serve" | "token" | "query" => {
+            return err(format!(
+                "{first} is planned but not available in this version"
+            ))
+        }
+        f if f.starts_with('-') => return err(format!("unknown flag \"{f}\"")),
+        other => return err(format!("unknown command \"{other}\"")),
+    };
+    Ok(c)
+}
+
+// ---------------------------------------------------------------------------------------
+// DSN (cli.md §5)
+// ---------------------------------------------------------------------------------------
+
+/// A parsed embedded DSN.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dsn {
+    /// The data root, or `None` for the default (`okf://?tenant=…`).
+    pub data: Option<PathBuf>,
+    /// The tenant, validated and lower-cased.
+    pub tenant: String,
+}
+
+fn invalid_dsn(dsn: &str) -> ArgError {
+    ArgError(format!("invalid dsn \"{dsn}\""))
+}
+
+/// Rewrites a Windows drive DSN (`okf:C:\data`, `okf://C:/data`) to `okf:///C:/…` with
+/// forward slashes (cli.md §5.2).
+fn rewrite_drive(dsn: &str) -> Option<String> {
+    let (head, query) = match dsn.find('?') {
+        Some(i) => (&dsn[..i], &dsn[i..]),
+        None => (dsn, ""),
+    };
+    let colon = head.find(':')?;
+    let scheme = &head[..=colon];
+    let rest = head[colon + 1..].trim_start_matches(['/', '\\']);
+    let b = rest.as_bytes();
+    if b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && (b[2] == b'\\' || b[2] == b'/')
+    {
+        Some(format!("{scheme}///{}{query}", rest.replace('\\', "/")))
+    } else {
+        None
+    }
+}
+
+fn percent_decode(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = s.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Parses a DSN of cli.md §5 (the first milestone: embedded `okf:` only).
+pub fn parse_dsn(dsn: &str) -> Result<Dsn, ArgError> {
+    let rewritten = rewrite_drive(dsn);
+    let s = rewritten.as_deref().unwrap_or(dsn);
+    let colon = s.find(':').ok_or_else(|| invalid_dsn(dsn))?;
+    let scheme_name = &s[..colon];
+    let valid_scheme = scheme_name
+        .bytes()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic())
+        && scheme_name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'));
+    if !valid_scheme {
+        return Err(invalid_dsn(dsn));
+    }
+    let scheme = &dsn[..=dsn.find(':').unwrap_or(colon)];
+    match scheme_name.to_ascii_lowercase().as_str() {
+        "okf" => {}
+        "okf+unix" | "okf+http" | "okf+https" => {
+            return err(format!(
+                "dsn scheme \"{scheme}\" is planned but not available in this version"
+            ))
+        }
+        _ => {
+            return err(format!(
+                "unsupported dsn scheme \"{scheme}\", expected one of okf:, okf+unix:, okf+http:, okf+https:"
+            ))
+        }
+    }
+    let rest = &s[colon + 1..];
+    let rest = rest.strip_prefix("//").ok_or_else(|| invalid_dsn(dsn))?;
+    let (hier, query) = match rest.find('?') {
+        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+        None => (rest, None),
+    };
+    // The authority runs to the first `/`: it must be empty.
+    let path = match hier.find('/') {
+        Some(0) => hier,
+        Some(_) => return Err(invalid_dsn(dsn)),
+        None if hier.is_empty() => "",
+        None => return Err(invalid_dsn(dsn)),
+    };
+    let data = if path.is_empty() {
+        None
+    } else {
+        let decoded = percent_decode(path).ok_or_else(|| invalid_dsn(dsn))?;
+        if decoded.contains('\0') {
+            return Err(invalid_dsn(dsn));
+        }
+        let b = decoded.as_bytes();
+        let drive = b.len() >= 3 && b[1].is_ascii_alphabetic() && b[2] == b':';
+        Some(PathBuf::from(if cfg!(windows) && drive {
+            decoded[1..].to_string()
+        } else {
+            decoded
+        }))
+    };
+    let mut tenant = None;
+    for pair in query.unwrap_or("").split('&') {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let k = percent_decode(k).ok_or_else(|| invalid_dsn(dsn))?;
+        if k == "tenant" {
+            let v = percent_decode(v).ok_or_else(|| invalid_dsn(dsn))?;
+            tenant = Some(v).filter(|v| !v.is_empty());
+        }
+    }
+    let tenant = tenant.ok_or_else(|| ArgError("embedded dsn needs ?tenant=".into()))?;
+    Ok(Dsn {
+        data,
+        tenant: validate::tenant_id(&tenant)?,
+    })
+}
+
+/// The DSN as shown in the startup banner: the value of every `token` parameter as `***`
+/// (agent.md §1.1).
+pub fn redact_dsn(dsn: &str) -> String {
+    let Some(q) = dsn.find('?') else {
+        return dsn.to_string();
+    };
+    let (head, query) = dsn.split_at(q + 1);
+    let parts: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((k, _)) if percent_decode(k).as_deref() == Some("token") => format!("{k}=***"),
+            _ => pair.to_string(),
+        })
+        .collect();
+    format!("{head}{}", parts.join("&"))
+}
+
+#[cfg(test)]
+mod tests;

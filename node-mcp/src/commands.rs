@@ -1,0 +1,494 @@
+//! The CLI commands that open a tenant (cli.md §3), over the files store.
+
+use crate::args::{Command, Target, WriteMode};
+use crate::cli::{stats, write_err, CliError, Io};
+use crate::clock;
+use crate::conn::{self, Conn};
+use crate::file_store::Files;
+use langonrock_core::engine::{parse_transaction, HistoryRequest, RepairRequest, RestoreRequest};
+use langonrock_core::{manifest, validate, Error};
+
+use std::path::Path;
+
+/// `tenant "<t>" has no revisions in <data root>; the first write creates it`.
+pub fn no_revisions(tenant: &str, data: &Path) -> String {
+    format!(
+        "tenant \"{tenant}\" has no revisions in {}; the first write creates it",
+        data.display()
+    )
+}
+
+/// Opens a tenant for a command that only reads, announcing an empty tenant on stderr.
+fn open_read(target: &Target, io: &mut Io<'_>) -> Result<Conn, CliError> {
+    let conn = Conn::open(&target.data, &target.tenant, true)?;
+    if !conn.has_head() {
+        writeln!(io.err, "{}", no_revisions(&target.tenant, &target.data)).map_err(write_err)?;
+    }
+    Ok(conn)
+}
+
+fn open_write(target: &Target) -> Result<Conn, CliError> {
+    Ok(Conn::open(&target.data, &target.tenant, false)?)
+}
+
+/// Prefixes `<bundle>/<path>: ` to a message about one file that does not name it
+/// (cli.md §1.2).
+fn about_file(e: Error, bundle: &str, path: &str) -> CliError {
+    let m = e.message();
+    if m.contains(path) {
+        CliError(m)
+    } else {
+        CliError(format!("{bundle}/{path}: {m}"))
+    }
+}
+
+fn out_line(io: &mut Io<'_>, text: &str) -> Result<(), CliError> {
+    io.out.write_all(text.as_bytes()).map_err(write_err)?;
+    io.out.write_all(b"\n").map_err(write_err)
+}
+
+fn json_line<T: serde::Serialize>(io: &mut Io<'_>, v: &T) -> Result<(), CliError> {
+    let text = serde_json::to_string(v).map_err(|e| CliError(e.to_string()))?;
+    out_line(io, &text)
+}
+
+/// Reads `--from <file>` or stdin as bytes.
+fn input_bytes(from: Option<&Path>, io: &mut Io<'_>) -> Result<Vec<u8>, CliError> {
+    match from {
+        Some(p) => {
+            std::fs::read(p).map_err(|e| CliError(format!("cannot read {}: {e}", p.display())))
+        }
+        None => {
+            let mut v = Vec::new();
+            io.input
+                .read_to_end(&mut v)
+                .map_err(|e| CliError(format!("cannot read stdin: {e}")))?;
+            Ok(v)
+        }
+    }
+}
+
+fn plural(n: u64, word: &str) -> String {
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// Runs a tenant command.
+pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
+    match cmd {
+        Command::Manifest { target, bundle } => {
+            let mut conn = open_read(&target, io)?;
+            let s = conn.read()?;
+            let text = manifest::manifest(
+                s.model(),
+                &target.tenant,
+                bundle.as_deref(),
+                &clock::today(),
+            )?;
+            io.out.write_all(text.as_bytes()).map_err(write_err)?;
+            let rows = text.lines().count().saturating_sub(3);
+            stats(io, rows, &text)?;
+            Ok(0)
+        }
+        Command::Search { .. } => Err(CliError("this build does not serve search yet".into())),
+        Command::Get {
+            target,
+            ids,
+            section,
+            offset,
+            limit,
+            find,
+            source,
+        } => {
+            let mut conn = open_read(&target, io)?;
+            let s = conn.read()?;
+            let opts = langonrock_core::read::GetOptions {
+                section,
+                offset: offset.map(|n| n as u64),
+                limit: limit.map(|n| n as u64),
+                find,
+                source,
+            };
+            let r = langonrock_core::read::get(s.model(), &ids, &opts);
+            let mut text = langonrock_core::read::render_cli(&r);
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            io.out.write_all(text.as_bytes()).map_err(write_err)?;
+            let mut missing = 0;
+            for id in r.missing() {
+                missing += 1;
+                writeln!(io.err, "warn: no such concept or section: {id}").map_err(write_err)?;
+            }
+            stats(io, r.slices().count(), &text)?;
+            Ok(i32::from(missing > 0))
+        }
+        Command::Snapshot { target } => {
+            let mut conn = open_read(&target, io)?;
+            let s = conn.read()?;
+            out_line(io, &s.snapshot_id())?;
+            writeln!(io.err, "{} concepts", s.concepts()).map_err(write_err)?;
+            Ok(0)
+        }
+        Command::Source { target } => {
+            let mut conn = open_read(&target, io)?;
+            let list = conn.read()?.list_source();
+            let mut text = String::new();
+            for e in &list {
+                text.push_str(&format!(
+                    "{}\t{}\t{}/{}\t{}\n",
+                    e.hash,
+                    e.bytes,
+                    e.bundle,
+                    e.path,
+                    e.id.as_deref().unwrap_or("-")
+                ));
+            }
+            io.out.write_all(text.as_bytes()).map_err(write_err)?;
+            writeln!(io.err, "{}", plural(list.len() as u64, "file")).map_err(write_err)?;
+            Ok(0)
+        }
+        Command::Read {
+            target,
+            bundle,
+            path,
+        } => {
+            let mut conn = open_read(&target, io)?;
+            match conn.read_source(&bundle, &path)? {
+                Some(src) => {
+                    io.out
+                        .write_all(src.content.as_bytes())
+                        .map_err(write_err)?;
+                    writeln!(io.err, "{}", src.hash).map_err(write_err)?;
+                    Ok(0)
+                }
+                None => Err(CliError("no such concept".into())),
+            }
+        }
+        Command::Write {
+            target,
+            bundle,
+            path,
+            mode,
+            from,
+        } => {
+            let bytes = input_bytes(from.as_deref(), io)?;
+            let content = String::from_utf8(bytes).map_err(|_| {
+                CliError(format!("{bundle}/{path}: source must contain valid UTF-8"))
+            })?;
+            let mut conn = open_write(&target)?;
+            let result = match &mode {
+                WriteMode::Create => conn.write(&bundle, &path, &content, None),
+                WriteMode::Replaces(h) => conn.write(&bundle, &path, &content, Some(h)),
+                WriteMode::Force => force(&mut conn, &bundle, &path, |c, cur| {
+                    c.write(&bundle, &path, &content, cur.as_deref())
+                }),
+            }
+            .map_err(|e| about_file(e, &bundle, &path))?;
+            let shown_bundle = conn
+                .read()
+                .ok()
+                .and_then(|s| s.model().find_bundle(&bundle).map(str::to_string))
+                .unwrap_or(bundle.clone());
+            let shown_path = validate::nfc(&path);
+            writeln!(io.err, "wrote {shown_bundle}/{shown_path} {}", result.hash)
+                .map_err(write_err)?;
+            for d in &result.diagnostics {
+                writeln!(
+                    io.err,
+                    "{}: {}/{}: {}",
+                    d.level, d.bundle, d.path, d.message
+                )
+                .map_err(write_err)?;
+            }
+            Ok(0)
+        }
+        Command::Delete {
+            target,
+            bundle,
+            path,
+            replaces,
+        } => {
+            let mut conn = open_write(&target)?;
+            let shown_bundle = conn
+                .read()
+                .ok()
+                .and_then(|s| s.model().find_bundle(&bundle).map(str::to_string))
+                .unwrap_or(bundle.clone());
+            match &replaces {
+                Some(h) => conn.delete(&bundle, &path, Some(h)),
+                None => force(&mut conn, &bundle, &path, |c, cur| match cur {
+                    Some(h) => c.delete(&bundle, &path, Some(&h)),
+                    None => Err(Error::NotFound("no such concept".into())),
+                }),
+            }
+            .map_err(|e| about_file(e, &bundle, &path))?;
+            writeln!(io.err, "deleted {shown_bundle}/{}", validate::nfc(&path))
+                .map_err(write_err)?;
+            Ok(0)
+        }
+        Command::DeleteBundle { target, bundle } => {
+            let mut conn = open_write(&target)?;
+            let shown = conn
+                .read()
+                .ok()
+                .and_then(|s| s.model().find_bundle(&bundle).map(str::to_string))
+                .unwrap_or(bundle.clone());
+            conn.delete_bundle(&bundle)?;
+            writeln!(io.err, "deleted bundle {shown}").map_err(write_err)?;
+            Ok(0)
+        }
+        Command::Transact { target, from } => {
+            let bytes = input_bytes(from.as_deref(), io)?;
+            let value: serde_json::Value = serde_json::from_slice(&bytes)
+                .map_err(|_| CliError("transaction must be valid JSON".into()))?;
+            let txn = parse_transaction(&value).map_err(|e| change_error(e, &value))?;
+            let mut conn = open_write(&target)?;
+            let r = conn.transact(txn).map_err(|e| change_error(e, &value))?;
+            json_line(io, &r)?;
+            Ok(0)
+        }
+        Command::History {
+            target,
+            before,
+            limit,
+        } => {
+            let mut conn = open_read(&target, io)?;
+            let page = conn.history(HistoryRequest {
+                before,
+                limit: limit.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
+            })?;
+            json_line(io, &page)?;
+            Ok(0)
+        }
+        Command::Restore {
+            target,
+            revision,
+            expected_revision,
+        } => {
+            let mut conn = open_write(&target)?;
+            let r = conn.restore(RestoreRequest {
+                revision,
+                expected_revision,
+            })?;
+            json_line(io, &r)?;
+            Ok(0)
+        }
+        Command::Export { target, dir } => {
+            let mut conn = open_read(&target, io)?;
+            export(&mut conn, &dir, io)
+        }
+        Command::Gc {
+            data,
+            tenant,
+            keep,
+            grace_ms,
+            dry_run,
+        } => {
+            let tenants = tenants_of(&data, tenant)?;
+            for t in tenants {
+                let mut conn = Conn::open(&data, &t, false)?;
+                let keep = keep.map_or(10, |k| i64::try_from(k).unwrap_or(i64::MAX));
+                let r = conn.gc(keep, grace_ms.unwrap_or(3_600_000), dry_run)?;
+                let kept = r.kept.len();
+                let line = if r.dry_run {
+                    format!(
+                        "{}: would remove {} and {}, keep {kept}, free {}",
+                        r.tenant,
+                        plural(r.removed_revisions, "revision"),
+                        plural(r.removed_records, "record"),
+                        plural(r.bytes_freed, "byte")
+                    )
+                } else {
+                    format!(
+                        "{}: removed {} and {}, kept {kept}, freed {}",
+                        r.tenant,
+                        plural(r.removed_revisions, "revision"),
+                        plural(r.removed_records, "record"),
+                        plural(r.bytes_freed, "byte")
+                    )
+                };
+                writeln!(io.err, "{line}").map_err(write_err)?;
+            }
+            Ok(0)
+        }
+        Command::Verify { data, tenant } => {
+            let mut code = 0;
+            for t in tenants_of(&data, tenant)? {
+                let r = conn::for_verify(&data, &t)?.verify()?;
+                if !r.ok {
+                    code = 1;
+                }
+                json_line(io, &r)?;
+            }
+            Ok(code)
+        }
+        Command::Repair {
+            target,
+            revision,
+            expected_head,
+        } => {
+            let r = conn::for_repair(&target.data, &target.tenant)?.repair(RepairRequest {
+                revision,
+                expected_head,
+            })?;
+            json_line(io, &r)?;
+            Ok(0)
+        }
+        Command::Import {
+            target,
+            dir,
+            bundle,
+            strict,
+        } => import(&target, &dir, bundle.as_deref(), strict, io),
+        Command::Mcp { .. } | Command::Help | Command::Version | Command::Compile { .. } => Err(
+            CliError("internal error: command routed to the store".into()),
+        ),
+    }
+}
+
+/// Runs a change with the document's current hash as its precondition, looked up afresh
+/// and retried when another writer slips in between (`--force`).
+fn force<T>(
+    conn: &mut Conn,
+    bundle: &str,
+    path: &str,
+    mut f: impl FnMut(&mut Conn, Option<String>) -> Result<T, Error>,
+) -> Result<T, Error> {
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        conn.refresh()?;
+        let current = conn.read()?.source_hash(bundle, path);
+        match f(conn, current) {
+            Err(Error::Conflict {
+                reason: Some(_), ..
+            }) if tries < 5 => continue,
+            other => return other,
+        }
+    }
+}
+
+/// Names the change an error is about (`<bundle>/<path>: `), when it names one.
+fn change_error(e: Error, request: &serde_json::Value) -> CliError {
+    let index = match &e {
+        Error::InvalidChange { index, .. } => Some(*index),
+        Error::Conflict { changes, .. } => changes.first().map(|c| c.index),
+        _ => None,
+    };
+    let target = index.and_then(|i| {
+        let c = request.get("changes")?.get(i)?;
+        Some((c.get("bundle")?.as_str()?, c.get("path")?.as_str()?))
+    });
+    match target {
+        Some((b, p)) => about_file(e, b, p),
+        None => CliError(e.message()),
+    }
+}
+
+fn tenants_of(data: &Path, tenant: Option<String>) -> Result<Vec<String>, CliError> {
+    match tenant {
+        Some(t) => Ok(vec![t]),
+        None => Files::new(data)
+            .tenants()
+            .map_err(|e| CliError(Error::from(e).message())),
+    }
+}
+
+fn export(conn: &mut Conn, dir: &Path, io: &mut Io<'_>) -> Result<i32, CliError> {
+    if dir.exists() || std::fs::symlink_metadata(dir).is_ok() {
+        return Err(CliError(format!(
+            "export destination already exists: {}",
+            dir.display()
+        )));
+    }
+    let s = conn.read()?;
+    let mut n = 0usize;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| CliError(format!("cannot create {}: {e}", dir.display())))?;
+    for (bundle, path, text) in s.documents() {
+        let file = dir.join(bundle).join(path);
+        if let Some(parent) = file.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| CliError(format!("cannot create {}: {e}", parent.display())))?;
+        }
+        std::fs::write(&file, text.as_bytes())
+            .map_err(|e| CliError(format!("cannot write {}: {e}", file.display())))?;
+        n += 1;
+    }
+    writeln!(io.err, "exported {}", plural(n as u64, "file")).map_err(write_err)?;
+    Ok(0)
+}
+
+fn file_stamp(path: &Path) -> Option<(u64, std::time::SystemTime)> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.len(), m.modified().ok()?))
+}
+
+fn import(
+    target: &Target,
+    dir: &Path,
+    bundle: Option<&str>,
+    strict: bool,
+    io: &mut Io<'_>,
+) -> Result<i32, CliError> {
+    let read = crate::folder::read_folder(dir, bundle)?;
+    for w in &read.warnings {
+        writeln!(io.err, "{w}").map_err(write_err)?;
+    }
+    let stamps: Vec<_> = read
+        .docs
+        .iter()
+        .map(|d| (d.file.clone(), file_stamp(&d.file)))
+        .collect();
+    let canonical =
+        std::fs::canonicalize(dir).map_err(|e| CliError(format!("{}: {e}", dir.display())))?;
+    let location = match bundle {
+        Some(b) => format!("{}?bundle={b}", canonical.display()),
+        None => canonical.display().to_string(),
+    };
+    let req = langonrock_core::engine::ImportRequest {
+        location,
+        documents: read.docs.into_iter().map(|d| d.doc).collect(),
+        strict,
+    };
+    let mut conn = open_write(target)?;
+    let mut unchanged = || {
+        stamps
+            .iter()
+            .find(|(f, s)| file_stamp(f) != *s)
+            .map(|(f, _)| {
+                format!(
+                    "folder changed during import: {}; scan it again",
+                    f.display()
+                )
+            })
+    };
+    let r = conn.import(req, &mut unchanged)?;
+    for d in &r.diagnostics {
+        writeln!(
+            io.err,
+            "{}: {}/{}: {}",
+            d.level, d.bundle, d.path, d.message
+        )
+        .map_err(write_err)?;
+    }
+    if strict && !r.diagnostics.is_empty() {
+        return Ok(1);
+    }
+    let n = r.bundles.len();
+    writeln!(
+        io.err,
+        "snapshot {} ({}), {n} {} ({}), {} concepts",
+        &r.snapshot[..12.min(r.snapshot.len())],
+        if r.reused { "reused" } else { "new" },
+        if n == 1 { "bundle" } else { "bundles" },
+        r.bundles.join(", "),
+        r.concepts
+    )
+    .map_err(write_err)?;
+    Ok(0)
+}

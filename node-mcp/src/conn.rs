@@ -1,0 +1,267 @@
+//! A connection to one tenant of a local data root: the engine driven against the files
+//! store (engine.md §8), as the CLI and the MCP server use it.
+//!
+//! Reads refresh to the store's head first. Commits hold `writer.lock` from refresh to
+//! swap, so this process's commits queue instead of conflicting; a commit that still
+//! conflicts (another host moved the head without the lock) is prepared once more when the
+//! request has no `expectedRevision`, so preconditions are checked afresh and no update is
+//! lost (engine.md §8.7).
+
+use crate::clock;
+use crate::file_store::{millis, Files};
+use langonrock_core::engine::{
+    self, run, serve, Answer, CommitOutcome, DeleteResult, Engine, GcOptions, GcResult,
+    HistoryPage, HistoryRequest, ImportRequest, ImportResult, Need, Op, OpenResult, RepairRequest,
+    RepairResult, RestoreRequest, RevisionResult, Served, SourceContent, Step, StoreError,
+    Transaction, VerifyResult, WriteResult,
+};
+use langonrock_core::Error;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The refusal of a write on a read-only connection.
+pub const READ_ONLY: &str = "connection is read-only";
+
+/// A connection to one tenant.
+pub struct Conn {
+    engine: Engine,
+    store: Files,
+    read_only: bool,
+    now: Box<dyn Fn() -> String + Send>,
+}
+
+fn is_head_conflict(e: &Error) -> bool {
+    matches!(e, Error::Conflict { message, reason: None, changes } if message == engine::DATABASE_CHANGED && changes.is_empty())
+}
+
+impl Conn {
+    /// Opens `tenant` under `data`. A tenant without a head opens empty; nothing is created.
+    /// A corrupt store fails closed with its `database corruption: …` error.
+    pub fn open(data: &Path, tenant: &str, read_only: bool) -> Result<Conn, Error> {
+        let mut c = Conn {
+            engine: Engine::new(tenant)?,
+            store: Files::new(data),
+            read_only,
+            now: Box::new(clock::now_iso),
+        };
+        c.refresh()?;
+        Ok(c)
+    }
+
+    /// Replaces the commit clock (tests pin commit times).
+    pub fn with_clock(mut self, now: impl Fn() -> String + Send + 'static) -> Conn {
+        self.now = Box::new(now);
+        self
+    }
+
+    /// The tenant id.
+    pub fn tenant(&self) -> &str {
+        self.engine.tenant()
+    }
+
+    /// The data root.
+    pub fn data(&self) -> &Path {
+        self.store.data()
+    }
+
+    /// The tenant's directory.
+    pub fn dir(&self) -> PathBuf {
+        self.store.tenant(self.engine.tenant()).dir().to_path_buf()
+    }
+
+    /// Whether the tenant has a head (after the last refresh).
+    pub fn has_head(&self) -> bool {
+        self.engine.head_bytes().is_some()
+    }
+
+    fn run<T: 'static>(&mut self, op: Op<T>) -> Result<T, Error> {
+        run(&mut self.engine, &mut self.store, op)
+    }
+
+    /// Reads the store's head and loads it when it moved.
+    pub fn refresh(&mut self) -> Result<OpenResult, Error> {
+        let op = self.engine.refresh();
+        self.run(op)
+    }
+
+    /// The served state after a refresh.
+    pub fn read(&mut self) -> Result<Arc<Served>, Error> {
+        self.refresh()?;
+        self.engine.read()
+    }
+
+    /// One document's exact text and hash.
+    pub fn read_source(
+        &mut self,
+        bundle: &str,
+        path: &str,
+    ) -> Result<Option<SourceContent>, Error> {
+        self.refresh()?;
+        let op = self.engine.read_source(bundle, path);
+        self.run(op)
+    }
+
+    /// A document's current hash, or `None` when it does not exist or the lookup fails
+    /// (agent.md §6.3.2: lookup errors are ignored).
+    pub fn current_hash(&mut self, bundle: &str, path: &str) -> Option<String> {
+        self.read().ok()?.source_hash(bundle, path)
+    }
+
+    /// Runs a commit: takes `writer.lock`, refreshes, prepares with `make`, stores and
+    /// acknowledges. A head conflict is retried once when `retry` (no expected revision).
+    fn commit<T: 'static>(
+        &mut self,
+        retry: bool,
+        make: impl Fn(&Engine, &str) -> Op<T>,
+    ) -> Result<T, Error> {
+        if self.read_only {
+            return Err(Error::Invalid(READ_ONLY.into()));
+        }
+        let _lock = self
+            .store
+            .tenant(self.engine.tenant())
+            .lock_writer()
+            .map_err(|e| Error::Store(e.0))?;
+        let mut attempts = if retry { 2 } else { 1 };
+        loop {
+            attempts -= 1;
+            self.refresh()?;
+            let created = (self.now)();
+            let op = make(&self.engine, &created);
+            match self.run(op) {
+                Err(e) if attempts > 0 && is_head_conflict(&e) => continue,
+                other => return other,
+            }
+        }
+    }
+
+    /// `write` (engine.md §4.1).
+    pub fn write(
+        &mut self,
+        bundle: &str,
+        path: &str,
+        content: &str,
+        replaces: Option<&str>,
+    ) -> Result<WriteResult, Error> {
+        self.commit(true, |e, t| e.write(bundle, path, content, replaces, t))
+    }
+
+    /// `delete` (engine.md §4.2).
+    pub fn delete(
+        &mut self,
+        bundle: &str,
+        path: &str,
+        replaces: Option<&str>,
+    ) -> Result<DeleteResult, Error> {
+        self.commit(true, |e, t| e.delete(bundle, path, replaces, t))
+    }
+
+    /// `deleteBundle` (engine.md §4.4).
+    pub fn delete_bundle(&mut self, bundle: &str) -> Result<RevisionResult, Error> {
+        self.commit(true, |e, t| e.delete_bundle(bundle, t))
+    }
+
+    /// `transact` (engine.md §5).
+    pub fn transact(&mut self, txn: Transaction) -> Result<RevisionResult, Error> {
+        let retry = txn.expected_revision.is_none();
+        self.commit(retry, |e, t| e.transact(txn.clone(), t))
+    }
+
+    /// `restore` (engine.md §7).
+    pub fn restore(&mut self, req: RestoreRequest) -> Result<RevisionResult, Error> {
+        self.commit(false, |e, t| e.restore(req.clone(), t))
+    }
+
+    /// `import` (cli.md §4). `unchanged` runs after the commit is prepared and before it is
+    /// stored: a message from it aborts the commit with that message, nothing stored.
+    pub fn import(
+        &mut self,
+        req: ImportRequest,
+        unchanged: &mut dyn FnMut() -> Option<String>,
+    ) -> Result<ImportResult, Error> {
+        if self.read_only {
+            return Err(Error::Invalid(READ_ONLY.into()));
+        }
+        let _lock = self
+            .store
+            .tenant(self.engine.tenant())
+            .lock_writer()
+            .map_err(|e| Error::Store(e.0))?;
+        self.refresh()?;
+        let created = (self.now)();
+        let mut op = self.engine.import(req, &created);
+        let tenant = self.engine.tenant().to_string();
+        let mut answer = None;
+        loop {
+            match op.resume(&mut self.engine, answer.take())? {
+                Step::Done(t) => return Ok(t),
+                Step::Need(Need::Commit(p)) => {
+                    answer = Some(match unchanged() {
+                        Some(m) => Answer::Outcome(CommitOutcome::Failed(StoreError::Failed(m))),
+                        None => serve(&mut self.store, &tenant, Need::Commit(p)),
+                    });
+                }
+                Step::Need(n) => answer = Some(serve(&mut self.store, &tenant, n)),
+            }
+        }
+    }
+
+    /// `history` (engine.md §6).
+    pub fn history(&mut self, req: HistoryRequest) -> Result<HistoryPage, Error> {
+        self.refresh()?;
+        let op = self.engine.history(req);
+        self.run(op)
+    }
+
+    /// `gc` (engine.md §10) at the current time.
+    pub fn gc(&mut self, keep: i64, grace_ms: u64, dry_run: bool) -> Result<GcResult, Error> {
+        if self.read_only && !dry_run {
+            return Err(Error::Invalid(READ_ONLY.into()));
+        }
+        self.refresh()?;
+        let opts = GcOptions {
+            keep,
+            dry_run,
+            grace_ms,
+            now: millis(std::time::SystemTime::now()),
+        };
+        let op = self.engine.gc(opts);
+        self.run(op)
+    }
+
+    /// `verify` (engine.md §11).
+    pub fn verify(&mut self) -> Result<VerifyResult, Error> {
+        let op = self.engine.verify();
+        self.run(op)
+    }
+
+    /// `repair` (engine.md §11.4).
+    pub fn repair(&mut self, req: RepairRequest) -> Result<RepairResult, Error> {
+        if self.read_only {
+            return Err(Error::Invalid(READ_ONLY.into()));
+        }
+        let op = self.engine.repair(req);
+        self.run(op)
+    }
+}
+
+/// Opens a connection for `verify` without loading the tenant: a corrupt store must still
+/// be verifiable, so this never fails for what it would report.
+pub fn for_verify(data: &Path, tenant: &str) -> Result<Conn, Error> {
+    Ok(Conn {
+        engine: Engine::new(tenant)?,
+        store: Files::new(data),
+        read_only: true,
+        now: Box::new(clock::now_iso),
+    })
+}
+
+/// Like [`for_verify`], writable: `repair` runs on a store that fails closed.
+pub fn for_repair(data: &Path, tenant: &str) -> Result<Conn, Error> {
+    Ok(Conn {
+        engine: Engine::new(tenant)?,
+        store: Files::new(data),
+        read_only: false,
+        now: Box::new(clock::now_iso),
+    })
+}

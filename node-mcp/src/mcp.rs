@@ -1,0 +1,474 @@
+//! The MCP server of agent.md on rmcp: tools and texts from the one table in core
+//! (`langonrock_core::tools`), the `okf://manifest` resource, every failure a tool result
+//! with `isError: true`.
+//!
+//! The `Tool` values are built by hand from the table, and `list_tools`, `call_tool`,
+//! `list_resources` and `read_resource` are implemented here, so no name, description or
+//! schema comes from anywhere else. The operations themselves run in a [`Backend`].
+
+use langonrock_core::tools::{self, ToolCall};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities,
+    ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use std::sync::Arc;
+
+/// What the server needs from a tenant connection. Implementations refresh to the store's
+/// head before each call (agent.md §1.4) and never write in read-only mode.
+pub trait Backend: Send + Sync + 'static {
+    /// Runs one validated tool call for the read date `today`; returns the reply text and
+    /// whether it is an error.
+    fn call(&self, call: ToolCall, today: &str) -> (String, bool);
+    /// The whole tenant manifest rendered for `today` (the `okf://manifest` resource).
+    fn manifest(&self, today: &str) -> Result<String, String>;
+}
+
+/// Which tools the server registers (agent.md §2).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Mode {
+    /// `--database-tools`.
+    pub database_tools: bool,
+    /// `--read-only`.
+    pub read_only: bool,
+}
+
+/// The rmcp `Tool` values of a mode, built from the core table, in its order.
+pub fn rmcp_tools(mode: Mode, advice: Option<&str>) -> Vec<Tool> {
+    tools::tool_set(mode.database_tools, mode.read_only)
+        .into_iter()
+        .map(|t| {
+            let schema = match t.input_schema() {
+                serde_json::Value::Object(m) => m,
+                _ => serde_json::Map::new(),
+            };
+            Tool::new(t.name, t.description_with(advice), Arc::new(schema)).with_title(t.title)
+        })
+        .collect()
+}
+
+/// The `okf://manifest` resource (agent.md §7.1).
+pub fn manifest_resource(advice: Option<&str>) -> Resource {
+    let description = tools::tool("manifest")
+        .map(|t| t.description_with(advice))
+        .unwrap_or_default();
+    Resource::new(tools::MANIFEST_URI, tools::MANIFEST_RESOURCE_NAME)
+        .with_title(tools::MANIFEST_RESOURCE_TITLE)
+        .with_description(description)
+        .with_mime_type(tools::MANIFEST_MIME)
+}
+
+/// The server: one backend, one mode, the advice fixed at startup.
+#[derive(Clone)]
+pub struct McpServer {
+    backend: Arc<dyn Backend>,
+    names: Vec<&'static str>,
+    tools: Vec<Tool>,
+    resource: Resource,
+    today: Arc<dyn Fn() -> String + Send + Sync>,
+}
+
+impl McpServer {
+    /// A server over `backend` in `mode` with the advice sentence (`None`: no advice).
+    /// `today` gives the read date before each call.
+    pub fn new(
+        backend: Arc<dyn Backend>,
+        mode: Mode,
+        advice: Option<String>,
+        today: Arc<dyn Fn() -> String + Send + Sync>,
+    ) -> McpServer {
+        McpServer {
+            backend,
+            names: tools::tool_set(mode.database_tools, mode.read_only)
+                .iter()
+                .map(|t| t.name)
+                .collect(),
+            tools: rmcp_tools(mode, advice.as_deref()),
+            resource: manifest_resource(advice.as_deref()),
+            today,
+        }
+    }
+
+    /// Runs one call as `tools/call` does: the reply text and whether it is an error.
+    pub fn call(&self, name: &str, args: Option<&serde_json::Value>) -> (String, bool) {
+        if !self.names.contains(&name) {
+            return (format!("unknown tool \"{name}\""), true);
+        }
+        match tools::parse_call(name, args) {
+            Ok(call) => self.backend.call(call, &(self.today)()),
+            Err(m) => (m, true),
+        }
+    }
+}
+
+fn text_result(text: String, is_error: bool) -> CallToolResult {
+    let content = vec![ContentBlock::text(text)];
+    if is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("langonrock", env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools.clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.map(serde_json::Value::Object);
+        let (text, is_error) = self.call(&request.name, args.as_ref());
+        Ok(text_result(text, is_error).into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(vec![self
+            .resource
+            .clone()]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri != tools::MANIFEST_URI {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource \"{}\"", request.uri),
+                Some(serde_json::json!({"uri": request.uri})),
+            ));
+        }
+        match self.backend.manifest(&(self.today)()) {
+            Ok(text) => Ok(ReadResourceResult::new(vec![ResourceContents::text(
+                text,
+                tools::MANIFEST_URI,
+            )
+            .with_mime_type(tools::MANIFEST_MIME)])
+            .into()),
+            Err(m) => Err(ErrorData::internal_error(m, None)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
+
+/// Serves MCP over `reader`/`writer` until the transport closes.
+pub async fn serve<R, W>(server: McpServer, reader: R, writer: W) -> Result<(), String>
+where
+    R: tokio::io::AsyncRead + Send + Unpin + 'static,
+    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    let running = server
+        .serve((reader, writer))
+        .await
+        .map_err(|e| format!("cannot start the MCP session: {e}"))?;
+    running
+        .waiting()
+        .await
+        .map_err(|e| format!("the MCP session failed: {e}"))?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// The backend over a tenant connection
+// ---------------------------------------------------------------------------------------
+
+use crate::conn::Conn;
+use langonrock_core::engine::{HistoryRequest, RestoreRequest};
+use langonrock_core::{manifest, validate, Error};
+use std::sync::Mutex;
+
+/// The MCP backend over one tenant connection of the files store.
+pub struct TenantBackend {
+    conn: Mutex<Conn>,
+}
+
+impl TenantBackend {
+    /// A backend over `conn`.
+    pub fn new(conn: Conn) -> TenantBackend {
+        TenantBackend {
+            conn: Mutex::new(conn),
+        }
+    }
+}
+
+/// The bundle name as stored (bundles match ignoring case), or as given when unknown.
+fn stored_bundle(conn: &mut Conn, bundle: &str) -> String {
+    conn.read()
+        .ok()
+        .and_then(|s| s.model().find_bundle(bundle).map(str::to_string))
+        .unwrap_or_else(|| bundle.to_string())
+}
+
+fn err_text(e: &Error) -> (String, bool) {
+    (e.message(), true)
+}
+
+fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
+    match call {
+        ToolCall::Manifest { bundle } => match conn.read() {
+            Ok(s) => match manifest::manifest(s.model(), conn.tenant(), bundle.as_deref(), today) {
+                Ok(t) => (t, false),
+                Err(e) => err_text(&e),
+            },
+            Err(e) => err_text(&e),
+        },
+        ToolCall::Snapshot => match conn.read() {
+            Ok(s) => (s.snapshot_id(), false),
+            Err(e) => err_text(&e),
+        },
+        ToolCall::Search { .. } => ("this build does not serve search yet".to_string(), true),
+        ToolCall::Get {
+            ids,
+            section,
+            offset,
+            limit,
+            find,
+            source,
+        } => match conn.read() {
+            Ok(s) => {
+                // The table already applied the MCP default cap (read.md §3.3).
+                let opts = langonrock_core::read::GetOptions {
+                    section,
+                    offset: offset.map(|n| n as u64),
+                    limit: limit.map(|n| n as u64),
+                    find,
+                    source,
+                };
+                let r = langonrock_core::read::get(s.model(), &ids, &opts);
+                (langonrock_core::read::render_mcp(&r), false)
+            }
+            Err(e) => err_text(&e),
+        },
+        ToolCall::Write {
+            bundle,
+            path,
+            content,
+            replaces,
+        } => match conn.write(&bundle, &path, &content, replaces.as_deref()) {
+            Ok(r) => {
+                let b = stored_bundle(conn, &bundle);
+                (tools::write_success(&b, &validate::nfc(&path), &r), false)
+            }
+            Err(e) => {
+                let current = match e {
+                    Error::IndeterminateCommit { .. } => None,
+                    _ => conn.current_hash(&bundle, &path),
+                };
+                (tools::write_failure(&e, current.as_deref()), true)
+            }
+        },
+        ToolCall::Delete {
+            bundle,
+            path,
+            replaces: None,
+        } => {
+            let current = conn.current_hash(&bundle, &path);
+            (tools::delete_needs_hash(current.as_deref()), true)
+        }
+        ToolCall::Delete {
+            bundle,
+            path,
+            replaces: Some(h),
+        } => {
+            let b = stored_bundle(conn, &bundle);
+            match conn.delete(&bundle, &path, Some(&h)) {
+                Ok(r) => (tools::delete_success(&b, &validate::nfc(&path), &r), false),
+                Err(e) => {
+                    let current = match e {
+                        Error::IndeterminateCommit { .. } => None,
+                        _ => conn.current_hash(&bundle, &path),
+                    };
+                    (tools::delete_failure(&e, current.as_deref()), true)
+                }
+            }
+        }
+        ToolCall::Transact {
+            changes,
+            expected_revision,
+        } => {
+            let request = transaction_json(&changes, expected_revision.as_deref());
+            let result = langonrock_core::engine::parse_transaction(&request)
+                .and_then(|txn| conn.transact(txn));
+            match result {
+                Ok(r) => {
+                    let written: Vec<(&str, &str)> = changes
+                        .iter()
+                        .filter(|c| c.write)
+                        .map(|c| (c.bundle.as_str(), c.path.as_str()))
+                        .collect();
+                    let mine = tools::request_diagnostics(&r.diagnostics, &written);
+                    (tools::revision_answer(&r, &mine), false)
+                }
+                Err(e) => {
+                    let tied = tools::tied_changes(&e, &changes, |b, p| conn.current_hash(b, p));
+                    (tools::transact_failure(&e, &tied), true)
+                }
+            }
+        }
+        ToolCall::History { before, limit } => {
+            let req = HistoryRequest {
+                before,
+                limit: limit.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
+            };
+            match conn.history(req) {
+                Ok(page) => (serde_json::to_string(&page).unwrap_or_default(), false),
+                Err(e) => err_text(&e),
+            }
+        }
+        ToolCall::Restore {
+            revision,
+            expected_revision,
+        } => match conn.restore(RestoreRequest {
+            revision,
+            expected_revision,
+        }) {
+            Ok(r) => (tools::revision_answer(&r, &[]), false),
+            Err(e) => err_text(&e),
+        },
+    }
+}
+
+/// The request JSON of validated `transact` arguments, for the engine's own validation.
+fn transaction_json(changes: &[tools::ChangeArg], expected: Option<&str>) -> serde_json::Value {
+    let list: Vec<serde_json::Value> = changes
+        .iter()
+        .map(|c| {
+            let mut o = serde_json::Map::new();
+            o.insert(
+                "operation".into(),
+                (if c.write { "write" } else { "delete" }).into(),
+            );
+            o.insert("bundle".into(), c.bundle.clone().into());
+            o.insert("path".into(), c.path.clone().into());
+            if let Some(t) = &c.content {
+                o.insert("content".into(), t.clone().into());
+            }
+            if let Some(h) = &c.replaces {
+                o.insert("replaces".into(), h.clone().into());
+            }
+            serde_json::Value::Object(o)
+        })
+        .collect();
+    let mut req = serde_json::Map::new();
+    req.insert("changes".into(), list.into());
+    if let Some(e) = expected {
+        req.insert("expectedRevision".into(), e.into());
+    }
+    serde_json::Value::Object(req)
+}
+
+impl Backend for TenantBackend {
+    fn call(&self, call: ToolCall, today: &str) -> (String, bool) {
+        match self.conn.lock() {
+            Ok(mut conn) => run_call(&mut conn, call, today),
+            Err(_) => ("the connection is unusable after a panic".into(), true),
+        }
+    }
+
+    fn manifest(&self, today: &str) -> Result<String, String> {
+        let mut conn = self
+            .conn
+            .lock()
+            .map_err(|_| "the connection is unusable after a panic".to_string())?;
+        let s = conn.read().map_err(|e| e.message())?;
+        manifest::manifest(s.model(), conn.tenant(), None, today).map_err(|e| e.message())
+    }
+}
+
+/// Builds the server of `langonrock mcp` for a connection: computes the advice sentence
+/// once from the whole manifest (none if that fails).
+pub fn server_for(conn: Conn, mode: Mode) -> McpServer {
+    let mut conn = conn;
+    let today = crate::clock::today();
+    let advice = conn
+        .read()
+        .ok()
+        .and_then(|s| manifest::manifest(s.model(), conn.tenant(), None, &today).ok())
+        .map(|m| tools::advice(&m));
+    McpServer::new(
+        Arc::new(TenantBackend::new(conn)),
+        mode,
+        advice,
+        Arc::new(crate::clock::today),
+    )
+}
+
+/// `langonrock mcp`: the startup lines on stderr (agent.md §1.1), then MCP over
+/// `reader`/`writer` until the transport closes. Returns the exit code.
+pub fn run_mcp<R, W>(
+    dsn: &str,
+    target: &crate::args::Target,
+    mode: Mode,
+    reader: R,
+    writer: W,
+    err: &mut dyn std::io::Write,
+) -> i32
+where
+    R: tokio::io::AsyncRead + Send + Unpin + 'static,
+    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    let _ = writeln!(
+        err,
+        "langonrock mcp serving {} over stdio",
+        crate::args::redact_dsn(dsn)
+    );
+    let conn = match Conn::open(&target.data, &target.tenant, mode.read_only) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = writeln!(err, "error: {}", e.message());
+            return 1;
+        }
+    };
+    if !conn.has_head() {
+        let _ = writeln!(
+            err,
+            "{}",
+            crate::commands::no_revisions(&target.tenant, &target.data)
+        );
+    }
+    let server = server_for(conn, mode);
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = writeln!(err, "error: cannot start the runtime: {e}");
+            return 1;
+        }
+    };
+    match rt.block_on(serve(server, reader, writer)) {
+        Ok(()) => 0,
+        Err(m) => {
+            let _ = writeln!(err, "error: {m}");
+            1
+        }
+    }
+}

@@ -1,0 +1,430 @@
+//! The CLI of cli.md with the real binary: exact stdout, stderr and exit codes.
+
+mod common;
+
+use common::{run, text, TempDir};
+use std::path::Path;
+
+const DOC: &str = "---\ntype: table\n---\nOrders placed online.\n";
+const DOC_HASH: &str = "2d65d1f371dce60a30bf1ea8b7b3d84a5b89cdb3b89c60d45e9beae0d7330425";
+const CHANGED: &str = "re-read the concept and retry with its new hash";
+
+fn ok(data: &Path, args: &[&str], stdin: &str) -> (String, String) {
+    let (code, out, err) = text(&run(data, args, stdin.as_bytes()));
+    assert_eq!(code, 0, "{args:?}: {err}");
+    (out, err)
+}
+
+fn fails(data: &Path, args: &[&str], stdin: &[u8], want_err: &str) {
+    let (code, out, err) = text(&run(data, args, stdin));
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (1, "", want_err),
+        "{args:?}"
+    );
+}
+
+#[test]
+fn usage_version_and_argument_errors() {
+    let d = TempDir::new("cli-usage");
+    let (code, out, err) = text(&run(d.path(), &[], b""));
+    assert_eq!((code, out.as_str()), (1, ""));
+    assert!(err.starts_with("usage: langonrock <command>"));
+    let (out, err) = ok(d.path(), &["--help"], "");
+    assert!(out.starts_with("usage: langonrock <command>") && err.is_empty());
+    let (out, _) = ok(d.path(), &["-v"], "");
+    assert_eq!(out, format!("langonrock {}\n", env!("CARGO_PKG_VERSION")));
+    fails(
+        d.path(),
+        &["frob"],
+        b"",
+        "error: unknown command \"frob\"\n",
+    );
+    fails(
+        d.path(),
+        &["get", "--tenant", "t"],
+        b"",
+        "error: get requires at least one concept id\n",
+    );
+    fails(
+        d.path(),
+        &["search", "q", "--tenant", "t", "--k", "10abc"],
+        b"",
+        "error: --k must be a positive integer, got \"10abc\"\n",
+    );
+    fails(
+        d.path(),
+        &["manifest"],
+        b"",
+        "error: --tenant is required\n",
+    );
+    fails(
+        d.path(),
+        &["mcp", "okf://data/x?tenant=t"],
+        b"",
+        "error: invalid dsn \"okf://data/x?tenant=t\"\n",
+    );
+    // Nothing was created by any of these.
+    assert!(!d.path().join("tenants").exists());
+}
+
+#[test]
+fn write_read_manifest_source_delete() {
+    let d = TempDir::new("cli-docs");
+    let data = d.path();
+    let t = ["--tenant", "Acme"];
+    let args = |a: &[&'static str]| -> Vec<&'static str> { [a, &t[..]].concat() };
+    // Reading an empty tenant announces it and creates nothing.
+    let (out, err) = ok(data, &args(&["manifest"]), "");
+    let empty = "# tenant: acme\n# bundles:\nid\tbundle\tkind\tstatus\tgrain\tsummary\tlinks\n";
+    assert_eq!(out, empty);
+    assert_eq!(err, format!("tenant \"acme\" has no revisions in {}; the first write creates it\n0 concepts, 68 bytes, ~17 tokens\n", data.display()));
+    assert_eq!(empty.len(), 68);
+    assert!(!data.join("tenants").exists());
+    let (out, err) = ok(
+        data,
+        &args(&["write", "sales", "orders.md", "--create"]),
+        DOC,
+    );
+    assert_eq!(
+        (out.as_str(), err.as_str()),
+        ("", format!("wrote sales/orders.md {DOC_HASH}\n").as_str())
+    );
+    fails(
+        data,
+        &args(&["write", "sales", "orders.md", "--create"]),
+        DOC.as_bytes(),
+        &format!("error: sales/orders.md: concept already exists: {CHANGED}\n"),
+    );
+    fails(data, &args(&["write", "sales", "orders.md"]), DOC.as_bytes(),
+        "error: a write needs --replaces <hash> to update, --create for a new concept, or --force to overwrite whatever is there\n");
+    fails(
+        data,
+        &args(&["write", "sales", "bad.md", "--create"]),
+        b"\xff\xfe",
+        "error: sales/bad.md: source must contain valid UTF-8\n",
+    );
+    fails(data, &args(&["write", "sales", "../x.md", "--create"]), DOC.as_bytes(),
+        "error: invalid path \"../x.md\": segment \"..\" is empty, starts with a dot, ends with a space or dot, or holds a control character or one of < > : \" | ? *\n");
+    fails(
+        data,
+        &args(&["write", "sales", "x.md", "--replaces", "abc"]),
+        DOC.as_bytes(),
+        "error: sales/x.md: invalid hash \"abc\": expected 64 lowercase hex characters\n",
+    );
+    let (out, err) = ok(data, &args(&["read", "SALES", "orders.md"]), "");
+    assert_eq!(
+        (out.as_str(), err.as_str()),
+        (DOC, format!("{DOC_HASH}\n").as_str())
+    );
+    fails(
+        data,
+        &args(&["read", "sales", "nope.md"]),
+        b"",
+        "error: no such concept\n",
+    );
+    let (out, err) = ok(data, &args(&["manifest"]), "");
+    let want = "# tenant: acme\n# bundles: sales\nid\tbundle\tkind\tstatus\tgrain\tsummary\tlinks\norders\tsales\ttable\t-\t-\tOrders placed online.\t-\n";
+    assert_eq!(out, want);
+    assert_eq!(
+        err,
+        format!(
+            "1 concepts, {} bytes, ~{} tokens\n",
+            want.len(),
+            want.len().div_ceil(4)
+        )
+    );
+    let (out, err) = ok(data, &args(&["source"]), "");
+    assert_eq!(out, format!("{DOC_HASH}\t42\tsales/orders.md\torders\n"));
+    assert_eq!(err, "1 file\n");
+    let (snap, err) = ok(data, &args(&["snapshot"]), "");
+    assert!(snap.len() == 65 && snap.ends_with('\n') && err == "1 concepts\n");
+    fails(
+        data,
+        &args(&["delete", "sales", "orders.md"]),
+        b"",
+        "error: delete needs --replaces <hash> or --force\n",
+    );
+    let zeros = "0".repeat(64);
+    fails(
+        data,
+        &[
+            "delete",
+            "sales",
+            "orders.md",
+            "--replaces",
+            &zeros,
+            "--tenant",
+            "Acme",
+        ],
+        b"",
+        &format!("error: sales/orders.md: concept changed since it was read: {CHANGED}\n"),
+    );
+    let (out, err) = ok(
+        data,
+        &[
+            "delete",
+            "sales",
+            "orders.md",
+            "--replaces",
+            DOC_HASH,
+            "--tenant",
+            "Acme",
+        ],
+        "",
+    );
+    assert_eq!(
+        (out.as_str(), err.as_str()),
+        ("", "deleted sales/orders.md\n")
+    );
+    let (out, _) = ok(data, &args(&["history", "--limit", "1"]), "");
+    let page: serde_json::Value = serde_json::from_str(&out).unwrap_or_default();
+    assert_eq!(page["revisions"].as_array().map(Vec::len), Some(1));
+    assert!(page["next"].is_string() && out.ends_with("}\n"));
+    let (out, _) = ok(data, &["verify"], "");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_default();
+    assert_eq!(
+        (v["tenant"].as_str(), v["ok"].as_bool()),
+        (Some("acme"), Some(true))
+    );
+    assert_eq!(v["verifiedRevisions"].as_array().map(Vec::len), Some(2));
+    let (_, err) = ok(data, &["gc", "--dry-run", "--keep", "1"], "");
+    assert_eq!(
+        err,
+        "acme: would remove 0 revisions and 0 records, keep 1, free 0 bytes\n"
+    );
+    let (_, err) = ok(data, &["gc", "--keep", "1", "--grace", "0"], "");
+    assert!(err.starts_with("acme: removed 1 revision and "), "{err}");
+    let (out, _) = ok(data, &["verify"], "");
+    assert!(out.contains("\"ok\":true"), "{out}");
+}
+
+#[test]
+fn transact_and_restore() {
+    let d = TempDir::new("cli-txn");
+    let data = d.path();
+    fails(
+        data,
+        &["transact", "--tenant", "t"],
+        b"{nope",
+        "error: transaction must be valid JSON\n",
+    );
+    let req = serde_json::json!({"changes": [
+        {"operation": "write", "bundle": "b", "path": "a.md", "content": DOC},
+        {"operation": "write", "bundle": "b", "path": "c.md", "content": "no frontmatter\n"}]});
+    let (out, _) = ok(data, &["transact", "--tenant", "t"], &req.to_string());
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap_or_default();
+    assert_eq!(r["concepts"], 2);
+    assert_eq!(
+        r["diagnostics"][0]["message"],
+        "no frontmatter, compiled as plain markdown, not an OKF concept"
+    );
+    let first = r["revision"].as_str().unwrap_or_default().to_string();
+    fails(
+        data,
+        &["transact", "--tenant", "t"],
+        req.to_string().as_bytes(),
+        &format!("error: b/a.md: concept already exists: {CHANGED}\n"),
+    );
+    let dup = serde_json::json!({"changes": [
+        {"operation": "delete", "bundle": "b", "path": "a.md", "replaces": DOC_HASH},
+        {"operation": "delete", "bundle": "b", "path": "A.md", "replaces": DOC_HASH}]});
+    fails(
+        data,
+        &["transact", "--tenant", "t"],
+        dup.to_string().as_bytes(),
+        "error: b/A.md: transaction contains duplicate document targets\n",
+    );
+    ok(
+        data,
+        &["write", "b", "a.md", "--force", "--tenant", "t"],
+        "---\ntype: x\n---\nv2\n",
+    );
+    let (out, _) = ok(data, &["history", "--tenant", "t"], "");
+    let page: serde_json::Value = serde_json::from_str(&out).unwrap_or_default();
+    let head = page["revisions"][0]["revision"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    fails(
+        data,
+        &["restore", &first, "--tenant", "t"],
+        b"",
+        "error: restore requires a revision and --expected-revision <current revision>\n",
+    );
+    fails(
+        data,
+        &[
+            "restore",
+            &first,
+            "--expected-revision",
+            &first,
+            "--tenant",
+            "t",
+        ],
+        b"",
+        "error: database changed: re-read the revision and document hashes\n",
+    );
+    let (out, _) = ok(
+        data,
+        &[
+            "restore",
+            &first,
+            "--expected-revision",
+            &head,
+            "--tenant",
+            "t",
+        ],
+        "",
+    );
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap_or_default();
+    assert_eq!(
+        r["snapshot"],
+        serde_json::from_str::<serde_json::Value>(
+            &ok(data, &["transact", "--tenant", "u"], &req.to_string()).0
+        )
+        .unwrap_or_default()["snapshot"]
+    );
+    let (read, _) = ok(data, &["read", "b", "a.md", "--tenant", "t"], "");
+    assert_eq!(read, DOC);
+}
+
+#[test]
+fn import_export_and_bad_folders() {
+    let d = TempDir::new("cli-import");
+    let data = d.path().join("data");
+    let folder = d.path().join("notes");
+    std::fs::create_dir_all(folder.join("inbox")).unwrap_or_default();
+    std::fs::write(folder.join("inbox/My Note.md"), DOC).unwrap_or_default();
+    let (_, err) = ok(
+        &data,
+        &[
+            "import",
+            folder.to_str().unwrap_or_default(),
+            "--tenant",
+            "n",
+        ],
+        "",
+    );
+    assert!(
+        err.starts_with("snapshot ") && err.ends_with(" (new), 1 bundle (inbox), 1 concepts\n"),
+        "{err}"
+    );
+    let (_, err2) = ok(
+        &data,
+        &[
+            "import",
+            folder.to_str().unwrap_or_default(),
+            "--tenant",
+            "n",
+        ],
+        "",
+    );
+    assert!(
+        err2.contains(" (reused), 1 bundle (inbox), 1 concepts\n"),
+        "{err2}"
+    );
+    // A database edit since the import, and a folder edit of the same file: a conflict.
+    ok(
+        &data,
+        &["write", "inbox", "My Note.md", "--force", "--tenant", "n"],
+        "---\ntype: x\n---\ndb\n",
+    );
+    std::fs::write(
+        folder.join("inbox/My Note.md"),
+        "---\ntype: x\n---\nfolder\n",
+    )
+    .unwrap_or_default();
+    fails(&data, &["import", folder.to_str().unwrap_or_default(), "--tenant", "n"], b"",
+        "error: folder and database both changed inbox/My Note.md; reconcile the source hashes before importing\n");
+    // Bad folders: nothing written.
+    let bad = d.path().join("bad");
+    std::fs::create_dir_all(bad.join("b")).unwrap_or_default();
+    std::fs::write(bad.join("b/a:b.md"), DOC).unwrap_or_default();
+    let (code, _, err) = text(&run(
+        &data,
+        &["import", bad.to_str().unwrap_or_default(), "--tenant", "x"],
+        b"",
+    ));
+    assert_eq!(code, 1);
+    assert!(err.contains("invalid path \"a:b.md\""), "{err}");
+    std::fs::remove_file(bad.join("b/a:b.md")).unwrap_or_default();
+    std::fs::write(bad.join("b/x.md"), b"\xff").unwrap_or_default();
+    fails(
+        &data,
+        &["import", bad.to_str().unwrap_or_default(), "--tenant", "x"],
+        b"",
+        "error: b/x.md: source must contain valid UTF-8\n",
+    );
+    assert!(!data.join("tenants/x").exists());
+    // Export, then import into an empty tenant: the same hashes and snapshot id.
+    let out_dir = d.path().join("export");
+    let (_, err) = ok(
+        &data,
+        &[
+            "export",
+            out_dir.to_str().unwrap_or_default(),
+            "--tenant",
+            "n",
+        ],
+        "",
+    );
+    assert_eq!(err, "exported 1 file\n");
+    fails(
+        &data,
+        &[
+            "export",
+            out_dir.to_str().unwrap_or_default(),
+            "--tenant",
+            "n",
+        ],
+        b"",
+        &format!(
+            "error: export destination already exists: {}\n",
+            out_dir.display()
+        ),
+    );
+    ok(
+        &data,
+        &[
+            "import",
+            out_dir.to_str().unwrap_or_default(),
+            "--tenant",
+            "copy",
+        ],
+        "",
+    );
+    assert_eq!(
+        ok(&data, &["source", "--tenant", "copy"], "").0,
+        ok(&data, &["source", "--tenant", "n"], "").0
+    );
+    assert_eq!(
+        ok(&data, &["snapshot", "--tenant", "copy"], "").0,
+        ok(&data, &["snapshot", "--tenant", "n"], "").0
+    );
+}
+
+#[test]
+fn corrupt_record_fails_closed() {
+    let d = TempDir::new("cli-corrupt");
+    let data = d.path();
+    ok(
+        data,
+        &["write", "b", "a.md", "--create", "--tenant", "t"],
+        DOC,
+    );
+    let src = data.join("tenants/t/sources").join(DOC_HASH);
+    std::fs::write(&src, "tampered").unwrap_or_default();
+    let (code, out, err) = text(&run(data, &["manifest", "--tenant", "t"], b""));
+    assert_eq!((code, out.as_str()), (1, ""));
+    assert!(err.starts_with("error: database corruption: "), "{err}");
+    let (code, out, _) = text(&run(data, &["verify", "--tenant", "t"], b""));
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_default();
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["issues"][0]["artifact"], format!("source/{DOC_HASH}"));
+    assert!(v["issues"][0]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .starts_with("database corruption: "));
+}
