@@ -1,5 +1,6 @@
 // Builds the notes page into dist/: the app (src/main.ts), the langonrock package linked from
-// ../pkg (its browser entry fetches the .wasm next to it), and a service worker (src/sw.js)
+// ../pkg (its browser entry fetches the .wasm next to it; the MCP SDK it loads only for
+// createMcpServer stays out), and a service worker (src/sw.js)
 // that precaches every built file so the page works offline once loaded.
 
 import { defineConfig, type Plugin } from 'vite';
@@ -37,6 +38,9 @@ export default defineConfig({
     sourcemap: false,
     assetsInlineLimit: 0,
     chunkSizeWarningLimit: 2048,
+    // The package loads the MCP SDK only inside createMcpServer (js.md §6), which a page
+    // never calls: leave it out of the bundle.
+    rolldownOptions: { external: [/^@modelcontextprotocol\/sdk(\/|$)/] },
   },
   optimizeDeps: { exclude: ['langonrock'] },
   server: { fs: { allow: ['..'] } },

@@ -2,8 +2,7 @@
 // routes `#/…` to its views. Every tab of the page opens its own connection to the same
 // tenant; the store tells each of them when another moved the head, and they re-read.
 
-import * as langonrock from 'langonrock';
-import type { Open } from 'langonrock';
+import { open, indexedDb } from 'langonrock';
 import { App, describe } from './app.js';
 import { h, fill } from './lib/dom.js';
 import { renderSidebar, sidebarKeys } from './sidebar.js';
@@ -29,11 +28,7 @@ const sidebar = document.getElementById('sidebar')!;
 const status = document.getElementById('status')!;
 
 async function start(): Promise<void> {
-  const open = (langonrock as unknown as { open?: Open }).open;
-  if (typeof open !== 'function') {
-    throw new Error(`this build of the langonrock package (${langonrock.version()}) has no open() yet`);
-  }
-  const store = langonrock.indexedDb({ name: DATABASE });
+  const store = indexedDb({ name: DATABASE });
   const conn = await open({ tenant: TENANT, store });
   const tenantStore = await store.open(TENANT);
   const app = new App(conn, tenantStore, TENANT, DATABASE);
@@ -88,12 +83,15 @@ async function start(): Promise<void> {
     routeHash = location.hash;
   };
 
+  // A view that renames its own route (a new note once saved) keeps the router informed.
+  window.addEventListener('routereplaced', () => (routeHash = location.hash));
+
   window.addEventListener('hashchange', async () => {
-    if (location.hash === routeHash) return;
     if (view?.dirty?.()) {
       const target = location.hash;
       history.replaceState(null, '', routeHash || '#/');
       if (!(await confirmDialog('Leave the editor? Your unsaved text will be lost.', 'Leave', true))) return;
+      view?.dispose?.();
       view = null;
       location.hash = target;
       return;

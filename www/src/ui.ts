@@ -74,3 +74,9 @@ export function formatTime(iso: string): string {
 export function setTitle(title: string): void {
   document.title = title ? `${title} · langonrock notes` : 'langonrock notes';
 }
+
+/** Replaces the page's route without showing another view (a new note once saved). */
+export function replaceRoute(hash: string): void {
+  history.replaceState(null, '', hash);
+  window.dispatchEvent(new Event('routereplaced'));
+}

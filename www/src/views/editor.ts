@@ -11,7 +11,7 @@ import type { LangonrockError, SourceText } from 'langonrock';
 import { h, fill } from '../lib/dom.js';
 import { FIELDS, readFields, setField, type Field } from '../lib/frontmatter.js';
 import { diffLines, merge } from '../lib/diff.js';
-import { routes, setTitle, announce, confirmDialog, showError } from '../ui.js';
+import { routes, setTitle, announce, confirmDialog, showError, replaceRoute } from '../ui.js';
 import { diagnosticsList } from './concept.js';
 import type { View } from './view.js';
 
@@ -132,7 +132,7 @@ export function editorView(app: App, main: HTMLElement, params: EditorParams): V
       base = { content, hash: result.hash };
       if (isNew) {
         isNew = false;
-        history.replaceState(null, '', routes.edit(bundle, path));
+        replaceRoute(routes.edit(bundle, path));
         setHeading();
       }
       fill(conflictArea);
