@@ -69,8 +69,9 @@ async function dropped(data: DataTransfer): Promise<Picked[]> {
 
 export function transferView(app: App, main: HTMLElement): View {
   setTitle('Import & export');
-  const folderInput = h('input', { type: 'file', id: 'folder-input', multiple: true, webkitdirectory: true, class: 'sr-only', tabindex: '-1' });
-  const filesInput = h('input', { type: 'file', id: 'files-input', multiple: true, accept: '.md,text/markdown', class: 'sr-only', tabindex: '-1' });
+  // The pickers open from the buttons below; the inputs themselves stay out of sight.
+  const folderInput = h('input', { type: 'file', id: 'folder-input', multiple: true, webkitdirectory: true, hidden: true, 'aria-label': 'Folder to import' });
+  const filesInput = h('input', { type: 'file', id: 'files-input', multiple: true, accept: '.md,text/markdown', hidden: true, 'aria-label': 'Markdown files to import' });
   const oneBundle = h('input', { type: 'checkbox', id: 'one-bundle' });
   const bundleName = h('input', { type: 'text', id: 'bundle-name', value: 'notes', autocomplete: 'off' });
   const planArea = h('div', { class: 'plan', 'aria-live': 'polite' });
