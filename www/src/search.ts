@@ -13,7 +13,12 @@ import { badge, routes, showError } from './ui.js';
 
 declare global {
   interface Window {
-    __notesPerf: { search: Array<{ query: string; total: number; engine: number }>; interactive?: number };
+    __notesPerf: {
+      search: Array<{ query: string; total: number; engine: number }>;
+      /** Milliseconds from navigation start: module evaluated, connection open, first data, search index ready. */
+      marks: Record<string, number>;
+      interactive?: number;
+    };
   }
 }
 

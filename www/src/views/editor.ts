@@ -238,7 +238,8 @@ export function editorView(app: App, main: HTMLElement, params: EditorParams): V
         h('div', { class: 'toolbar' }, theirs ? mergeButton : null, keepMine, takeTheirs),
       ),
     );
-    (theirs ? mergeButton : keepMine).focus();
+    conflictArea.scrollIntoView({ block: 'start' });
+    (theirs ? mergeButton : keepMine).focus({ preventScroll: true });
     announce('This note changed elsewhere: both versions are shown.');
   };
 
