@@ -379,6 +379,39 @@ test('the main views of the sample bundles, with axe-core', async () => {
   await p.$eval('#tool-out', (el) => el.scrollIntoView({ block: 'end' }));
   await shot(p, 'agent-tool');
   await assertAccessible(p, 'what an agent sees');
+});
+
+test('Markdown files dropped on the page go into the bundle named for them', async () => {
+  const p = samplesPage;
+  await go(p, '#/transfer');
+  await p.fill('#bundle-name', 'dropped');
+  await p.evaluate(() => {
+    const data = new DataTransfer();
+    data.items.add(new File(['---\ntype: note\n---\n\nThe first dropped note links to [[second]].\n'], 'first.md', { type: 'text/markdown' }));
+    data.items.add(new File(['---\ntype: note\n---\n\nThe second dropped note.\n'], 'second.md', { type: 'text/markdown' }));
+    document.querySelector('#dropzone').dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+  });
+  await p.waitForSelector('#import-go');
+  assert.match(await p.textContent('.plan'), /2 Markdown files in 1 bundle \(dropped\): 2 new/);
+  await p.click('#import-go');
+  await p.waitForSelector('#import-done');
+  const listed = await p.evaluate(() => window.notes.conn.listSource());
+  assert.deepEqual(
+    listed.filter((e) => e.bundle === 'dropped').map((e) => [e.path, e.id]),
+    [
+      ['first.md', 'first'],
+      ['second.md', 'second'],
+    ],
+  );
+  assert.deepEqual((await p.evaluate(() => window.notes.rows.get('first'))).links, ['second']);
+  // The same files again are already stored: nothing to import.
+  await p.evaluate(() => {
+    const data = new DataTransfer();
+    data.items.add(new File(['---\ntype: note\n---\n\nThe second dropped note.\n'], 'second.md', { type: 'text/markdown' }));
+    document.querySelector('#dropzone').dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+  });
+  await p.waitForFunction(() => document.querySelector('.plan')?.textContent.includes('0 new, 1 already stored'));
+  assert.equal(await p.isDisabled('#import-go'), true);
   await p.context().close();
 });
 

@@ -58,6 +58,9 @@ async function walk(entry: FileSystemEntry, prefix: string, out: Picked[]): Prom
 async function dropped(data: DataTransfer): Promise<Picked[]> {
   const entries = [...data.items].map((i) => i.webkitGetAsEntry()).filter((e): e is FileSystemEntry => e !== null);
   const out: Picked[] = [];
+  // Files put on the drag by a page rather than a file manager have no entries: take them as
+  // loose files.
+  if (entries.length === 0) return [...data.files].map((file) => ({ rel: file.name, file }));
   const dirs = entries.filter((e) => e.isDirectory);
   if (dirs.length === 1 && entries.length === 1) {
     await walk(dirs[0], '', out);
