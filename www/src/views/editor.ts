@@ -320,7 +320,7 @@ export function editorView(app: App, main: HTMLElement, params: EditorParams): V
   );
 
   heading.id = 'editor-h';
-  fill(main, h('div', { class: 'editor-view' }, heading, notices, conflictArea, form, diagArea));
+  fill(main, h('div', { class: 'editor-view' }, heading, notices, diagArea, conflictArea, form));
   setHeading();
 
   const start = async () => {
