@@ -311,6 +311,38 @@ test('after a page reload everything is still there, and the page works offline'
   }
 });
 
+test('a new note at a taken path shows both versions; a note is deleted, and history shows it', async () => {
+  await go(page, '#/new');
+  await page.fill('#field-bundle', 'notes');
+  await page.fill('#field-path', 'beta.md');
+  await page.fill('#source', '---\ntype: note\n---\n\nA different beta.\n');
+  await save(page);
+  await page.waitForSelector('section.conflict');
+  assert.match(await page.textContent('section.conflict'), /A note already exists at notes\/beta\.md/);
+  assert.match(await page.textContent('section.conflict pre.theirs'), /quokka approval/);
+  assert.equal((await source(page, 'notes', 'beta.md')).content, BETA, 'nothing was overwritten');
+  await page.click('section.conflict button:has-text("Take theirs")');
+  await page.click('dialog button[value="yes"]');
+  await page.waitForFunction(() => document.querySelector('#source').value.includes('quokka approval'));
+  assert.equal(await page.textContent('#editor-h'), 'Editing notes / beta.md', 'the editor now edits the stored note');
+
+  await go(page, '#/c/alpha');
+  await page.waitForSelector('.concept[data-id="alpha"]');
+  await page.click('.concept .toolbar button.danger');
+  await page.click('dialog button[value="yes"]');
+  await page.waitForFunction(() => location.hash === '#/');
+  await page.waitForFunction(() => [...document.querySelectorAll('#sidebar li a')].map((a) => a.textContent).join() === 'beta');
+  assert.equal(await source(page, 'notes', 'alpha.md'), null);
+  await go(page, '#/c/beta');
+  await page.waitForSelector('.concept .side');
+  assert.equal((await page.textContent('#backlinks-h')).trim(), 'Backlinks (0)');
+  await go(page, '#/history');
+  await page.waitForFunction(() => document.querySelectorAll('table.list tbody tr').length === 6);
+  await page.click('table.list tbody tr:nth-child(1) a');
+  await page.waitForSelector('ul.changes');
+  assert.deepEqual(await changes(page), ['removed notes/alpha.md']);
+});
+
 /** The bundle documents of a folder as `<bundle>/<path>` → bytes, as compile.md §1.1 reads it. */
 function folderDocuments(root) {
   const out = new Map();

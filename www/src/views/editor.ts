@@ -170,6 +170,16 @@ export function editorView(app: App, main: HTMLElement, params: EditorParams): V
     await conflict(stored(), 'changed');
   };
 
+  /** From here on the editor edits `theirs`: a new note whose path was taken becomes an edit. */
+  const adopt = (theirs: SourceText) => {
+    base = theirs;
+    if (isNew) {
+      isNew = false;
+      replaceRoute(routes.edit(bundle, path));
+      setHeading();
+    }
+  };
+
   /** Both versions side by side, and the three ways out. */
   const conflict = async (mine: string, reason: string | undefined) => {
     let theirs: SourceText | null;
@@ -194,7 +204,7 @@ export function editorView(app: App, main: HTMLElement, params: EditorParams): V
       if (!(await confirmDialog(theirs ? 'Replace your text in the editor with the other version? Your edits are dropped.' : 'Drop your text? The note stays deleted.', theirs ? 'Take theirs' : 'Discard mine', true))) return;
       fill(conflictArea);
       if (theirs) {
-        base = theirs;
+        adopt(theirs);
         crlf = /\r\n/.test(theirs.content) && !/(^|[^\r])\n/.test(theirs.content);
         load(theirs.content);
         announce('Took the other version.');
@@ -205,7 +215,7 @@ export function editorView(app: App, main: HTMLElement, params: EditorParams): V
     const mergeButton = h('button', { type: 'button' }, 'Merge both');
     mergeButton.addEventListener('click', () => {
       const m = merge(base?.content ?? '', mine, theirs!.content);
-      base = theirs;
+      adopt(theirs!);
       crlf = false;
       load(m.text);
       fill(
