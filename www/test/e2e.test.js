@@ -397,6 +397,14 @@ test('the main views of the sample bundles, with axe-core', async () => {
   assert.deepEqual(await p.$$eval('.side .links li a', (as) => as.map((a) => a.textContent)), row.links);
   await shot(p, 'concept-samples');
   await assertAccessible(p, 'a sample concept');
+  // A Markdown link (by path) is followed by clicking, like a wiki link.
+  const link = await p.$('article.rendered a.internal:not(.wikilink)');
+  assert.ok(link, 'the sample concept has a Markdown link to another note');
+  const target = await link.getAttribute('data-id');
+  assert.ok(row.links.includes(target), `${target} is one of the concept's links`);
+  await link.click();
+  await p.waitForFunction((id) => location.hash === `#/c/${encodeURIComponent(id)}`, target);
+  await p.waitForSelector(`.concept[data-id="${target}"]`);
   await go(p, '#/agent');
   await p.waitForSelector('#manifest-tsv');
   const manifest = await p.evaluate(() => window.notes.conn.manifest());
