@@ -216,6 +216,13 @@ impl TenantBackend {
             conn: Mutex::new(conn),
         }
     }
+
+    /// Puts the pending derived record, if any (when the session ends).
+    pub fn finish(&self) {
+        if let Ok(mut conn) = self.conn.lock() {
+            conn.finish_derived();
+        }
+    }
 }
 
 /// The bundle name as stored (bundles match ignoring case), or as given when unknown.
@@ -264,7 +271,10 @@ fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
             limit,
             find,
             source,
-        } => match conn.read() {
+        } => match conn
+            .read()
+            .and_then(|s| conn.check_sources(source.then(|| ids.clone())).map(|()| s))
+        {
             Ok(s) => {
                 // The table already applied the MCP default cap (read.md §3.3).
                 let opts = langonrock_core::read::GetOptions {
@@ -274,8 +284,10 @@ fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
                     find,
                     source,
                 };
-                let r = langonrock_core::read::get(s.model(), &ids, &opts);
-                (langonrock_core::read::render_mcp(&r), false)
+                match s.get(&ids, &opts) {
+                    Ok(r) => (langonrock_core::read::render_mcp(&r), false),
+                    Err(e) => err_text(&e),
+                }
             }
             Err(e) => err_text(&e),
         },
@@ -379,19 +391,22 @@ impl Backend for TenantBackend {
 /// Builds the server of `langonrock mcp` for a connection: computes the advice sentence
 /// once from the whole manifest (none if that fails).
 pub fn server_for(conn: Conn, mode: Mode) -> McpServer {
-    let mut conn = conn;
+    server_over(Arc::new(TenantBackend::new(conn)), mode)
+}
+
+/// [`server_for`] over a backend the caller keeps (to finish it when the session ends).
+pub fn server_over(backend: Arc<TenantBackend>, mode: Mode) -> McpServer {
     let today = crate::clock::today();
-    let advice = conn
-        .read()
+    let advice = backend
+        .conn
+        .lock()
         .ok()
-        .and_then(|s| manifest::manifest(s.model(), conn.tenant(), None, &today).ok())
+        .and_then(|mut conn| {
+            let s = conn.read().ok()?;
+            manifest::manifest(s.model(), conn.tenant(), None, &today).ok()
+        })
         .map(|m| tools::advice(&m));
-    McpServer::new(
-        Arc::new(TenantBackend::new(conn)),
-        mode,
-        advice,
-        Arc::new(crate::clock::today),
-    )
+    McpServer::new(backend, mode, advice, Arc::new(crate::clock::today))
 }
 
 /// `langonrock mcp`: the startup lines on stderr (agent.md §1.1), then MCP over
@@ -427,7 +442,8 @@ where
             crate::commands::no_revisions(&target.tenant, &target.data)
         );
     }
-    let server = server_for(conn, mode);
+    let backend = Arc::new(TenantBackend::new(conn));
+    let server = server_over(backend.clone(), mode);
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -438,11 +454,13 @@ where
             return 1;
         }
     };
-    match rt.block_on(serve(server, reader, writer)) {
+    let code = match rt.block_on(serve(server, reader, writer)) {
         Ok(()) => 0,
         Err(m) => {
             let _ = writeln!(err, "error: {m}");
             1
         }
-    }
+    };
+    backend.finish();
+    code
 }
