@@ -49,7 +49,10 @@ fn ms(t: Instant) -> f64 {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let dir = Path::new(args.get(1).expect("usage: native_bench <dir> <queries.json>"));
+    let dir = Path::new(
+        args.get(1)
+            .expect("usage: native_bench <dir> <queries.json>"),
+    );
     let queries: Vec<String> = serde_json::from_str(
         &std::fs::read_to_string(args.get(2).expect("a queries file")).expect("readable"),
     )
