@@ -106,7 +106,11 @@ fn serve(store: &mut MemoryStore, need: &JsValue) -> JsValue {
 }
 
 /// Runs an op to its end; `Err` is the thrown JS error.
-fn run(engine: &mut WasmEngine, store: &mut MemoryStore, mut op: WasmOp) -> Result<JsValue, JsValue> {
+fn run(
+    engine: &mut WasmEngine,
+    store: &mut MemoryStore,
+    mut op: WasmOp,
+) -> Result<JsValue, JsValue> {
     let mut step = op.resume(engine, JsValue::UNDEFINED)?;
     loop {
         if Reflect::has(&step, &JsValue::from_str("done")).expect("has") {
@@ -203,7 +207,11 @@ fn get_answers_a_map_in_result_order_with_the_core_slices() {
         },
     );
     let expected: serde_json::Value = serde_json::from_str(&core.to_json()).expect("json");
-    let keys: Vec<String> = map.keys().into_iter().map(|k| k.unwrap().as_string().unwrap()).collect();
+    let keys: Vec<String> = map
+        .keys()
+        .into_iter()
+        .map(|k| k.unwrap().as_string().unwrap())
+        .collect();
     assert_eq!(keys, ids[..3].to_vec(), "found ids in request order");
     for id in &keys {
         let slice = map.get(&JsValue::from_str(id));
@@ -212,7 +220,10 @@ fn get_answers_a_map_in_result_order_with_the_core_slices() {
         for k in ["start", "end", "total"] {
             assert_eq!(field(&slice, k).as_f64(), want[k].as_f64(), "{id} {k}");
         }
-        assert!(field(&slice, "matches").is_undefined(), "no find, no matches");
+        assert!(
+            field(&slice, "matches").is_undefined(),
+            "no find, no matches"
+        );
     }
     let found = engine
         .get(
@@ -230,7 +241,10 @@ fn search_through_the_bindings_equals_the_core_search() {
     let (engine, _) = loaded();
     let model = compile(&samples(), SUMMARY_WIDTH).expect("compile");
     let index = Index::build(&model, TODAY);
-    for (query, k) in [("revenue recognition", 8.0), ("bitcoin transaction inputs", 3.0)] {
+    for (query, k) in [
+        ("revenue recognition", 8.0),
+        ("bitcoin transaction inputs", 3.0),
+    ] {
         let opts = SearchOptions {
             k: k as usize,
             ..SearchOptions::default()
@@ -253,7 +267,13 @@ fn write_then_read_source_and_a_conflicting_write() {
     let (mut engine, mut store) = loaded();
     let body = "---\ntype: note\n---\n# Idea\n\nA new idea.\n";
     let op = engine
-        .write("inbox".into(), "idea.md".into(), body.into(), JsValue::UNDEFINED, T1)
+        .write(
+            "inbox".into(),
+            "idea.md".into(),
+            body.into(),
+            JsValue::UNDEFINED,
+            T1,
+        )
         .expect("a valid write");
     let r = run(&mut engine, &mut store, op).expect("the write commits");
     let hash = text(&r, "hash");
@@ -268,7 +288,13 @@ fn write_then_read_source_and_a_conflicting_write() {
     assert!(none.is_null());
     // No `replaces` on an existing document: a CONFLICT with the reason as data.
     let op = engine
-        .write("inbox".into(), "idea.md".into(), "x".into(), JsValue::NULL, T2)
+        .write(
+            "inbox".into(),
+            "idea.md".into(),
+            "x".into(),
+            JsValue::NULL,
+            T2,
+        )
         .expect("valid");
     let e = run(&mut engine, &mut store, op).unwrap_err();
     assert_eq!(
@@ -281,7 +307,13 @@ fn write_then_read_source_and_a_conflicting_write() {
     assert_eq!(text(&e, "reason"), "exists");
     // A content that is not a string is refused before anything is prepared.
     let e = engine
-        .write("inbox".into(), "idea.md".into(), JsValue::from_f64(1.0), JsValue::NULL, T2)
+        .write(
+            "inbox".into(),
+            "idea.md".into(),
+            JsValue::from_f64(1.0),
+            JsValue::NULL,
+            T2,
+        )
         .err()
         .expect("refused");
     assert_eq!(js_error(&e).1, "document content must be a string");
@@ -291,7 +323,10 @@ fn write_then_read_source_and_a_conflicting_write() {
 fn transact_refusals_carry_every_failed_change() {
     let (mut engine, mut store) = loaded();
     let (b, p, _) = SAMPLES[0];
-    let changes = Array::of2(&write_change(b, p, "a"), &write_change("inbox", "new.md", "b"));
+    let changes = Array::of2(
+        &write_change(b, p, "a"),
+        &write_change("inbox", "new.md", "b"),
+    );
     let op = engine
         .transact(obj(&[("changes", changes.into())]), T1)
         .expect("valid");
@@ -302,7 +337,10 @@ fn transact_refusals_carry_every_failed_change() {
     assert_eq!(field(&failed.get(0), "index").as_f64(), Some(0.0));
     assert_eq!(text(&failed.get(0), "reason"), "exists");
     // Validation runs before anything is prepared, with the spec's texts.
-    let e = engine.transact(obj(&[("changes", Array::new().into())]), T1).err().expect("refused");
+    let e = engine
+        .transact(obj(&[("changes", Array::new().into())]), T1)
+        .err()
+        .expect("refused");
     assert_eq!(
         js_error(&e),
         (
@@ -334,14 +372,20 @@ fn history_and_restore_through_the_bindings() {
         .expect("valid");
     run(&mut engine, &mut store, op).expect("the delete commits");
     let after = engine.manifest(None, TODAY).unwrap();
-    assert!(after.lines().count() + 1 == first.lines().count(), "one row fewer");
+    assert!(
+        after.lines().count() + 1 == first.lines().count(),
+        "one row fewer"
+    );
     let op = engine.history(JsValue::UNDEFINED).unwrap();
     let page = run(&mut engine, &mut store, op).unwrap();
     let revisions = Array::from(&field(&page, "revisions"));
     assert_eq!(revisions.length(), 2);
     let newest = revisions.get(0);
     let oldest = revisions.get(1);
-    assert!(field(&oldest, "parent").is_null(), "the first revision has a null parent");
+    assert!(
+        field(&oldest, "parent").is_null(),
+        "the first revision has a null parent"
+    );
     assert_eq!(text(&newest, "parent"), text(&oldest, "revision"));
     assert_eq!(text(&oldest, "created"), T0);
     assert!(field(&page, "next").is_undefined(), "no further page");
@@ -361,8 +405,15 @@ fn history_and_restore_through_the_bindings() {
         )
         .unwrap();
     let r = run(&mut engine, &mut store, op).expect("restore commits");
-    assert!(engine.manifest(None, TODAY).unwrap() == first, "the first state again");
-    assert_ne!(text(&r, "revision"), text(&oldest, "revision"), "a new revision");
+    assert!(
+        engine.manifest(None, TODAY).unwrap() == first,
+        "the first state again"
+    );
+    assert_ne!(
+        text(&r, "revision"),
+        text(&oldest, "revision"),
+        "a new revision"
+    );
     let e = engine
         .restore(obj(&[("revision", "abc".into())]), T2)
         .err()
