@@ -42,14 +42,21 @@ const isoDate = (d) => d.toISOString().slice(0, 10);
 
 /** Runs an op to its end against a tenant store. `onCommit(step)` may answer a commit step. */
 async function drive(engine, store, op, onCommit) {
-  let step = op.resume(engine, undefined);
-  while (!('done' in step)) {
-    let answer;
-    if (step.need === 'commit' && onCommit) answer = await onCommit(step);
-    if (answer === undefined) answer = await serveNeed(store, step);
-    step = op.resume(engine, answer);
+  try {
+    let step = op.resume(engine, undefined);
+    while (!('done' in step)) {
+      let answer;
+      if (step.need === 'commit' && onCommit) answer = await onCommit(step);
+      if (answer === undefined) answer = await serveNeed(store, step);
+      step = op.resume(engine, answer);
+    }
+    return step.done;
+  } catch (e) {
+    // A commit whose outcome was lost on the way (a hook threw) is indeterminate: the engine
+    // reloads before its next operation.
+    if (engine.commitInFlight()) throw engine.forgetCommit() ?? e;
+    throw e;
   }
-  return step.done;
 }
 
 /**

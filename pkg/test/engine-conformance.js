@@ -257,6 +257,33 @@ export const cases = [
     },
   },
   {
+    name: 'tool calls answer as the MCP server does, undefined arguments left out',
+    async run({ lib, make }) {
+      const a = await connect(lib, await make());
+      const w = await a.callTool('write', { bundle: 'ops', path: 'runbook.md', content: doc('Runbook'), replaces: undefined });
+      assert.equal(w.isError, false, w.text);
+      assert.ok(w.text.startsWith('wrote ops/runbook.md (hash '), w.text);
+      assert.ok(w.text.endsWith(', 1 concepts\nid runbook'), w.text);
+      const hash = (await a.readSource('ops', 'runbook.md')).hash;
+      assert.deepEqual(await a.callTool('delete', { bundle: 'ops', path: 'runbook.md' }), {
+        text: `deleting needs the hash of the version being removed\nretry with replaces: "${hash}"`,
+        isError: true,
+      });
+      assert.deepEqual(await a.callTool('get', { ids: ['runbook'], limit: 0 }), { text: 'limit must be a positive integer', isError: true });
+      assert.deepEqual(await a.callTool('nope', {}), { text: 'unknown tool "nope"', isError: true });
+      const t = await a.callTool('transact', { changes: [{ operation: 'write', bundle: 'ops', path: 'runbook.md', content: 'x' }, { operation: 'write', bundle: 'ops', path: 'new.md', content: 'y' }] });
+      assert.deepEqual(t, {
+        text: `concept already exists: re-read the concept and retry with its new hash\nchanges[0]: ops/runbook.md\nretry with replaces: "${hash}"`,
+        isError: true,
+      });
+      const dup = await a.callTool('transact', { changes: [{ operation: 'write', bundle: 'ops', path: 'a.md', content: 'x' }, { operation: 'write', bundle: 'OPS', path: 'A.md', content: 'y' }] });
+      assert.deepEqual(dup, { text: 'transaction contains duplicate document targets\nchanges[1]: OPS/A.md', isError: true });
+      const page = JSON.parse((await a.callTool('history', { limit: 1 })).text);
+      assert.equal(page.revisions.length, 1);
+      await a.close();
+    },
+  },
+  {
     name: 'get answers a Map, also for ids such as constructor and __proto__',
     async run({ lib, make }) {
       const a = await connect(lib, await make());

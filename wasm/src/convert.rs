@@ -38,14 +38,66 @@ pub fn to_js<T: Serialize + ?Sized>(v: &T) -> Result<JsValue, Error> {
         .map_err(|e| Error::Invalid(format!("cannot convert a result to JS: {e}")))
 }
 
-/// Any JS value as JSON, for the core's request parsers: values JSON cannot hold (functions,
-/// symbols, BigInts) make the whole value `null`, which the parsers refuse with their own
-/// message.
+/// Any JS value as JSON, for the core's request parsers, as `JSON.stringify` would see it:
+/// object properties that are `undefined` (or functions, symbols) are left out, and in arrays
+/// they are `null`. Strings with lone surrogates come through lossily; the callers that must
+/// refuse them check first ([`transaction`], [`content`]). Numbers that are not finite are
+/// `null`; BigInts are their decimal value.
 pub fn json(v: &JsValue) -> serde_json::Value {
-    if v.is_undefined() {
-        return serde_json::Value::Null;
+    json_at(v, 0).unwrap_or(serde_json::Value::Null)
+}
+
+/// How deep `json` follows nested arrays and objects (a cycle ends there as `null`).
+const MAX_DEPTH: usize = 64;
+
+fn json_at(v: &JsValue, depth: usize) -> Option<serde_json::Value> {
+    use serde_json::Value;
+    if v.is_undefined() || v.is_function() || v.is_symbol() {
+        return None;
     }
-    serde_wasm_bindgen::from_value(v.clone()).unwrap_or(serde_json::Value::Null)
+    if v.is_null() || depth > MAX_DEPTH {
+        return Some(Value::Null);
+    }
+    if let Some(b) = v.as_bool() {
+        return Some(Value::Bool(b));
+    }
+    if let Some(s) = v.as_string() {
+        return Some(Value::String(s));
+    }
+    if let Some(n) = v.as_f64() {
+        return Some(if n.fract() == 0.0 && n.abs() < 9.007_199_254_740_992e15 {
+            Value::from(n as i64)
+        } else {
+            serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number)
+        });
+    }
+    if v.is_bigint() {
+        let s: String = js_sys::BigInt::unchecked_from_js_ref(v)
+            .to_string(10)
+            .map(String::from)
+            .unwrap_or_default();
+        return Some(serde_json::from_str(&s).unwrap_or(Value::Null));
+    }
+    if Array::is_array(v) {
+        return Some(Value::Array(
+            Array::from(v)
+                .iter()
+                .map(|x| json_at(&x, depth + 1).unwrap_or(Value::Null))
+                .collect(),
+        ));
+    }
+    if let Some(o) = v.dyn_ref::<Object>() {
+        let mut map = serde_json::Map::new();
+        for entry in Object::entries(o).iter() {
+            let pair = Array::from(&entry);
+            if let (Some(k), Some(x)) = (pair.get(0).as_string(), json_at(&pair.get(1), depth + 1))
+            {
+                map.insert(k, x);
+            }
+        }
+        return Some(Value::Object(map));
+    }
+    Some(Value::Null)
 }
 
 /// A JS string as document content: `IllFormed` when it holds a lone surrogate.
