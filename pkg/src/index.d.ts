@@ -97,6 +97,11 @@ export interface TenantStore {
    */
   put(key: StoreKey, bytes: Uint8Array): Promise<void>;
   /**
+   * Optional: puts several records at once with `put`'s contract for each (the IndexedDB
+   * store writes them in one transaction, all or none). A commit uses it when present.
+   */
+  putMany?(records: ReadonlyArray<{ key: StoreKey; bytes: Uint8Array }>): Promise<void>;
+  /**
    * Replaces the head with `next` if it still equals `expected` (null: no head). Rejects with
    * `STORE` when the head certainly did not move.
    */
