@@ -292,6 +292,50 @@ impl SnapshotTree {
         SnapshotTree { bundles, root }
     }
 
+    /// The tree of `model` from its concepts' digests in model order (as [`leaves`] gives
+    /// them), for a model decoded from a derived record: only the bundle digests and the
+    /// root are computed. `None` when the counts differ.
+    ///
+    /// [`leaves`]: SnapshotTree::leaves
+    pub(crate) fn from_leaves(model: &Model, leaves: &[Digest]) -> Option<SnapshotTree> {
+        if leaves.len() != model.concepts.len() {
+            return None;
+        }
+        let mut next = 0;
+        let mut bundles = Vec::with_capacity(model.bundles.len());
+        for name in &model.bundles {
+            let run = model.bundle_concepts(name);
+            let digests = leaves.get(next..next + run.len())?;
+            let concepts: Vec<ConceptNode> = run
+                .iter()
+                .zip(digests)
+                .map(|(c, d)| ConceptNode {
+                    concept: Arc::clone(c),
+                    digest: *d,
+                })
+                .collect();
+            next += run.len();
+            let digest = bundle_digest(name, &concepts);
+            bundles.push(BundleNode {
+                name: name.clone(),
+                concepts,
+                digest,
+            });
+        }
+        if next != leaves.len() {
+            return None;
+        }
+        let root = root_digest(&bundles);
+        Some(SnapshotTree { bundles, root })
+    }
+
+    /// Every concept's digest, in model order (bundle, then id).
+    pub(crate) fn leaves(&self) -> impl Iterator<Item = &Digest> {
+        self.bundles
+            .iter()
+            .flat_map(|b| b.concepts.iter().map(|c| &c.digest))
+    }
+
     /// The root digest.
     pub fn root(&self) -> Digest {
         self.root

@@ -27,6 +27,13 @@ fn open_read(target: &Target, io: &mut Io<'_>) -> Result<Conn, CliError> {
     Ok(conn)
 }
 
+/// Ends a read command's connection without freeing its served state: the process exits
+/// next, and freeing tens of thousands of compiled concepts one by one would only delay it.
+fn leave(mut conn: Conn) {
+    conn.finish_derived();
+    std::mem::forget(conn);
+}
+
 fn open_write(target: &Target) -> Result<Conn, CliError> {
     Ok(Conn::open(&target.data, &target.tenant, false)?)
 }
@@ -91,6 +98,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             io.out.write_all(text.as_bytes()).map_err(write_err)?;
             let rows = text.lines().count().saturating_sub(3);
             stats(io, rows, &text)?;
+            leave(conn);
             Ok(0)
         }
         Command::Search {
@@ -116,6 +124,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
                 .count()
                 .saturating_sub(1);
             stats(io, rows, &text)?;
+            leave(conn);
             Ok(0)
         }
         Command::Get {
@@ -129,6 +138,9 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
         } => {
             let mut conn = open_read(&target, io)?;
             let s = conn.read()?;
+            if source {
+                conn.check_sources(Some(ids.clone()))?;
+            }
             let opts = langonrock_core::read::GetOptions {
                 section,
                 offset: offset.map(|n| n as u64),
@@ -136,7 +148,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
                 find,
                 source,
             };
-            let r = langonrock_core::read::get(s.model(), &ids, &opts);
+            let r = s.get(&ids, &opts)?;
             let mut text = langonrock_core::read::render_cli(&r);
             if !text.is_empty() {
                 text.push('\n');
@@ -148,6 +160,8 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
                 writeln!(io.err, "warn: no such concept or section: {id}").map_err(write_err)?;
             }
             stats(io, r.slices().count(), &text)?;
+            drop(r);
+            leave(conn);
             Ok(i32::from(missing > 0))
         }
         Command::Snapshot { target } => {
@@ -155,6 +169,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             let s = conn.read()?;
             out_line(io, &s.snapshot_id())?;
             writeln!(io.err, "{} concepts", s.concepts()).map_err(write_err)?;
+            leave(conn);
             Ok(0)
         }
         Command::Source { target } => {
@@ -173,6 +188,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             }
             io.out.write_all(text.as_bytes()).map_err(write_err)?;
             writeln!(io.err, "{}", plural(list.len() as u64, "file")).map_err(write_err)?;
+            leave(conn);
             Ok(0)
         }
         Command::Read {
@@ -187,6 +203,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
                         .write_all(src.content.as_bytes())
                         .map_err(write_err)?;
                     writeln!(io.err, "{}", src.hash).map_err(write_err)?;
+                    leave(conn);
                     Ok(0)
                 }
                 None => Err(CliError("no such concept".into())),
@@ -314,7 +331,8 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
         } => {
             let tenants = tenants_of(&data, tenant)?;
             for t in tenants {
-                let mut conn = Conn::open(&data, &t, false)?;
+                // A dry run changes nothing, not even a derived record.
+                let mut conn = Conn::open(&data, &t, dry_run)?;
                 let keep = keep.map_or(10, |k| i64::try_from(k).unwrap_or(i64::MAX));
                 let r = conn.gc(keep, grace_ms.unwrap_or(3_600_000), dry_run)?;
                 let kept = r.kept.len();
@@ -430,6 +448,7 @@ fn export(conn: &mut Conn, dir: &Path, io: &mut Io<'_>) -> Result<i32, CliError>
         )));
     }
     let s = conn.read()?;
+    conn.check_sources(None)?;
     let mut n = 0usize;
     std::fs::create_dir_all(dir)
         .map_err(|e| CliError(format!("cannot create {}: {e}", dir.display())))?;
@@ -452,6 +471,9 @@ fn file_stamp(path: &Path) -> Option<(u64, std::time::SystemTime)> {
     Some((m.len(), m.modified().ok()?))
 }
 
+/// From this many documents on, `import` prints its phases on stderr.
+const LONG_IMPORT: usize = 1000;
+
 fn import(
     target: &Target,
     dir: &Path,
@@ -462,6 +484,17 @@ fn import(
     let read = crate::folder::read_folder(dir, bundle)?;
     for w in &read.warnings {
         writeln!(io.err, "{w}").map_err(write_err)?;
+    }
+    // Long imports say what they are doing on stderr, phase by phase.
+    let long = read.docs.len() >= LONG_IMPORT;
+    if long {
+        writeln!(
+            io.err,
+            "import: read {} files from {}",
+            read.docs.len(),
+            dir.display()
+        )
+        .map_err(write_err)?;
     }
     let stamps: Vec<_> = read
         .docs
@@ -491,7 +524,15 @@ fn import(
                 )
             })
     };
-    let r = conn.import(req, &mut unchanged)?;
+    let err = &mut *io.err;
+    let mut progress = |line: &str| {
+        if long {
+            // Each phase of a large import takes seconds: say it as it starts.
+            let _ = writeln!(err, "{line}");
+            let _ = err.flush();
+        }
+    };
+    let r = conn.import(req, &mut unchanged, &mut progress)?;
     for d in &r.diagnostics {
         writeln!(
             io.err,

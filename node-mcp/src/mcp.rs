@@ -216,14 +216,21 @@ impl TenantBackend {
             conn: Mutex::new(conn),
         }
     }
+
+    /// Puts the pending derived record, if any (when the session ends).
+    pub fn finish(&self) {
+        if let Ok(mut conn) = self.conn.lock() {
+            conn.finish_derived();
+        }
+    }
 }
 
 /// The bundle name as stored (bundles match ignoring case), or as given when unknown.
 fn stored_bundle(conn: &mut Conn, bundle: &str) -> String {
-    conn.read()
-        .ok()
-        .and_then(|s| s.model().find_bundle(bundle).map(str::to_string))
-        .unwrap_or_else(|| bundle.to_string())
+    conn.read().ok().map_or_else(
+        || bundle.to_string(),
+        |s| tools::stored_bundle(s.model(), bundle),
+    )
 }
 
 fn err_text(e: &Error) -> (String, bool) {
@@ -264,7 +271,10 @@ fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
             limit,
             find,
             source,
-        } => match conn.read() {
+        } => match conn
+            .read()
+            .and_then(|s| conn.check_sources(source.then(|| ids.clone())).map(|()| s))
+        {
             Ok(s) => {
                 // The table already applied the MCP default cap (read.md §3.3).
                 let opts = langonrock_core::read::GetOptions {
@@ -274,8 +284,10 @@ fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
                     find,
                     source,
                 };
-                let r = langonrock_core::read::get(s.model(), &ids, &opts);
-                (langonrock_core::read::render_mcp(&r), false)
+                match s.get(&ids, &opts) {
+                    Ok(r) => (langonrock_core::read::render_mcp(&r), false),
+                    Err(e) => err_text(&e),
+                }
             }
             Err(e) => err_text(&e),
         },
@@ -290,10 +302,9 @@ fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
                 (tools::write_success(&b, &validate::nfc(&path), &r), false)
             }
             Err(e) => {
-                let current = match e {
-                    Error::IndeterminateCommit { .. } => None,
-                    _ => conn.current_hash(&bundle, &path),
-                };
+                let current = tools::looks_up_after(&e)
+                    .then(|| conn.current_hash(&bundle, &path))
+                    .flatten();
                 (tools::write_failure(&e, current.as_deref()), true)
             }
         },
@@ -314,10 +325,9 @@ fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
             match conn.delete(&bundle, &path, Some(&h)) {
                 Ok(r) => (tools::delete_success(&b, &validate::nfc(&path), &r), false),
                 Err(e) => {
-                    let current = match e {
-                        Error::IndeterminateCommit { .. } => None,
-                        _ => conn.current_hash(&bundle, &path),
-                    };
+                    let current = tools::looks_up_after(&e)
+                        .then(|| conn.current_hash(&bundle, &path))
+                        .flatten();
                     (tools::delete_failure(&e, current.as_deref()), true)
                 }
             }
@@ -326,19 +336,11 @@ fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
             changes,
             expected_revision,
         } => {
-            let request = transaction_json(&changes, expected_revision.as_deref());
+            let request = tools::transaction_request(&changes, expected_revision.as_deref());
             let result = langonrock_core::engine::parse_transaction(&request)
                 .and_then(|txn| conn.transact(txn));
             match result {
-                Ok(r) => {
-                    let written: Vec<(&str, &str)> = changes
-                        .iter()
-                        .filter(|c| c.write)
-                        .map(|c| (c.bundle.as_str(), c.path.as_str()))
-                        .collect();
-                    let mine = tools::request_diagnostics(&r.diagnostics, &written);
-                    (tools::revision_answer(&r, &mine), false)
-                }
+                Ok(r) => (tools::transact_success(&r, &changes), false),
                 Err(e) => {
                     let tied = tools::tied_changes(&e, &changes, |b, p| conn.current_hash(b, p));
                     (tools::transact_failure(&e, &tied), true)
@@ -368,35 +370,6 @@ fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
     }
 }
 
-/// The request JSON of validated `transact` arguments, for the engine's own validation.
-fn transaction_json(changes: &[tools::ChangeArg], expected: Option<&str>) -> serde_json::Value {
-    let list: Vec<serde_json::Value> = changes
-        .iter()
-        .map(|c| {
-            let mut o = serde_json::Map::new();
-            o.insert(
-                "operation".into(),
-                (if c.write { "write" } else { "delete" }).into(),
-            );
-            o.insert("bundle".into(), c.bundle.clone().into());
-            o.insert("path".into(), c.path.clone().into());
-            if let Some(t) = &c.content {
-                o.insert("content".into(), t.clone().into());
-            }
-            if let Some(h) = &c.replaces {
-                o.insert("replaces".into(), h.clone().into());
-            }
-            serde_json::Value::Object(o)
-        })
-        .collect();
-    let mut req = serde_json::Map::new();
-    req.insert("changes".into(), list.into());
-    if let Some(e) = expected {
-        req.insert("expectedRevision".into(), e.into());
-    }
-    serde_json::Value::Object(req)
-}
-
 impl Backend for TenantBackend {
     fn call(&self, call: ToolCall, today: &str) -> (String, bool) {
         match self.conn.lock() {
@@ -418,19 +391,22 @@ impl Backend for TenantBackend {
 /// Builds the server of `langonrock mcp` for a connection: computes the advice sentence
 /// once from the whole manifest (none if that fails).
 pub fn server_for(conn: Conn, mode: Mode) -> McpServer {
-    let mut conn = conn;
+    server_over(Arc::new(TenantBackend::new(conn)), mode)
+}
+
+/// [`server_for`] over a backend the caller keeps (to finish it when the session ends).
+pub fn server_over(backend: Arc<TenantBackend>, mode: Mode) -> McpServer {
     let today = crate::clock::today();
-    let advice = conn
-        .read()
+    let advice = backend
+        .conn
+        .lock()
         .ok()
-        .and_then(|s| manifest::manifest(s.model(), conn.tenant(), None, &today).ok())
+        .and_then(|mut conn| {
+            let s = conn.read().ok()?;
+            manifest::manifest(s.model(), conn.tenant(), None, &today).ok()
+        })
         .map(|m| tools::advice(&m));
-    McpServer::new(
-        Arc::new(TenantBackend::new(conn)),
-        mode,
-        advice,
-        Arc::new(crate::clock::today),
-    )
+    McpServer::new(backend, mode, advice, Arc::new(crate::clock::today))
 }
 
 /// `langonrock mcp`: the startup lines on stderr (agent.md §1.1), then MCP over
@@ -466,7 +442,8 @@ where
             crate::commands::no_revisions(&target.tenant, &target.data)
         );
     }
-    let server = server_for(conn, mode);
+    let backend = Arc::new(TenantBackend::new(conn));
+    let server = server_over(backend.clone(), mode);
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -477,11 +454,13 @@ where
             return 1;
         }
     };
-    match rt.block_on(serve(server, reader, writer)) {
+    let code = match rt.block_on(serve(server, reader, writer)) {
         Ok(()) => 0,
         Err(m) => {
             let _ = writeln!(err, "error: {m}");
             1
         }
-    }
+    };
+    backend.finish();
+    code
 }

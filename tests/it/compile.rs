@@ -834,8 +834,16 @@ fn golden_okf_samples() {
 
 // ---- determinism and robustness ----
 
+fn fuzz_cases() -> u32 {
+    std::env::var("LANGONROCK_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(64)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    // LANGONROCK_FUZZ_CASES raises the case count for a long fuzzing run.
+    #![proptest_config(ProptestConfig::with_cases(fuzz_cases()))]
 
     #[test]
     fn input_order_never_changes_output(seed in any::<u64>()) {

@@ -113,6 +113,38 @@ pub(crate) enum Staged {
     Commit(PreparedCommit, Arc<Served>, Vec<(String, String)>),
 }
 
+/// A commit writes a new bundle record for every bundle it changes, and puts only the
+/// sources that bundle did not hold before; the ones it keeps are reached again. When the
+/// served texts came from a derived record, those kept sources are read and verified first
+/// (engine.md §9.1 rule 1: "a commit touching it").
+fn verify_kept_sources(
+    eng: &mut Engine,
+    ctx: &mut Ctx,
+    old: &TenantState,
+    new: &TenantState,
+) -> Flowing<()> {
+    if !eng.lazy_sources {
+        return Ok(());
+    }
+    let mut docs = Vec::new();
+    for (name, b) in &new.bundles {
+        let before = old.bundles.get(name);
+        if before.is_some_and(|o| Arc::ptr_eq(o, b) || o.record == b.record) {
+            continue;
+        }
+        let held: HashSet<Digest> = before
+            .map(|o| o.docs.values().map(|d| d.hash).collect())
+            .unwrap_or_default();
+        docs.extend(
+            b.docs
+                .values()
+                .filter(|d| held.contains(&d.hash))
+                .map(|d| (d.hash, d.text.clone())),
+        );
+    }
+    eng.verify_docs(ctx, docs)
+}
+
 /// Import baselines to set on the new head, with the records they add.
 pub(crate) struct Baselines {
     pub list: Vec<(String, Digest)>,
@@ -123,14 +155,16 @@ pub(crate) struct Baselines {
 /// (engine.md §8.2). Marks the commit in flight.
 pub(crate) fn stage(
     eng: &mut Engine,
+    ctx: &mut Ctx,
     edit: Editor,
     ambiguity: Ambiguity,
     created: &str,
     baselines: Option<Baselines>,
-) -> Result<Staged> {
+) -> Flowing<Staged> {
     let old = eng.served.clone();
     let old_head = eng.head.clone();
     let (state, sealed) = edit.finish();
+    verify_kept_sources(eng, ctx, &old.state, &state)?;
     let old_baselines = old_head
         .as_ref()
         .map(|h| h.record.baselines.clone())
@@ -231,7 +265,13 @@ pub(crate) fn stage(
         baselines: baseline_list,
     };
     let bytes = record.encode();
-    let served = Arc::new(Served::new(model, tree, Some(revision), state));
+    let served = Arc::new(Served::new(
+        model,
+        tree,
+        Some(revision),
+        Some(rev.snapshot),
+        state,
+    ));
     let prepared = PreparedCommit {
         expected: old_head.map(|h| h.bytes),
         head: bytes.clone(),
@@ -348,21 +388,23 @@ fn commit_changes<T: 'static>(
     ensure_current(eng, ctx)?;
     let old = eng.served.clone();
     let edit = apply_changes(&old, changes, expected, single)?;
-    Ok(match stage(eng, edit, Ambiguity::Refuse, created, None)? {
-        Staged::NoOp => Progress::Done(result(&Outcome {
-            old: &old,
-            new: &old,
-            renamed: &[],
-        })),
-        Staged::Commit(p, new, renamed) => Progress::Commit(
-            p,
-            Some(result(&Outcome {
+    Ok(
+        match stage(eng, ctx, edit, Ambiguity::Refuse, created, None)? {
+            Staged::NoOp => Progress::Done(result(&Outcome {
                 old: &old,
-                new: &new,
-                renamed: &renamed,
+                new: &old,
+                renamed: &[],
             })),
-        ),
-    })
+            Staged::Commit(p, new, renamed) => Progress::Commit(
+                p,
+                Some(result(&Outcome {
+                    old: &old,
+                    new: &new,
+                    renamed: &renamed,
+                })),
+            ),
+        },
+    )
 }
 
 impl Engine {
@@ -471,10 +513,12 @@ impl Engine {
             };
             let mut edit = Editor::new(&old.state);
             edit.remove_bundle(name);
-            Ok(match stage(eng, edit, Ambiguity::Refuse, &created, None)? {
-                Staged::NoOp => Progress::Done(revision_result(&old)),
-                Staged::Commit(p, new, _) => Progress::Commit(p, Some(revision_result(&new))),
-            })
+            Ok(
+                match stage(eng, ctx, edit, Ambiguity::Refuse, &created, None)? {
+                    Staged::NoOp => Progress::Done(revision_result(&old)),
+                    Staged::Commit(p, new, _) => Progress::Commit(p, Some(revision_result(&new))),
+                },
+            )
         })
     }
 
@@ -498,10 +542,12 @@ impl Engine {
             let state: TenantState = eng.load_state(ctx, target, &rev, &old.state)?;
             // The loaded bundles carry their records' digests; unchanged ones are shared.
             let edit = Editor::new(&state);
-            Ok(match stage(eng, edit, Ambiguity::Serve, &created, None)? {
-                Staged::NoOp => Progress::Done(revision_result(&old)),
-                Staged::Commit(p, new, _) => Progress::Commit(p, Some(revision_result(&new))),
-            })
+            Ok(
+                match stage(eng, ctx, edit, Ambiguity::Serve, &created, None)? {
+                    Staged::NoOp => Progress::Done(revision_result(&old)),
+                    Staged::Commit(p, new, _) => Progress::Commit(p, Some(revision_result(&new))),
+                },
+            )
         })
     }
 
@@ -664,7 +710,7 @@ impl Engine {
                 }
             };
             Ok(
-                match stage(eng, edit, Ambiguity::Refuse, &created, Some(baselines))? {
+                match stage(eng, ctx, edit, Ambiguity::Refuse, &created, Some(baselines))? {
                     Staged::NoOp => {
                         let r = result(&old, false);
                         Progress::Done(r)

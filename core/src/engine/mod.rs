@@ -16,6 +16,7 @@
 //! hand, so a wasm host never awaits inside the core.
 
 mod commit;
+pub mod derived;
 mod history;
 mod maintain;
 mod memory;
@@ -44,12 +45,12 @@ pub use store::{
     Store, StoreError, SwapOutcome,
 };
 
-use crate::compile::{Ambiguity, Change as LinkChange, Linker, Model};
+use crate::compile::{Ambiguity, Change as LinkChange, Concept, Linker, Model};
 use crate::error::{Error, Result};
 use crate::snapshot::SnapshotTree;
 use records::{HeadRecord, RevisionRecord};
 use state::{BundleState, Doc, TenantState};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// The compiler and index version (engine.md §2.5), part of every derived record's key.
@@ -121,11 +122,14 @@ pub(crate) struct Ctx {
     retried: bool,
     asked: Asked,
     asked_keys: Vec<Key>,
+    /// The derived record this op already tried (decoded or not), so a re-run does not.
+    derived_tried: Option<Key>,
 }
 
 impl Ctx {
     fn new() -> Ctx {
         Ctx {
+            derived_tried: None,
             head: None,
             records: HashMap::new(),
             keys: None,
@@ -398,10 +402,64 @@ pub struct Served {
     model: Model,
     tree: SnapshotTree,
     revision: Option<Digest>,
+    /// The snapshot id the revision record holds (the key of its derived record); it can
+    /// differ from the served one when the revision was committed by another compiler.
+    recorded: Option<Digest>,
     state: TenantState,
-    // The search index of `model`, built on the first search and carried over, updated
+    /// Whether this state was decoded from a derived record.
+    from_derived: bool,
+    /// When the texts came from a derived record: which of them were checked against their
+    /// source hashes so far. Every read checks the texts it returns, or computes from,
+    /// first (`None`: all texts were compiled from verified sources, or checked).
+    texts: Option<TextCheck>,
+    // The search index of `model`: still encoded when the state came from a derived
+    // record, built on the first search otherwise, and carried over, updated
     // incrementally, when a newer state is published (search.md §8).
-    index: std::sync::Mutex<Option<crate::search::Index>>,
+    index: std::sync::Mutex<IndexSlot>,
+}
+
+/// The texts of a state decoded from a derived record, checked on first use.
+#[derive(Debug)]
+struct TextCheck {
+    /// The derived record they came from.
+    key: Key,
+    /// The source hashes whose texts were checked.
+    checked: std::sync::Mutex<HashSet<Digest>>,
+    /// Set when a text did not match: the engine reloads by compiling.
+    poisoned: std::sync::atomic::AtomicBool,
+    /// Set once every text was checked.
+    all: std::sync::atomic::AtomicBool,
+}
+
+impl TextCheck {
+    fn poison(&self, hash: Digest) -> Error {
+        self.poisoned
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        Error::corrupt(format!("{} does not match source/{hash}", self.key))
+    }
+}
+
+/// Where a served state's search index stands.
+#[derive(Debug)]
+enum IndexSlot {
+    None,
+    /// The bytes of [`crate::search::Index::encode`], from a derived record.
+    Encoded(Arc<[u8]>),
+    Built(Box<crate::search::Index>),
+}
+
+impl IndexSlot {
+    /// The index of `model` if there is one, decoding it when still encoded. Bytes that do
+    /// not decode to an index of `model`'s size give none (it is built instead).
+    fn take_built(&mut self, model: &Model) -> Option<crate::search::Index> {
+        match std::mem::replace(self, IndexSlot::None) {
+            IndexSlot::None => None,
+            IndexSlot::Built(ix) => Some(*ix),
+            IndexSlot::Encoded(b) => crate::search::Index::decode(&b)
+                .ok()
+                .filter(|ix| ix.len() == model.concepts.len()),
+        }
+    }
 }
 
 impl Served {
@@ -411,36 +469,168 @@ impl Served {
             tree: SnapshotTree::build(&model),
             model,
             revision: None,
+            recorded: None,
             state: TenantState::default(),
-            index: std::sync::Mutex::new(None),
+            from_derived: false,
+            texts: None,
+            index: std::sync::Mutex::new(IndexSlot::None),
         }
     }
 
-    /// Builds a served state around a model (the index comes later).
+    /// Builds a served state around a model (the index comes later). `recorded` is the
+    /// snapshot id of the revision record.
     pub(crate) fn new(
         model: Model,
         tree: SnapshotTree,
         revision: Option<Digest>,
+        recorded: Option<Digest>,
         state: TenantState,
     ) -> Served {
         Served {
             model,
             tree,
             revision,
+            recorded,
             state,
-            index: std::sync::Mutex::new(None),
+            from_derived: false,
+            texts: None,
+            index: std::sync::Mutex::new(IndexSlot::None),
         }
+    }
+
+    fn from_decoded(d: derived::Decoded, revision: Digest, recorded: Digest) -> Served {
+        Served {
+            model: d.model,
+            tree: d.tree,
+            revision: Some(revision),
+            recorded: Some(recorded),
+            state: d.state,
+            from_derived: true,
+            texts: Some(TextCheck {
+                key: derived_key(&recorded),
+                checked: std::sync::Mutex::new(HashSet::new()),
+                poisoned: std::sync::atomic::AtomicBool::new(false),
+                all: std::sync::atomic::AtomicBool::new(false),
+            }),
+            index: std::sync::Mutex::new(match d.index {
+                Some(b) => IndexSlot::Encoded(b),
+                None => IndexSlot::None,
+            }),
+        }
+    }
+
+    /// Checks the texts of `concepts` against their source hashes, when they came from a
+    /// derived record and were not checked yet. A mismatch fails closed (`CORRUPT`, naming
+    /// the derived record) and makes the engine reload by compiling.
+    fn check_texts<'a>(&self, concepts: impl IntoIterator<Item = &'a Concept>) -> Result<()> {
+        let Some(tc) = self
+            .texts
+            .as_ref()
+            .filter(|t| !t.all.load(std::sync::atomic::Ordering::Acquire))
+        else {
+            return Ok(());
+        };
+        let mut checked = tc.checked.lock().unwrap_or_else(|p| p.into_inner());
+        for c in concepts {
+            let Some(d) = self.state.doc(&c.bundle, &c.path) else {
+                continue;
+            };
+            if checked.contains(&d.hash) {
+                continue;
+            }
+            if Digest::of(c.text.as_bytes()) != d.hash {
+                return Err(tc.poison(d.hash));
+            }
+            checked.insert(d.hash);
+        }
+        Ok(())
+    }
+
+    /// Checks every text (before work that reads them all).
+    fn check_all_texts(&self) -> Result<()> {
+        use std::sync::atomic::Ordering;
+        let Some(tc) = self
+            .texts
+            .as_ref()
+            .filter(|t| !t.all.load(Ordering::Acquire))
+        else {
+            return Ok(());
+        };
+        let mut checked = tc.checked.lock().unwrap_or_else(|p| p.into_inner());
+        for d in self.state.bundles.values().flat_map(|b| b.docs.values()) {
+            if !checked.contains(&d.hash) {
+                if Digest::of(d.text.as_bytes()) != d.hash {
+                    return Err(tc.poison(d.hash));
+                }
+                checked.insert(d.hash);
+            }
+        }
+        tc.all.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// Whether a text of this state failed its check.
+    fn poisoned(&self) -> bool {
+        self.texts
+            .as_ref()
+            .is_some_and(|t| t.poisoned.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// `get` (read.md §3) over this state: [`crate::read::get`], after the texts it returns
+    /// are checked (a state decoded from a derived record checks them on first use).
+    pub fn get<'a, S: AsRef<str>>(
+        &'a self,
+        ids: &[S],
+        opts: &crate::read::GetOptions,
+    ) -> Result<crate::read::GetResult<'a>> {
+        self.check_texts(
+            ids.iter()
+                .filter_map(|id| self.model.concept(&crate::validate::nfc(id.as_ref()))),
+        )?;
+        Ok(crate::read::get(&self.model, ids, opts))
+    }
+
+    fn index_slot(&self) -> std::sync::MutexGuard<'_, IndexSlot> {
+        self.index.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Moves the search index of `older` into this state, updated to this model, when
     /// `older` has one. Called when this state is published.
     pub(crate) fn inherit_index(&self, older: &Served) {
-        let taken = older.index.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let taken = older.index_slot().take_built(&older.model);
         if let Some(mut index) = taken {
             let today = index.today().to_string();
             index.update(&older.model, &self.model, &today);
-            *self.index.lock().unwrap_or_else(|p| p.into_inner()) = Some(index);
+            *self.index_slot() = IndexSlot::Built(Box::new(index));
         }
+    }
+
+    /// Whether this state was decoded from a derived record rather than compiled.
+    pub fn from_derived(&self) -> bool {
+        self.from_derived
+    }
+
+    /// The derived record of this state (engine.md §9.1 rule 4): its key and bytes, with
+    /// the search index (built for `today` when this state has none yet; an index already
+    /// built keeps its own date, and a search re-dates it). `None` for an empty tenant.
+    pub fn derived_record(&self, today: &str) -> Option<(Key, Vec<u8>)> {
+        let recorded = self.recorded?;
+        let index: Arc<[u8]> = {
+            let mut slot = self.index_slot();
+            match &*slot {
+                IndexSlot::Encoded(b) => b.clone(),
+                IndexSlot::Built(ix) => ix.encode().into(),
+                IndexSlot::None => {
+                    self.check_all_texts().ok()?;
+                    let ix = crate::search::Index::build(&self.model, today);
+                    let bytes = ix.encode().into();
+                    *slot = IndexSlot::Built(Box::new(ix));
+                    bytes
+                }
+            }
+        };
+        let bytes = derived::encode(self, &recorded, Some(&index));
+        Some((derived_key(&recorded), bytes))
     }
 
     /// Runs a search (search.md) over this state for `today`, building or re-dating the
@@ -453,23 +643,52 @@ impl Served {
         today: &str,
     ) -> Result<String> {
         self.with_index(today, |model, index| {
-            crate::search::search(model, index, tenant, query, opts, today)
-        })
+            let result = crate::search::search_hits(model, index, query, opts, today)?;
+            // The direct hits' bodies gave their `pos`.
+            self.check_texts(
+                result
+                    .hits
+                    .iter()
+                    .filter(|h| !h.linked)
+                    .filter_map(|h| model.concept(&h.id)),
+            )?;
+            crate::search::render(model, tenant, query, &result, today)
+        })?
     }
 
-    /// Runs `f` with the model and its search index dated `today`.
+    /// Runs `f` with the model and its search index dated `today`. Fails only when a text
+    /// decoded from a derived record that the index must read fails its check.
     pub fn with_index<T>(
         &self,
         today: &str,
         f: impl FnOnce(&Model, &crate::search::Index) -> T,
-    ) -> T {
-        let mut guard = self.index.lock().unwrap_or_else(|p| p.into_inner());
-        match guard.as_mut() {
-            Some(index) if index.today() != today => index.update(&self.model, &self.model, today),
-            Some(_) => {}
-            None => *guard = Some(crate::search::Index::build(&self.model, today)),
-        }
-        f(&self.model, guard.as_ref().expect("built above"))
+    ) -> Result<T> {
+        let mut guard = self.index_slot();
+        let index = match guard.take_built(&self.model) {
+            Some(mut index) => {
+                if index.today() != today {
+                    // Re-dating re-reads the concepts whose status can change with the date.
+                    let dated = self
+                        .model
+                        .concepts
+                        .iter()
+                        .filter(|c| c.parsed.stale_after.is_some());
+                    if let Err(e) = self.check_texts(dated.map(|c| &**c)) {
+                        *guard = IndexSlot::Built(Box::new(index));
+                        return Err(e);
+                    }
+                    index.update(&self.model, &self.model, today);
+                }
+                index
+            }
+            None => {
+                self.check_all_texts()?;
+                crate::search::Index::build(&self.model, today)
+            }
+        };
+        let out = f(&self.model, &index);
+        *guard = IndexSlot::Built(Box::new(index));
+        Ok(out)
     }
 
     /// The compiled read model.
@@ -605,8 +824,20 @@ pub struct Engine {
     in_flight: Option<Pending>,
     revisions: HashMap<Digest, Arc<RevisionRecord>>,
     /// The incremental tenant pass over the served state (or, while a commit is in
-    /// flight, over the pending one).
+    /// flight, over the pending one). Not built while `linker_ready` is false: a state
+    /// decoded from a derived record builds it on its first commit.
     linker: Linker,
+    linker_ready: bool,
+    /// Whether the served documents' texts came from a derived record, so that their
+    /// source blobs are read and verified on first use (engine.md §9.1 rule 1).
+    lazy_sources: bool,
+    /// Source hashes read and verified since the served state came from a derived record.
+    verified: HashSet<Digest>,
+    /// Whether the served state's derived record should be put (after a recompiling open
+    /// and after commits) and has not been handed to the host yet.
+    derived_due: bool,
+    /// A derived record that disagreed with a verified source blob: never served again.
+    distrusted: Option<Key>,
 }
 
 impl Engine {
@@ -621,6 +852,11 @@ impl Engine {
             in_flight: None,
             revisions: HashMap::new(),
             linker: Linker::new(Ambiguity::Serve),
+            linker_ready: true,
+            lazy_sources: false,
+            verified: HashSet::new(),
+            derived_due: false,
+            distrusted: None,
         })
     }
 
@@ -695,11 +931,102 @@ impl Engine {
         Ok(self.read()?.list_source())
     }
 
-    /// `readSource` (read.md §6.2). A step machine so that a host serving from a derived
-    /// record can load the source on first use; it completes at once today.
+    /// `readSource` (read.md §6.2). When the served state came from a derived record, the
+    /// document's source blob is read and verified first (engine.md §9.1 rule 1).
     pub fn read_source(&self, bundle: &str, path: &str) -> Op<Option<SourceContent>> {
         let (bundle, path) = (bundle.to_string(), path.to_string());
-        Op::new(move |eng, _| Ok(Progress::Done(eng.read()?.read_source(&bundle, &path))))
+        Op::new(move |eng, ctx| {
+            let s = eng.read()?;
+            let doc = s
+                .state
+                .find_bundle(&bundle)
+                .and_then(|b| s.state.doc(b, &crate::validate::nfc(&path)))
+                .map(|d| (d.hash, d.text.clone()));
+            eng.verify_docs(ctx, doc.into_iter().collect())?;
+            Ok(Progress::Done(s.read_source(&bundle, &path)))
+        })
+    }
+
+    /// Reads and verifies the source blobs behind what a read is about to return from
+    /// memory, when the served state came from a derived record and they were not verified
+    /// yet (engine.md §9.1 rule 1): the documents of the concepts `ids` (as `get` takes
+    /// them, so `get` with `source` can run next), or every document when `ids` is `None`
+    /// (export). Completes at once for a compiled state. A blob that is missing or does
+    /// not match its hash fails closed with `database corruption: …`.
+    pub fn check_sources(&self, ids: Option<Vec<String>>) -> Op<()> {
+        Op::new(move |eng, ctx| {
+            if !eng.lazy_sources {
+                return Ok(Progress::Done(()));
+            }
+            let s = eng.read()?;
+            let docs: Vec<(Digest, Arc<str>)> = match &ids {
+                None => s
+                    .state
+                    .bundles
+                    .values()
+                    .flat_map(|b| b.docs.values())
+                    .map(|d| (d.hash, d.text.clone()))
+                    .collect(),
+                Some(ids) => ids
+                    .iter()
+                    .filter_map(|id| s.model.concept(&crate::validate::nfc(id)))
+                    .filter_map(|c| s.state.doc(&c.bundle, &c.path))
+                    .map(|d| (d.hash, d.text.clone()))
+                    .collect(),
+            };
+            eng.verify_docs(ctx, docs)?;
+            Ok(Progress::Done(()))
+        })
+    }
+
+    /// The served state when its derived record is due (after a recompiling open or a
+    /// commit, engine.md §9.1 rule 4), once: a writable host encodes it with
+    /// [`Served::derived_record`] and puts it, when convenient (it may defer and batch, and
+    /// encode off the engine's thread). A read-only host never calls this.
+    pub fn take_derived(&mut self) -> Option<Arc<Served>> {
+        if !self.derived_due || !matches!(self.status, Status::Open) || self.in_flight.is_some() {
+            return None;
+        }
+        self.derived_due = false;
+        self.served.recorded.map(|_| self.served.clone())
+    }
+
+    /// Reads and verifies the source blobs of `docs` (hash and the text served for it) that
+    /// came from a derived record and were not verified yet. A blob that verifies but
+    /// differs from the served text means the derived record is wrong: it is distrusted,
+    /// the engine reloads by compiling, and this read fails closed.
+    pub(crate) fn verify_docs(
+        &mut self,
+        ctx: &mut Ctx,
+        docs: Vec<(Digest, Arc<str>)>,
+    ) -> Flowing<()> {
+        if !self.lazy_sources {
+            return Ok(());
+        }
+        let mut todo: Vec<(Key, Arc<str>)> = docs
+            .into_iter()
+            .filter(|(h, _)| !self.verified.contains(h))
+            .map(|(h, t)| (Key::new(Kind::Source, h), t))
+            .collect();
+        if todo.is_empty() {
+            return Ok(());
+        }
+        todo.sort_by_key(|a| a.0);
+        todo.dedup_by(|a, b| a.0 == b.0);
+        let keys: Vec<Key> = todo.iter().map(|t| t.0).collect();
+        ctx.need(&keys)?;
+        for (key, text) in &todo {
+            if ctx.bytes(key) != text.as_bytes() {
+                let derived = self.served.recorded.map(|r| derived_key(&r));
+                self.distrusted = derived;
+                self.status = Status::Closed;
+                self.head = None;
+                let name = derived.map(|k| k.to_string()).unwrap_or_default();
+                return Err(Error::corrupt(format!("{name} does not match {key}")).into());
+            }
+            self.verified.insert(key.digest);
+        }
+        Ok(())
     }
 
     /// Reports a commit's outcome (engine.md §8.4). Called by [`Op::resume`]; hosts answer
@@ -722,6 +1049,7 @@ impl Engine {
                     if let Some(s) = p.served {
                         s.inherit_index(&self.served);
                         self.served = s;
+                        self.derived_due = true;
                     }
                 }
                 Ok(())
@@ -771,6 +1099,17 @@ impl Engine {
         ambiguity: Ambiguity,
     ) -> Result<(Model, SnapshotTree, crate::compile::LinkDelta)> {
         let old = self.served.clone();
+        // The new state reuses the old texts: check them all first (once; a state decoded
+        // from a derived record meets this on its first commit or incremental load).
+        old.check_all_texts()?;
+        if !self.linker_ready {
+            // The served state came from a derived record: the tenant pass over its
+            // decoded parses gives the linker (the model it holds equals the served one).
+            let mut linker = Linker::new(Ambiguity::Serve);
+            linker.apply(TenantState::default().diff(&old.state))?;
+            self.linker = linker;
+            self.linker_ready = true;
+        }
         let changes = old.state.diff(state);
         self.linker.set_ambiguity(ambiguity);
         let delta = self.linker.apply(changes);
@@ -840,6 +1179,9 @@ impl Engine {
             lists.push((b, Some(list), None));
         }
         ctx.need(&sources)?;
+        if self.lazy_sources {
+            self.verified.extend(sources.iter().map(|k| k.digest));
+        }
         let mut state = TenantState::default();
         for (b, list, reuse) in lists {
             let bundle = match (reuse, list) {
@@ -896,28 +1238,81 @@ impl Engine {
         Ok(state)
     }
 
+    /// Starts over from the empty state, with the sources compiled (not derived).
+    fn reset(&mut self) {
+        self.served = Arc::new(Served::empty());
+        self.linker = Linker::new(Ambiguity::Serve);
+        self.linker_ready = true;
+        self.lazy_sources = false;
+        self.verified.clear();
+    }
+
+    /// The derived record of `rev` (engine.md §9.1 rule 4), decoded, when the store holds
+    /// one that serves exactly this revision's state and passes every check. Anything else
+    /// (missing, another compiler, another state, corrupt) is `None`: the caller compiles.
+    fn try_derived(
+        &mut self,
+        ctx: &mut Ctx,
+        rev: &RevisionRecord,
+    ) -> Flowing<Option<derived::Decoded>> {
+        let key = derived_key(&rev.snapshot);
+        if self.distrusted == Some(key) || ctx.derived_tried == Some(key) {
+            return Ok(None);
+        }
+        ctx.need_lenient(&[key])?;
+        let decoded = match ctx.check(&key) {
+            Ok(bytes) => derived::decode(bytes, &rev.snapshot, &rev.bundles),
+            Err(_) => None,
+        };
+        // Decoded (or not) once per op; its bytes are not needed any more.
+        ctx.derived_tried = Some(key);
+        ctx.records.remove(&key);
+        Ok(decoded)
+    }
+
     fn load(&mut self, ctx: &mut Ctx, head: Option<Vec<u8>>) -> Flowing<()> {
         let Some(bytes) = head else {
-            self.served = Arc::new(Served::empty());
-            self.linker = Linker::new(Ambiguity::Serve);
+            self.reset();
             self.head = None;
             self.status = Status::Open;
+            self.derived_due = false;
             return Ok(());
         };
         let record = HeadRecord::decode(&bytes)?.ok_or_else(|| foreign_format(&self.tenant))?;
         let rev = self.fetch_revision(ctx, record.revision)?;
-        if !matches!(self.status, Status::Open) {
-            self.served = Arc::new(Served::empty());
-            self.linker = Linker::new(Ambiguity::Serve);
+        let fresh = !matches!(self.status, Status::Open);
+        if fresh || !self.linker_ready {
+            if let Some(d) = self.try_derived(ctx, &rev)? {
+                self.reset();
+                self.served = Arc::new(Served::from_decoded(d, record.revision, rev.snapshot));
+                self.linker_ready = false;
+                self.lazy_sources = true;
+                self.derived_due = false;
+                self.head = Some(Loaded { bytes, record });
+                self.status = Status::Open;
+                return Ok(());
+            }
+        }
+        if fresh {
+            self.reset();
         }
         let base = self.served.state.clone();
         let state = self.load_state(ctx, record.revision, &rev, &base)?;
         let (model, tree, _) = self.advance(&state, Ambiguity::Serve)?;
-        let served = Served::new(model, tree, Some(record.revision), state);
+        let served = Served::new(
+            model,
+            tree,
+            Some(record.revision),
+            Some(rev.snapshot),
+            state,
+        );
         served.inherit_index(&self.served);
         self.served = Arc::new(served);
         self.head = Some(Loaded { bytes, record });
         self.status = Status::Open;
+        if fresh {
+            self.derived_due = true;
+        }
         Ok(())
     }
 }
@@ -928,6 +1323,11 @@ pub(crate) fn ensure_current(eng: &mut Engine, ctx: &mut Ctx) -> Flowing<bool> {
     let head = ctx.head()?;
     if eng.in_flight.is_some() {
         return Err(Error::Invalid(IN_FLIGHT.into()).into());
+    }
+    if eng.served.poisoned() {
+        // A text of the derived record did not match its source: compile instead.
+        eng.distrusted = eng.served.recorded.map(|r| derived_key(&r));
+        eng.status = Status::Closed;
     }
     if matches!(eng.status, Status::Open) && eng.head_bytes() == head.as_deref() {
         return Ok(false);

@@ -1,0 +1,256 @@
+//! The derived record codec: a round trip gives the same served state, and every check of
+//! the header and payload rejects.
+
+use super::super::{run, Engine, IndexSlot, MemoryStore, Store};
+use super::*;
+
+const T0: &str = "2026-05-01T09:30:00.000Z";
+const TODAY: &str = "2026-06-01";
+
+fn docs() -> Vec<(&'static str, &'static str, &'static str)> {
+    vec![
+        ("sales", "index.md", "# Sales\n\nNavigation only.\n"),
+        (
+            "sales",
+            "orders.md",
+            "---\ntype: table\ntitle: Orders\nstale_after: 2026-01-01\nstatus: draft\ngrain: order_id\n---\nOrders placed online. See [customers](customers.md) and [[missing]].\n\n# Schema\n\n| a | b |\n\n# Notes\n\nCafé — naïve “quotes” 🎉.\n",
+        ),
+        (
+            "sales",
+            "customers.md",
+            "\u{feff}---\ntype: table\nstale_after: soon\n---\r\nCustomers.\r\n\r\n## Keys\r\n\r\nSee [[orders]].\r\n",
+        ),
+        ("ops", "runbooks/orders.md", "No frontmatter here. [up](../../x.md)\n"),
+        ("ops", "notes/orders.md", "---\ntype: note\n---\nSecond orders, tier-1 id.\n"),
+        ("ops", "bad.md", "---\ntype: [unclosed\n---\nBroken YAML.\n"),
+    ]
+}
+
+/// A store holding one revision of `docs()`, and an engine that compiled it.
+fn setup() -> (MemoryStore, Engine) {
+    let mut store = MemoryStore::new();
+    let mut e = Engine::new("acme").unwrap();
+    let op = e.open();
+    run(&mut e, &mut store, op).unwrap();
+    let changes: Vec<_> = docs()
+        .into_iter()
+        .map(|(b, p, t)| {
+            serde_json::json!({"operation": "write", "bundle": b, "path": p, "content": t})
+        })
+        .collect();
+    let txn = super::super::parse_transaction(&serde_json::json!({ "changes": changes })).unwrap();
+    let op = e.transact(txn, T0);
+    run(&mut e, &mut store, op).unwrap();
+    (store, e)
+}
+
+fn open(store: &mut MemoryStore) -> Engine {
+    let mut e = Engine::new("acme").unwrap();
+    let op = e.open();
+    run(&mut e, store, op).unwrap();
+    e
+}
+
+#[test]
+fn round_trip_gives_the_same_state() {
+    let (mut store, mut e) = setup();
+    let s = e.take_derived().expect("due after a commit");
+    assert!(e.take_derived().is_none(), "handed out once");
+    let (key, bytes) = s.derived_record(TODAY).unwrap();
+    assert_eq!(key, super::super::derived_key(&s.recorded.unwrap()));
+    // Canonical: the same state encodes to the same bytes.
+    assert_eq!(s.derived_record(TODAY).unwrap().1, bytes);
+    store.put("acme", &key, &bytes).unwrap();
+
+    let o = open(&mut store);
+    let d = o.read().unwrap();
+    assert!(d.from_derived() && !s.from_derived());
+    assert_eq!(d.model, s.model);
+    assert_eq!(d.tree, s.tree);
+    assert_eq!(d.snapshot_id(), s.snapshot_id());
+    assert_eq!(d.list_source(), s.list_source());
+    assert_eq!(d.model.diagnostics(), s.model.diagnostics());
+    for (name, b) in &s.state.bundles {
+        let db = &d.state.bundles[name];
+        assert_eq!((db.record, db.concepts), (b.record, b.concepts));
+        assert_eq!(
+            db.docs
+                .iter()
+                .map(|(p, x)| (p, x.hash, &x.text, &x.parsed))
+                .collect::<Vec<_>>(),
+            b.docs
+                .iter()
+                .map(|(p, x)| (p, x.hash, &x.text, &x.parsed))
+                .collect::<Vec<_>>()
+        );
+    }
+    // Concepts share their text and parse with the documents, as a compile gives them.
+    for c in &d.model.concepts {
+        let doc = d.state.doc(&c.bundle, &c.path).unwrap();
+        assert!(Arc::ptr_eq(&doc.text, &c.text));
+        assert!(Arc::ptr_eq(doc.parsed.as_ref().unwrap(), &c.parsed));
+    }
+    // The decoded state encodes to the same record again.
+    assert_eq!(d.derived_record(TODAY).unwrap().1, bytes);
+    // An open from a derived record does not make one due.
+    let mut o = o;
+    assert!(o.take_derived().is_none());
+}
+
+#[test]
+fn every_check_rejects() {
+    let (_, e) = setup();
+    let s = e.read().unwrap();
+    let recorded = s.recorded.unwrap();
+    let bundles: Vec<BundleRef> = s
+        .state
+        .bundles
+        .iter()
+        .map(|(n, b)| BundleRef {
+            name: n.clone(),
+            record: b.record,
+            concepts: b.concepts,
+        })
+        .collect();
+    let (_, bytes) = s.derived_record(TODAY).unwrap();
+    assert!(decode(&bytes, &recorded, &bundles).is_some());
+
+    // Truncated anywhere, or extended.
+    for cut in [
+        0,
+        3,
+        HEADER - 1,
+        HEADER,
+        HEADER + 1,
+        bytes.len() / 2,
+        bytes.len() - 1,
+    ] {
+        assert!(
+            decode(&bytes[..cut], &recorded, &bundles).is_none(),
+            "cut {cut}"
+        );
+    }
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert!(decode(&longer, &recorded, &bundles).is_none());
+    // Any flipped byte, in the header or the payload.
+    let payload_len = u64::from_le_bytes(bytes[108..116].try_into().unwrap()) as usize;
+    for at in [
+        0,
+        4,
+        8,
+        12,
+        44,
+        76,
+        108,
+        HEADER,
+        HEADER + 40,
+        HEADER + payload_len - 1,
+    ] {
+        let mut b = bytes.clone();
+        b[at] ^= 1;
+        assert!(decode(&b, &recorded, &bundles).is_none(), "flip {at}");
+    }
+    // The texts follow the payload, outside its digest: a flipped text byte still decodes
+    // (its source hash catches it when a read uses it, see `a_bad_text_fails_closed`); one
+    // that breaks UTF-8 does not.
+    let mut b = bytes.clone();
+    b[HEADER + payload_len] ^= 1;
+    assert!(decode(&b, &recorded, &bundles).is_some());
+    b[HEADER + payload_len] = 0xFF;
+    assert!(decode(&b, &recorded, &bundles).is_none());
+    // Another recorded snapshot id, or another source state.
+    assert!(decode(&bytes, &Digest([7; 32]), &bundles).is_none());
+    let mut other = bundles.clone();
+    other[0].record = Digest([9; 32]);
+    assert!(decode(&bytes, &recorded, &other).is_none());
+    // A payload that is malformed but carries its correct digest is still refused.
+    let mut forged = bytes[..HEADER].to_vec();
+    let payload = b"\x02\x00\x00\x00garbage";
+    forged[76..108].copy_from_slice(&Digest::of(payload).0);
+    forged[108..116].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+    forged.extend_from_slice(payload);
+    assert!(decode(&forged, &recorded, &bundles).is_none());
+}
+
+#[test]
+fn the_index_travels_encoded_and_searches_the_same() {
+    let (mut store, mut e) = setup();
+    let s = e.take_derived().unwrap();
+    let opts = crate::search::SearchOptions::default();
+    let want = s.search("acme", "orders customers", &opts, TODAY).unwrap();
+    let (key, bytes) = s.derived_record(TODAY).unwrap();
+    store.put("acme", &key, &bytes).unwrap();
+    let o = open(&mut store);
+    let d = o.read().unwrap();
+    assert!(matches!(&*d.index_slot(), IndexSlot::Encoded(_)));
+    assert_eq!(
+        d.search("acme", "orders customers", &opts, TODAY).unwrap(),
+        want
+    );
+    assert!(matches!(&*d.index_slot(), IndexSlot::Built(_)));
+    // Another day re-dates it: `orders` went stale on 2026-01-01.
+    let before = s.search("acme", "orders", &opts, "2025-12-01").unwrap();
+    assert_eq!(
+        d.search("acme", "orders", &opts, "2025-12-01").unwrap(),
+        before
+    );
+}
+
+#[test]
+fn a_bad_text_fails_closed_and_the_engine_compiles_instead() {
+    let (mut store, mut e) = setup();
+    let s = e.take_derived().unwrap();
+    let want = s
+        .get(&["orders"], &crate::read::GetOptions::default())
+        .map(|r| crate::read::render_cli(&r))
+        .unwrap();
+    let (key, mut bytes) = s.derived_record(TODAY).unwrap();
+    // Change one letter of the text of `sales/orders.md` (the payload digest still holds).
+    let text = s.state.doc("sales", "orders.md").unwrap().text.clone();
+    let at = bytes
+        .windows(text.len())
+        .rposition(|w| w == text.as_bytes())
+        .unwrap()
+        + text.find("placed").unwrap();
+    bytes[at] = b'P';
+    store.put("acme", &key, &bytes).unwrap();
+
+    let mut o = open(&mut store);
+    let d = o.read().unwrap();
+    assert!(d.from_derived());
+    // A text nobody reads is not checked; the manifest needs none.
+    crate::manifest::manifest(&d.model, "acme", None, TODAY).unwrap();
+    let msg = format!(
+        "database corruption: {key} does not match source/{}",
+        s.state.doc("sales", "orders.md").unwrap().hash
+    );
+    let err = d
+        .get(&["orders"], &crate::read::GetOptions::default())
+        .err()
+        .unwrap();
+    assert_eq!(err.message(), msg);
+    // A search whose direct hits include it fails the same way.
+    let opts = crate::search::SearchOptions::default();
+    assert_eq!(
+        d.search("acme", "placed", &opts, TODAY)
+            .unwrap_err()
+            .message(),
+        msg
+    );
+    // The next operation compiles from the sources and never serves that record again.
+    let op = o.refresh();
+    run(&mut o, &mut store, op).unwrap();
+    let c = o.read().unwrap();
+    assert!(!c.from_derived());
+    let got = c
+        .get(&["orders"], &crate::read::GetOptions::default())
+        .map(|r| crate::read::render_cli(&r))
+        .unwrap();
+    assert_eq!(got, want);
+    let again = open(&mut store);
+    assert!(
+        again.read().unwrap().from_derived(),
+        "a fresh engine tries it again"
+    );
+}
