@@ -394,9 +394,11 @@ pub fn run(opts: &Options) -> Result<All, String> {
                 all.mcp_check = mcp_check(&bin, &data)?;
             }
             eprintln!(
-                "{size}: {} cold first searches through the binary …",
-                opts.cold_trials
+                "{size}: {} cold first searches through the binary … ({:.0} s)",
+                opts.cold_trials,
+                started.elapsed().as_secs_f64()
             );
+            let phase = Instant::now();
             let mut cold: Vec<ColdStart> = Vec::new();
             for i in 0..opts.cold_trials {
                 cold.push(binary::cold_first_search(
