@@ -9,7 +9,7 @@
 
 use crate::corpus::{Corpus, CorpusError};
 use crate::questions::{Question, Target};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
@@ -41,6 +41,8 @@ pub enum BillingError {
     },
     /// The corpus could not be used.
     Corpus(CorpusError),
+    /// A tool call failed (its error text).
+    Tool(String),
 }
 
 impl fmt::Display for BillingError {
@@ -53,6 +55,7 @@ impl fmt::Display for BillingError {
                 write!(f, "{what}: {left} and {right} entries do not pair up")
             }
             BillingError::Corpus(e) => write!(f, "{e}"),
+            BillingError::Tool(m) => write!(f, "tool call failed: {m}"),
         }
     }
 }
@@ -82,7 +85,7 @@ pub fn js_round(x: f64) -> i64 {
 
 /// One piece of delivered content: a key that stays in the conversation, and its tokens.
 /// Serialises as `[key, tokens]`, the shape `billing.py` takes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Part(pub String, pub u64);
 
 impl Part {
@@ -96,7 +99,7 @@ impl Part {
 pub type Turn = Vec<Part>;
 
 /// The result of billing a session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Bill {
     /// Billed tokens, rounded half-up.
     pub billed: i64,
@@ -313,17 +316,59 @@ pub fn fetch_turn(q: &Question, costs: &impl SectionRead) -> Result<Turn, Billin
         .collect()
 }
 
+/// The fetch calls of one question: one batched turn with a part per target (the
+/// reference's model), or, with `per_section`, one turn per distinct section in order of
+/// first appearance (a `get` call applies one `section` to all its ids, so a question
+/// whose targets need two sections takes two calls with our tool).
+pub fn fetch_turns(
+    q: &Question,
+    costs: &impl SectionRead,
+    per_section: bool,
+) -> Result<Vec<Turn>, BillingError> {
+    if !per_section {
+        return Ok(vec![fetch_turn(q, costs)?]);
+    }
+    let mut sections: Vec<&str> = Vec::new();
+    for t in &q.targets {
+        if !sections.contains(&t.section()) {
+            sections.push(t.section());
+        }
+    }
+    sections
+        .into_iter()
+        .map(|s| {
+            q.targets
+                .iter()
+                .filter(|t| t.section() == s)
+                .map(|t| {
+                    let (key, tokens) = costs.section(q, t)?;
+                    Ok(Part(key, tokens))
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// Manifest-first: the manifest (paid once), then a fetch unless the manifest answers it.
 pub fn manifest_first_turns(
     questions: &[Question],
     costs: &(impl ManifestRead + SectionRead),
+) -> Result<Vec<Turn>, BillingError> {
+    manifest_first_turns_with(questions, costs, false)
+}
+
+/// [`manifest_first_turns`], with the fetch split per section when `per_section`.
+pub fn manifest_first_turns_with(
+    questions: &[Question],
+    costs: &(impl ManifestRead + SectionRead),
+    per_section: bool,
 ) -> Result<Vec<Turn>, BillingError> {
     let manifest = costs.manifest_tokens()?;
     let mut turns = Vec::new();
     for q in questions {
         turns.push(vec![Part::new("manifest", manifest)]);
         if !q.manifest_only {
-            turns.push(fetch_turn(q, costs)?);
+            turns.extend(fetch_turns(q, costs, per_section)?);
         }
     }
     Ok(turns)
@@ -334,6 +379,15 @@ pub fn search_first_turns(
     questions: &[Question],
     costs: &(impl SearchRead + SectionRead),
 ) -> Result<Vec<Turn>, BillingError> {
+    search_first_turns_with(questions, costs, false)
+}
+
+/// [`search_first_turns`], with the fetch split per section when `per_section`.
+pub fn search_first_turns_with(
+    questions: &[Question],
+    costs: &(impl SearchRead + SectionRead),
+    per_section: bool,
+) -> Result<Vec<Turn>, BillingError> {
     let mut turns = Vec::new();
     for (i, q) in questions.iter().enumerate() {
         turns.push(vec![Part::new(
@@ -341,7 +395,7 @@ pub fn search_first_turns(
             costs.search_tokens(q)?,
         )]);
         if !q.manifest_only {
-            turns.push(fetch_turn(q, costs)?);
+            turns.extend(fetch_turns(q, costs, per_section)?);
         }
     }
     Ok(turns)

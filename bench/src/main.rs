@@ -1,6 +1,13 @@
 //! The benchmark harness: `cargo run --release -p langonrock-bench -- <command>`.
 //!
 //! Commands:
+//! - `all [--quick] [--sizes 500,5000,20000] [--trials N] [--out FILE] [--json FILE]`: the whole
+//!   harness (see `langonrock_bench::all`); writes `docs/benchmarks.md` from the run.
+//! - `size <concepts> [--data DIR] [--quick]`: the in-process measurements at one size, one
+//!   JSON line (used by `all`).
+//! - `rss <DIR>`: peak RSS of reading, compiling and indexing a tree, one JSON line.
+//! - `render <JSON> [--out FILE]`: rewrites the page from a run saved with `all --json`.
+//! - `retrieval`: hit@8 and MRR over the 20 questions and the okf-samples bundles.
 //! - `compile [--runs N]`: 500, 5,000 and 20,000 concepts, each checked against CHECKSUMS and
 //!   timed in its own child process (so peak RSS is per size); prints a table.
 //! - `compile-one <concepts> [--runs N]`: one size, one JSON line on stdout (used by `compile`;
@@ -10,16 +17,14 @@
 //! - `generate <dir> --bundles B [--per-bundle N] [--seed S]`: writes the tree to `dir`.
 //! - `manifest`: our tenant manifest (core's renderer, clock pinned to 2026-09-21) at the three
 //!   sizes, in tokens, next to the reference's published sizes.
-//! - `sessions [--turns okf|manifest]`: the 20-question session bills at 1, 10 and 40 bundles:
-//!   the OKF navigator, and manifest-first over the core model's bare text (`--turns` dumps
-//!   the turns of one bundle as JSON, the input `billing.py`'s `bill` takes).
+//! - `sessions [--concepts N] [--turns KEY]`: the 20-question session bills from our rendered
+//!   tool output at one size (default 500); `--turns` dumps one session's turns as JSON, the
+//!   input `billing.py`'s `bill` takes.
 
-use langonrock_bench::billing::{
-    bill, manifest_first_turns, okf_turns, tokens, utf16_len, Bill, OkfCosts, Turn, EVAL_DATE,
-};
+use langonrock_bench::billing::{tokens, utf16_len, EVAL_DATE};
 use langonrock_bench::corpus::{expected_checksum, Corpus, PER_BUNDLE, SEED};
-use langonrock_bench::questions::questions;
-use langonrock_bench::store::BareCosts;
+use langonrock_bench::measure::{fmt_mib, fmt_ms, ms, peak_rss_kb, sched_ns};
+use langonrock_bench::report::{markdown, RssChild, NOTES_MARKER};
 use langonrock_core::compile::{
     check_names, compile, link, markdown_options, parse_document, split_frontmatter, Ambiguity,
     LinkInput, SourceDoc, SUMMARY_WIDTH,
@@ -39,16 +44,27 @@ const REFERENCE_HERE_20K_MS: f64 = 864.0;
 const TARGET_20K_MS: f64 = 86.0;
 
 const USAGE: &str = "usage: langonrock-bench <command>
+  all [--quick] [--sizes 500,5000,20000] [--trials N] [--out FILE] [--json FILE]
+                                      the whole harness; writes docs/benchmarks.md
+  size <concepts> [--data DIR] [--quick]   one size in process, one JSON line
+  rss <DIR>                           peak RSS of read + compile + index, one JSON line
+  retrieval                           hit@8 and MRR (20 questions, okf-samples)
+  render <JSON> [--out FILE]          rewrite the page from a saved `all --json` run
   compile [--runs N]                  compile at 500, 5,000 and 20,000 concepts (default 5 runs)
   compile-one <concepts> [--runs N]   one size, one JSON line (multiple of 500)
   compile-phases [concepts] [--runs N]  time the parts of compile (default 20000)
   generate <dir> --bundles B [--per-bundle N] [--seed S]
   manifest                            our manifest size at 500, 5,000 and 20,000 concepts
-  sessions [--turns okf|manifest]     session bills at 1, 10 and 40 bundles (OKF, manifest-first bare)";
+  sessions [--concepts N] [--turns KEY]  session bills from our tool output (default 500)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
+        Some("all") => cmd_all(&args[1..]),
+        Some("size") => cmd_size(&args[1..]),
+        Some("rss") => cmd_rss(&args[1..]),
+        Some("retrieval") => cmd_retrieval(),
+        Some("render") => cmd_render(&args[1..]),
         Some("compile") => cmd_compile(&args[1..]),
         Some("compile-one") => cmd_compile_one(&args[1..]),
         Some("compile-phases") => cmd_compile_phases(&args[1..]),
@@ -111,24 +127,6 @@ impl CompileOne {
             None => "UNLISTED",
         }
     }
-}
-
-/// `VmHWM` (peak resident set) of this process, in KiB, on Linux.
-fn peak_rss_kb() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
-fn ms(d: std::time::Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-/// This thread's (on-CPU, waiting-for-CPU) time in ns, from `/proc/thread-self/schedstat`.
-fn sched_ns() -> Option<(u64, u64)> {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let mut it = s.split_whitespace().map(|f| f.parse::<u64>().ok());
-    Some((it.next()??, it.next()??))
 }
 
 /// The element at `floor(n/2)` of the sorted samples, as the reference takes its median.
@@ -214,20 +212,6 @@ fn cmd_compile_one(args: &[String]) -> Result<ExitCode, String> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-fn fmt_ms(x: f64) -> String {
-    if x >= 100.0 {
-        format!("{x:.0}")
-    } else if x >= 10.0 {
-        format!("{x:.1}")
-    } else {
-        format!("{x:.2}")
-    }
-}
-
-fn fmt_mib(kb: Option<u64>) -> String {
-    kb.map_or("n/a".to_string(), |k| format!("{:.1}", k as f64 / 1024.0))
 }
 
 fn cmd_compile(args: &[String]) -> Result<ExitCode, String> {
@@ -374,46 +358,165 @@ fn cmd_generate(args: &[String]) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The OKF-navigator and bare manifest-first turns over the reference at `bundles` bundles.
-fn session_turns(bundles: usize) -> Result<(Vec<Turn>, Vec<Turn>), String> {
-    let corpus = Corpus::reference(bundles).map_err(|e| e.to_string())?;
-    let qs = questions(&corpus).map_err(|e| e.to_string())?;
-    let okf = okf_turns(&qs, &OkfCosts::from_corpus(&corpus)).map_err(|e| e.to_string())?;
-    let store = BareCosts::compile(&corpus, "bench")?;
-    let manifest = manifest_first_turns(&qs, &store).map_err(|e| e.to_string())?;
-    Ok((okf, manifest))
-}
-
 fn cmd_sessions(args: &[String]) -> Result<ExitCode, String> {
+    let concepts: usize = flag(args, "--concepts")?.unwrap_or(500);
+    if concepts == 0 || !concepts.is_multiple_of(PER_BUNDLE) {
+        return Err(format!("--concepts: a positive multiple of {PER_BUNDLE}"));
+    }
+    let report = langonrock_bench::size::sessions_only(concepts)?;
     if let Some(which) = flag::<String>(args, "--turns")? {
-        let (okf, manifest) = session_turns(1)?;
-        let turns = match which.as_str() {
-            "okf" => okf,
-            "manifest" => manifest,
-            other => return Err(format!("--turns: okf or manifest, not {other}")),
-        };
+        let s = report.iter().find(|s| s.key == which).ok_or_else(|| {
+            format!(
+                "--turns: one of {}",
+                report
+                    .iter()
+                    .map(|s| s.key.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?;
         println!(
             "{}",
-            serde_json::to_string(&turns).map_err(|e| e.to_string())?
+            serde_json::to_string(&s.turns).map_err(|e| e.to_string())?
         );
         return Ok(ExitCode::SUCCESS);
     }
-    println!("20-question agent session (agent-session.md §2, §4), clock {EVAL_DATE}, billed tokens / calls");
+    println!("20-question agent session at {concepts} concepts (agent-session.md §2, §4), clock {EVAL_DATE}");
+    println!("{:<24} {:>16}", "session", "billed / calls");
+    for s in &report {
+        let cell = s.bill.map_or("null".to_string(), |b| {
+            format!("{} / {}", b.billed, b.calls)
+        });
+        println!("{:<24} {cell:>16}", s.key);
+    }
+    println!("published, 500 concepts: okf 116357 / 30, manifest 64355 / 17, search 56928 / 36");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn manifest_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn cmd_all(args: &[String]) -> Result<ExitCode, String> {
+    let quick = args.iter().any(|a| a == "--quick");
+    let sizes: Vec<usize> = match flag::<String>(args, "--sizes")? {
+        None => SIZES.to_vec(),
+        Some(list) => list
+            .split(',')
+            .map(|x| {
+                x.trim()
+                    .parse()
+                    .map_err(|_| format!("--sizes: not a number: {x}"))
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    let trials: usize = flag(args, "--trials")?.unwrap_or(if quick { 2 } else { 10 });
+    let out = flag::<String>(args, "--out")?
+        .map(PathBuf::from)
+        .unwrap_or_else(|| manifest_dir().join("../docs/benchmarks.md"));
+    let billing_py = std::env::var_os("BILLING_PY")
+        .map(PathBuf::from)
+        .or_else(|| Some(manifest_dir().join("../../shared/bench/billing.py")))
+        .filter(|p| p.is_file());
+    let okf_samples = Some(manifest_dir().join("../tests/data/okf-samples")).filter(|p| p.is_dir());
+    let opts = langonrock_bench::all::Options {
+        sizes,
+        quick,
+        cold_trials: trials.max(1),
+        billing_py,
+        okf_samples,
+    };
+    let all = langonrock_bench::all::run(&opts)?;
+    if let Some(json) = flag::<String>(args, "--json")? {
+        std::fs::write(
+            &json,
+            serde_json::to_string_pretty(&all).map_err(|e| e.to_string())?,
+        )
+        .map_err(|e| format!("cannot write {json}: {e}"))?;
+    }
+    let md = write_page(&all, &out)?;
+    print!("{}", &md[..md.find(NOTES_MARKER).unwrap_or(md.len())]);
     println!(
-        "{:>8} {:>16} {:>28}",
-        "concepts", "OKF navigator", "manifest-first (bare text)"
+        "wrote {}; total {:.1} s wall clock, {:.1} s on-CPU",
+        out.display(),
+        all.total_ms / 1000.0,
+        all.cpu_ms / 1000.0
     );
-    let show = |b: Bill| format!("{} / {}", b.billed, b.calls);
-    for size in SIZES {
-        let (okf, manifest) = session_turns(size / PER_BUNDLE)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the page for `all` to `out`, keeping its notes; returns the text.
+fn write_page(
+    all: &langonrock_bench::report::All,
+    out: &std::path::Path,
+) -> Result<String, String> {
+    let old = std::fs::read_to_string(out).unwrap_or_default();
+    let notes = match old.find(NOTES_MARKER) {
+        Some(at) => old[at..].to_string(),
+        None => format!("{NOTES_MARKER}\n"),
+    };
+    let md = markdown(all, &notes);
+    std::fs::write(out, &md).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    Ok(md)
+}
+
+fn cmd_render(args: &[String]) -> Result<ExitCode, String> {
+    let json = args.first().ok_or("render needs the JSON of a run")?;
+    let text = std::fs::read_to_string(json).map_err(|e| format!("cannot read {json}: {e}"))?;
+    let all: langonrock_bench::report::All =
+        serde_json::from_str(&text).map_err(|e| format!("{json}: {e}"))?;
+    let out = flag::<String>(args, "--out")?
+        .map(PathBuf::from)
+        .unwrap_or_else(|| manifest_dir().join("../docs/benchmarks.md"));
+    write_page(&all, &out)?;
+    println!("wrote {}", out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cmd_size(args: &[String]) -> Result<ExitCode, String> {
+    let concepts: usize = args
+        .first()
+        .and_then(|a| a.parse().ok())
+        .filter(|n: &usize| *n > 0 && n.is_multiple_of(PER_BUNDLE))
+        .ok_or_else(|| format!("size needs a concept count, a multiple of {PER_BUNDLE}"))?;
+    let data = flag::<String>(args, "--data")?.map(PathBuf::from);
+    let quick = args.iter().any(|a| a == "--quick");
+    let r = langonrock_bench::size::measure(concepts, data.as_deref(), quick)?;
+    println!("{}", serde_json::to_string(&r).map_err(|e| e.to_string())?);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cmd_rss(args: &[String]) -> Result<ExitCode, String> {
+    let dir = args.first().ok_or("rss needs a folder")?;
+    let (after_read_kb, peak_kb, concepts) =
+        langonrock_bench::size::rss_compile_index(&PathBuf::from(dir))?;
+    let r = RssChild {
+        after_read_kb,
+        peak_kb,
+        concepts,
+    };
+    println!("{}", serde_json::to_string(&r).map_err(|e| e.to_string())?);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cmd_retrieval() -> Result<ExitCode, String> {
+    let samples = manifest_dir().join("../tests/data/okf-samples");
+    let (runs, okf, n) =
+        langonrock_bench::all::retrieval_runs(Some(samples.as_path()).filter(|p| p.is_dir()))?;
+    println!("Retrieval, 20 questions at 500 concepts, k = 8 (reference: named 70% / 0.433, named + expansion 75% / 0.438, described 95% / 0.399)");
+    for r in &runs {
         println!(
-            "{size:>8} {:>16} {:>28}",
-            show(bill(&okf)),
-            show(bill(&manifest))
+            "  {:<20} {:>5.0}%  MRR {:.3}  ranks {:?}",
+            r.name, r.hit_rate, r.mrr, r.ranks
         );
     }
-    println!("published, 500 concepts: OKF 116357 / 30, manifest-first 64355 / 17, search-first 56928 / 36");
-    println!("bare text: sections priced without the frame of our get output, as the reference prices them.");
+    println!("okf-samples, {n} concepts, each concept's own title / summary as the query");
+    for r in &okf {
+        println!(
+            "  {:<20} {:>5.0}%  MRR {:.3}  ({} queries)",
+            r.name, r.hit_rate, r.mrr, r.queries
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -17,14 +17,49 @@ use std::collections::HashMap;
 pub struct BareCosts {
     model: Model,
     manifest: String,
-    /// `(bundle, raw id)` to the index of the concept in `model.concepts`.
-    raw: HashMap<(String, String), usize>,
+    raw: RawIds,
 }
 
 /// The raw id of a concept: its file name without `.md`.
-fn raw_id(c: &Concept) -> &str {
+pub fn raw_id(c: &Concept) -> &str {
     let name = c.path.rsplit('/').next().unwrap_or(&c.path);
     name.strip_suffix(".md").unwrap_or(name)
+}
+
+/// The concepts of a model by `(bundle, raw id)`: the questions name raw ids, the store
+/// serves public ids (which may differ, e.g. `bundle/id` when an id repeats).
+#[derive(Debug, Clone, Default)]
+pub struct RawIds(HashMap<(String, String), usize>);
+
+impl RawIds {
+    /// Indexes `model`'s concepts.
+    pub fn of(model: &Model) -> RawIds {
+        RawIds(
+            model
+                .concepts
+                .iter()
+                .enumerate()
+                .map(|(i, c)| ((c.bundle.clone(), raw_id(c).to_string()), i))
+                .collect(),
+        )
+    }
+
+    /// The concept of `model` a question names.
+    pub fn concept<'m>(
+        &self,
+        model: &'m Model,
+        bundle: &str,
+        raw: &str,
+    ) -> Result<&'m Concept, BillingError> {
+        self.0
+            .get(&(bundle.to_string(), raw.to_string()))
+            .and_then(|&i| model.concepts.get(i))
+            .map(|c| &**c)
+            .ok_or_else(|| BillingError::UnknownConcept {
+                bundle: bundle.to_string(),
+                id: raw.to_string(),
+            })
+    }
 }
 
 impl BareCosts {
@@ -36,14 +71,14 @@ impl BareCosts {
             .map(|f| SourceDoc::new(f.bundle(), f.bundle_path(), f.text.as_str()))
             .collect();
         let model = compile(&docs, SUMMARY_WIDTH).map_err(|e| e.message())?;
+        BareCosts::from_model(model, tenant)
+    }
+
+    /// Wraps a compiled model and renders the manifest of tenant `tenant` on [`EVAL_DATE`].
+    pub fn from_model(model: Model, tenant: &str) -> Result<Self, String> {
         let manifest = langonrock_core::manifest::manifest(&model, tenant, None, EVAL_DATE)
             .map_err(|e| e.message())?;
-        let raw = model
-            .concepts
-            .iter()
-            .enumerate()
-            .map(|(i, c)| ((c.bundle.clone(), raw_id(c).to_string()), i))
-            .collect();
+        let raw = RawIds::of(&model);
         Ok(BareCosts {
             model,
             manifest,
@@ -63,13 +98,7 @@ impl BareCosts {
 
     /// The concept a question's target names (its raw id in the question's bundle).
     pub fn concept(&self, bundle: &str, raw: &str) -> Result<&Concept, BillingError> {
-        self.raw
-            .get(&(bundle.to_string(), raw.to_string()))
-            .map(|&i| &*self.model.concepts[i])
-            .ok_or_else(|| BillingError::UnknownConcept {
-                bundle: bundle.to_string(),
-                id: raw.to_string(),
-            })
+        self.raw.concept(&self.model, bundle, raw)
     }
 
     /// The body (`get(id)` without frame).
@@ -84,15 +113,10 @@ impl BareCosts {
         raw: &str,
         section: &str,
     ) -> Result<&'a str, BillingError> {
-        let c = self.concept(bundle, raw)?;
-        let body = c.body();
-        Ok(match c.parsed.sections.iter().find(|s| s.name == section) {
-            Some(s) => {
-                let map = &c.parsed.body_map;
-                &body[map.to_byte(body, s.start)..map.to_byte(body, s.end)]
-            }
-            None => body,
-        })
+        Ok(crate::rendered::bare_section(
+            self.concept(bundle, raw)?,
+            section,
+        ))
     }
 }
 

@@ -14,6 +14,9 @@ pub fn utf16_len(s: &str) -> usize {
 
 /// Replaces every run of Unicode white space with one space, then trims (compile.md §3).
 pub fn flatten(s: &str) -> String {
+    if is_flat_ascii(s) {
+        return s.to_string();
+    }
     let mut out = String::with_capacity(s.len());
     let mut pending_space = false;
     for c in s.chars() {
@@ -28,6 +31,24 @@ pub fn flatten(s: &str) -> String {
         }
     }
     out
+}
+
+/// Whether `s` is ASCII and already flat: no white space but single spaces between other
+/// characters (so [`flatten`] returns it unchanged).
+fn is_flat_ascii(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.first() == Some(&b' ') || b.last() == Some(&b' ') {
+        return false;
+    }
+    // No control white space (`\t`, `\n`, VT, FF, `\r`), no non-ASCII, no double space.
+    let mut ok = true;
+    let mut prev_space = false;
+    for &c in b {
+        let space = c == b' ';
+        ok &= (0x20..0x80).contains(&c) && !(space && prev_space);
+        prev_space = space;
+    }
+    ok
 }
 
 /// Truncates a flattened summary to `width` UTF-16 units (compile.md §3.2.3).
@@ -225,5 +246,23 @@ mod tests {
     #[test]
     fn flatten_runs() {
         assert_eq!(flatten("  a \t\r\n b\u{2003}c  "), "a b c");
+        assert_eq!(flatten("a b"), "a b");
+        assert_eq!(flatten("a  b"), "a b");
+        assert_eq!(flatten("a\u{b}b\u{c}c"), "a b c");
+    }
+
+    /// [`flatten`] as compile.md §3 words it, char by char.
+    fn flatten_plain(s: &str) -> String {
+        s.split(char::is_whitespace)
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn flatten_matches_the_rule(s in "[ a\t\n\r\u{b}\u{c}\u{85}\u{a0}\u{2003}é~\u{7f}]{0,12}") {
+            proptest::prop_assert_eq!(flatten(&s), flatten_plain(&s));
+        }
     }
 }

@@ -988,6 +988,61 @@ pub fn request_diagnostics(
         .collect()
 }
 
+/// The bundle name as stored (bundles match ignoring case), or as given when `model` has
+/// no such bundle: the name the `write` and `delete` answers print.
+pub fn stored_bundle(model: &crate::compile::Model, bundle: &str) -> String {
+    model
+        .find_bundle(bundle)
+        .map_or_else(|| bundle.to_string(), str::to_string)
+}
+
+/// The `transact` request of validated tool arguments, as JSON for the engine's own
+/// validation ([`parse_transaction`](crate::engine::parse_transaction)).
+pub fn transaction_request(changes: &[ChangeArg], expected: Option<&str>) -> Value {
+    let list: Vec<Value> = changes
+        .iter()
+        .map(|c| {
+            let mut o = Map::new();
+            o.insert(
+                "operation".into(),
+                (if c.write { "write" } else { "delete" }).into(),
+            );
+            o.insert("bundle".into(), c.bundle.clone().into());
+            o.insert("path".into(), c.path.clone().into());
+            if let Some(t) = &c.content {
+                o.insert("content".into(), t.clone().into());
+            }
+            if let Some(h) = &c.replaces {
+                o.insert("replaces".into(), h.clone().into());
+            }
+            Value::Object(o)
+        })
+        .collect();
+    let mut req = Map::new();
+    req.insert("changes".into(), list.into());
+    if let Some(e) = expected {
+        req.insert("expectedRevision".into(), e.into());
+    }
+    Value::Object(req)
+}
+
+/// The text of a successful `transact` (agent.md §6.5.1): [`revision_answer`] with the
+/// diagnostics of the documents the request wrote.
+pub fn transact_success(r: &RevisionResult, changes: &[ChangeArg]) -> String {
+    let written: Vec<(&str, &str)> = changes
+        .iter()
+        .filter(|c| c.write)
+        .map(|c| (c.bundle.as_str(), c.path.as_str()))
+        .collect();
+    revision_answer(r, &request_diagnostics(&r.diagnostics, &written))
+}
+
+/// Whether a failed `write`, `delete` or `transact` looks up the current hashes for its
+/// retry lines (agent.md §6.3): on every failure except an indeterminate commit.
+pub fn looks_up_after(err: &Error) -> bool {
+    !matches!(err, Error::IndeterminateCommit { .. })
+}
+
 /// One change a transact failure is tied to (agent.md §6.5.2).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TiedChange {

@@ -17,11 +17,18 @@ fn name_ok(s: &str) -> bool {
 }
 
 fn is_device_name(segment: &str) -> bool {
-    let stem = segment.split('.').next().unwrap_or("").to_ascii_lowercase();
-    matches!(stem.as_str(), "con" | "prn" | "aux" | "nul")
-        || ((stem.starts_with("com") || stem.starts_with("lpt"))
-            && stem.len() == 4
-            && matches!(stem.as_bytes()[3], b'1'..=b'9'))
+    // The stem before the first dot, compared without case and without a copy.
+    let stem = segment.split('.').next().unwrap_or("").as_bytes();
+    match stem.len() {
+        3 => [b"con", b"prn", b"aux", b"nul"]
+            .iter()
+            .any(|d| stem.eq_ignore_ascii_case(*d)),
+        4 => {
+            (stem[..3].eq_ignore_ascii_case(b"com") || stem[..3].eq_ignore_ascii_case(b"lpt"))
+                && matches!(stem[3], b'1'..=b'9')
+        }
+        _ => false,
+    }
 }
 
 /// Validates a tenant id and returns it lower-cased (compile.md §10.1).
@@ -127,6 +134,21 @@ pub fn is_navigation(path: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    /// The device-name rule with a lower-cased copy, to check [`is_device_name`] against.
+    fn is_device_name_plain(segment: &str) -> bool {
+        let stem = segment.split('.').next().unwrap_or("").to_ascii_lowercase();
+        matches!(stem.as_str(), "con" | "prn" | "aux" | "nul")
+            || ((stem.starts_with("com") || stem.starts_with("lpt"))
+                && stem.len() == 4
+                && matches!(stem.as_bytes()[3], b'1'..=b'9'))
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn device_names_match_the_rule(s in "[cCoOmMnNlLpPtTuUxXaArR0-9.é]{0,6}") {
+            proptest::prop_assert_eq!(super::is_device_name(&s), is_device_name_plain(&s));
+        }
+    }
     use super::*;
 
     fn msg(r: Result<String>) -> String {

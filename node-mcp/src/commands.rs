@@ -477,6 +477,9 @@ fn file_stamp(path: &Path) -> Option<(u64, std::time::SystemTime)> {
     Some((m.len(), m.modified().ok()?))
 }
 
+/// From this many documents on, `import` prints its phases on stderr.
+const LONG_IMPORT: usize = 1000;
+
 fn import(
     target: &Target,
     dir: &Path,
@@ -487,6 +490,17 @@ fn import(
     let read = crate::folder::read_folder(dir, bundle)?;
     for w in &read.warnings {
         writeln!(io.err, "{w}").map_err(write_err)?;
+    }
+    // Long imports say what they are doing on stderr, phase by phase.
+    let long = read.docs.len() >= LONG_IMPORT;
+    if long {
+        writeln!(
+            io.err,
+            "import: read {} files from {}",
+            read.docs.len(),
+            dir.display()
+        )
+        .map_err(write_err)?;
     }
     let stamps: Vec<_> = read
         .docs
@@ -516,7 +530,15 @@ fn import(
                 )
             })
     };
-    let r = conn.import(req, &mut unchanged)?;
+    let err = &mut *io.err;
+    let mut progress = |line: &str| {
+        if long {
+            // Each phase of a large import takes seconds: say it as it starts.
+            let _ = writeln!(err, "{line}");
+            let _ = err.flush();
+        }
+    };
+    let r = conn.import(req, &mut unchanged, &mut progress)?;
     for d in &r.diagnostics {
         writeln!(
             io.err,

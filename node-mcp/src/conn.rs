@@ -311,6 +311,7 @@ impl Conn {
         &mut self,
         req: ImportRequest,
         unchanged: &mut dyn FnMut() -> Option<String>,
+        progress: &mut dyn FnMut(&str),
     ) -> Result<ImportResult, Error> {
         if self.read_only {
             return Err(Error::Invalid(READ_ONLY.into()));
@@ -322,6 +323,10 @@ impl Conn {
             .map_err(|e| Error::Store(e.0))?;
         self.refresh()?;
         let created = (self.now)();
+        progress(&format!(
+            "import: compiling {} documents",
+            req.documents.len()
+        ));
         let mut op = self.engine.import(req, &created);
         let tenant = self.engine.tenant().to_string();
         let mut answer = None;
@@ -334,7 +339,10 @@ impl Conn {
                 Step::Need(Need::Commit(p)) => {
                     answer = Some(match unchanged() {
                         Some(m) => Answer::Outcome(CommitOutcome::Failed(StoreError::Failed(m))),
-                        None => serve(&mut self.store, &tenant, Need::Commit(p)),
+                        None => {
+                            progress(&format!("import: storing {} records", p.records.len()));
+                            serve(&mut self.store, &tenant, Need::Commit(p))
+                        }
                     });
                 }
                 Step::Need(n) => answer = Some(serve(&mut self.store, &tenant, n)),

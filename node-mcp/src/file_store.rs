@@ -154,13 +154,20 @@ impl FileStore {
 
     /// Writes `bytes` to a new file in `staging/` and fsyncs it; returns its path.
     fn stage(&self, bytes: &[u8], tag: &str) -> Result<PathBuf, FileError> {
+        self.stage_with(bytes, tag, true)
+    }
+
+    /// Writes `bytes` to a new file in `staging/`, fsynced when `sync`; returns its path.
+    fn stage_with(&self, bytes: &[u8], tag: &str, sync: bool) -> Result<PathBuf, FileError> {
         let path = self.staging().join(unique_name(tag));
         let mut f = OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&path)
             .map_err(|e| io_error("cannot create", &path, &e))?;
-        let res = f.write_all(bytes).and_then(|()| f.sync_all());
+        let res = f
+            .write_all(bytes)
+            .and_then(|()| if sync { f.sync_all() } else { Ok(()) });
         if let Err(e) = res {
             let _ = fs::remove_file(&path);
             return Err(io_error("cannot write", &path, &e));
@@ -215,6 +222,88 @@ impl FileStore {
         }
         self.ensure_dirs(kind_dir(kind))?;
         self.write_file(&path, bytes, "record")
+    }
+
+    /// Stores many records durably with one flush: every new record is staged unsynced,
+    /// then the staged bytes are made durable together (`syncfs` on Linux, one fsync per file
+    /// elsewhere), renamed into place, and each record directory is fsynced once. Existing
+    /// records follow [`FileStore::put`]. On error nothing is referenced yet, so what was
+    /// renamed is unreachable garbage for collection.
+    pub fn put_many(&self, items: &[(Kind, String, &[u8])]) -> Result<(), FileError> {
+        let mut fresh: Vec<(Kind, PathBuf, &[u8])> = Vec::new();
+        for &(kind, ref name, bytes) in items {
+            Self::check_name(name)?;
+            let path = self.record_path(kind, name);
+            if kind != Kind::Derived && path.exists() {
+                // Same checks as a single put (refresh, corruption, collected meanwhile).
+                self.put(kind, name, bytes)?;
+                continue;
+            }
+            fresh.push((kind, path, bytes));
+        }
+        if fresh.is_empty() {
+            return Ok(());
+        }
+        let mut staged: Vec<(PathBuf, PathBuf)> = Vec::with_capacity(fresh.len());
+        let cleanup = |staged: &[(PathBuf, PathBuf)]| {
+            for (s, _) in staged {
+                let _ = fs::remove_file(s);
+            }
+        };
+        for (kind, path, bytes) in &fresh {
+            if let Err(e) = self.ensure_dirs(kind_dir(*kind)) {
+                cleanup(&staged);
+                return Err(e);
+            }
+            match self.stage_with(bytes, "record", false) {
+                Ok(s) => staged.push((s, path.clone())),
+                Err(e) => {
+                    cleanup(&staged);
+                    return Err(e);
+                }
+            }
+        }
+        if let Err(e) = self.sync_staged(staged.iter().map(|(s, _)| s.as_path())) {
+            cleanup(&staged);
+            return Err(e);
+        }
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        for (i, (s, target)) in staged.iter().enumerate() {
+            if let Err(e) = fs::rename(s, target) {
+                cleanup(&staged[i..]);
+                return Err(io_error("cannot rename into", target, &e));
+            }
+            let dir = target.parent().unwrap_or(&self.dir).to_path_buf();
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+        for dir in &dirs {
+            sync_dir(dir).map_err(|e| io_error("cannot sync", dir, &e))?;
+        }
+        Ok(())
+    }
+
+    /// Makes staged files durable: one `syncfs` of their file system on Linux, or an fsync
+    /// of each file elsewhere.
+    fn sync_staged<'a>(&self, files: impl Iterator<Item = &'a Path>) -> Result<(), FileError> {
+        #[cfg(target_os = "linux")]
+        {
+            let _ = files;
+            let staging = self.staging();
+            let dir = File::open(&staging).map_err(|e| io_error("cannot open", &staging, &e))?;
+            rustix::fs::syncfs(&dir)
+                .map_err(|e| io_error("cannot sync", &staging, &io::Error::from(e)))
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            for f in files {
+                File::open(f)
+                    .and_then(|h| h.sync_all())
+                    .map_err(|e| io_error("cannot sync", f, &e))?;
+            }
+            Ok(())
+        }
     }
 
     /// The generations present in `heads/`, listed.
@@ -574,6 +663,14 @@ impl Store for Files {
         self.tenant(tenant)
             .put(key.kind, &key.digest.to_hex(), bytes)
             .map_err(to_store_error)
+    }
+
+    fn put_many(&mut self, tenant: &str, records: &[(Key, Vec<u8>)]) -> Result<(), StoreError> {
+        let items: Vec<(Kind, String, &[u8])> = records
+            .iter()
+            .map(|(k, b)| (k.kind, k.digest.to_hex(), b.as_slice()))
+            .collect();
+        self.tenant(tenant).put_many(&items).map_err(to_store_error)
     }
 
     fn swap_head(&mut self, tenant: &str, expected: Option<&[u8]>, new: &[u8]) -> SwapOutcome {

@@ -227,10 +227,10 @@ impl TenantBackend {
 
 /// The bundle name as stored (bundles match ignoring case), or as given when unknown.
 fn stored_bundle(conn: &mut Conn, bundle: &str) -> String {
-    conn.read()
-        .ok()
-        .and_then(|s| s.model().find_bundle(bundle).map(str::to_string))
-        .unwrap_or_else(|| bundle.to_string())
+    conn.read().ok().map_or_else(
+        || bundle.to_string(),
+        |s| tools::stored_bundle(s.model(), bundle),
+    )
 }
 
 fn err_text(e: &Error) -> (String, bool) {
@@ -302,10 +302,9 @@ fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
                 (tools::write_success(&b, &validate::nfc(&path), &r), false)
             }
             Err(e) => {
-                let current = match e {
-                    Error::IndeterminateCommit { .. } => None,
-                    _ => conn.current_hash(&bundle, &path),
-                };
+                let current = tools::looks_up_after(&e)
+                    .then(|| conn.current_hash(&bundle, &path))
+                    .flatten();
                 (tools::write_failure(&e, current.as_deref()), true)
             }
         },
@@ -326,10 +325,9 @@ fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
             match conn.delete(&bundle, &path, Some(&h)) {
                 Ok(r) => (tools::delete_success(&b, &validate::nfc(&path), &r), false),
                 Err(e) => {
-                    let current = match e {
-                        Error::IndeterminateCommit { .. } => None,
-                        _ => conn.current_hash(&bundle, &path),
-                    };
+                    let current = tools::looks_up_after(&e)
+                        .then(|| conn.current_hash(&bundle, &path))
+                        .flatten();
                     (tools::delete_failure(&e, current.as_deref()), true)
                 }
             }
@@ -338,19 +336,11 @@ fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
             changes,
             expected_revision,
         } => {
-            let request = transaction_json(&changes, expected_revision.as_deref());
+            let request = tools::transaction_request(&changes, expected_revision.as_deref());
             let result = langonrock_core::engine::parse_transaction(&request)
                 .and_then(|txn| conn.transact(txn));
             match result {
-                Ok(r) => {
-                    let written: Vec<(&str, &str)> = changes
-                        .iter()
-                        .filter(|c| c.write)
-                        .map(|c| (c.bundle.as_str(), c.path.as_str()))
-                        .collect();
-                    let mine = tools::request_diagnostics(&r.diagnostics, &written);
-                    (tools::revision_answer(&r, &mine), false)
-                }
+                Ok(r) => (tools::transact_success(&r, &changes), false),
                 Err(e) => {
                     let tied = tools::tied_changes(&e, &changes, |b, p| conn.current_hash(b, p));
                     (tools::transact_failure(&e, &tied), true)
@@ -378,35 +368,6 @@ fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
             Err(e) => err_text(&e),
         },
     }
-}
-
-/// The request JSON of validated `transact` arguments, for the engine's own validation.
-fn transaction_json(changes: &[tools::ChangeArg], expected: Option<&str>) -> serde_json::Value {
-    let list: Vec<serde_json::Value> = changes
-        .iter()
-        .map(|c| {
-            let mut o = serde_json::Map::new();
-            o.insert(
-                "operation".into(),
-                (if c.write { "write" } else { "delete" }).into(),
-            );
-            o.insert("bundle".into(), c.bundle.clone().into());
-            o.insert("path".into(), c.path.clone().into());
-            if let Some(t) = &c.content {
-                o.insert("content".into(), t.clone().into());
-            }
-            if let Some(h) = &c.replaces {
-                o.insert("replaces".into(), h.clone().into());
-            }
-            serde_json::Value::Object(o)
-        })
-        .collect();
-    let mut req = serde_json::Map::new();
-    req.insert("changes".into(), list.into());
-    if let Some(e) = expected {
-        req.insert("expectedRevision".into(), e.into());
-    }
-    serde_json::Value::Object(req)
 }
 
 impl Backend for TenantBackend {

@@ -1,25 +1,108 @@
 #!/usr/bin/env node
-// `langonrock mcp <dsn> [--database-tools] [--read-only]` (js.md §6.4): serves a tenant over
-// MCP stdio with the files store. Not available yet: it needs the engine's `open` and
-// `createMcpServer`, which this build of the package does not export. Until then it checks
-// its arguments and says so, and exits 1.
+// `langonrock mcp <dsn> [--database-tools] [--read-only]` (js.md §6.4, agent.md §1): serves a
+// tenant of the files store over MCP stdio, without the native binary. It has no other
+// command. stdout carries JSON-RPC only; every other line goes to stderr.
 
-import * as langonrock from 'langonrock';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { open, files, createMcpServer } from 'langonrock';
+import { parseDsn, redactDsn } from '../gen/langonrock_wasm.js';
 
-const USAGE = 'usage: langonrock mcp <dsn> [--database-tools] [--read-only]';
+const USAGE = 'usage: langonrock mcp <dsn> [--database-tools] [--read-only]\n';
+
+function fail(message) {
+  process.stderr.write(`error: ${message}\n`);
+  process.exit(1);
+}
+
+/** The default data root of cli.md §2: $LANGONROCK_DATA, else the platform directory. */
+function defaultDataRoot(env = process.env) {
+  const set = (k) => (env[k] ? env[k] : undefined);
+  if (set('LANGONROCK_DATA')) return env.LANGONROCK_DATA;
+  const missing = 'cannot find the data directory: pass --data or set LANGONROCK_DATA';
+  if (process.platform === 'win32') {
+    if (set('LOCALAPPDATA')) return join(env.LOCALAPPDATA, 'langonrock');
+    if (!set('USERPROFILE')) fail(missing);
+    return join(env.USERPROFILE, 'AppData', 'Local', 'langonrock');
+  }
+  const home = set('HOME') ?? homedir();
+  if (process.platform === 'darwin') {
+    if (!home) fail(missing);
+    return join(home, 'Library', 'Application Support', 'langonrock');
+  }
+  if (set('XDG_DATA_HOME')) return join(env.XDG_DATA_HOME, 'langonrock');
+  if (!set('HOME')) fail(missing);
+  return join(env.HOME, '.local', 'share', 'langonrock');
+}
+
 const args = process.argv.slice(2);
-
-function fail(message, code) {
-  process.stderr.write(`${message}\n`);
-  process.exit(code);
+if (args.length === 0) {
+  process.stderr.write(USAGE);
+  process.exit(1);
 }
-
-if (args[0] !== 'mcp') fail(USAGE, 2);
-const flags = new Set(['--database-tools', '--read-only']);
-const positional = args.slice(1).filter((a) => !flags.has(a));
-const unknown = positional.filter((a) => a.startsWith('-'));
-if (unknown.length) fail(`unknown option ${unknown[0]}\n${USAGE}`, 2);
-if (positional.length !== 1) fail(USAGE, 2);
-if (typeof langonrock.createMcpServer !== 'function' || typeof langonrock.open !== 'function') {
-  fail(`langonrock mcp: not available in this build of the package (${langonrock.version()}): the engine is not wired in yet`, 1);
+if (args[0] === '--help' || args[0] === '-h') {
+  process.stdout.write(USAGE);
+  process.exit(0);
 }
+if (args[0] !== 'mcp') fail(`unknown command "${args[0]}"`);
+const flags = { '--database-tools': false, '--read-only': false };
+const positional = [];
+for (const a of args.slice(1)) {
+  if (a in flags) flags[a] = true;
+  else if (a.startsWith('-') && a !== '-') fail(`unknown flag "${a}"`);
+  else positional.push(a);
+}
+if (positional.length === 0) fail('missing dsn');
+if (positional.length > 1) fail(`unexpected argument "${positional[1]}"`);
+const dsn = positional[0];
+
+let target;
+try {
+  target = parseDsn(dsn, process.platform === 'win32');
+} catch (e) {
+  fail(e.message);
+}
+const dataRoot = target.data ?? defaultDataRoot();
+process.stderr.write(`langonrock mcp serving ${redactDsn(dsn)} over stdio\n`);
+const readOnly = flags['--read-only'];
+let connection;
+try {
+  connection = await open({ tenant: target.tenant, store: files({ dataRoot }), readOnly });
+} catch (e) {
+  fail(e.message);
+}
+const empty = await connection.history({ limit: 1 }).then(
+  (page) => page.revisions.length === 0,
+  () => false,
+);
+if (empty) {
+  process.stderr.write(`tenant "${connection.tenant}" has no revisions in ${dataRoot}; the first write creates it\n`);
+}
+// Requests still being answered when stdin ends are answered before the connection closes.
+const pending = new Set();
+const track = (p) => {
+  pending.add(p);
+  p.finally(() => pending.delete(p)).catch(() => undefined);
+  return p;
+};
+const served = {
+  callTool: (name, a) => track(connection.callTool(name, a)),
+  manifest: (b) => track(connection.manifest(b)),
+  adviceNow: () => connection.adviceNow(),
+};
+const server = await createMcpServer(served, undefined, { databaseTools: flags['--database-tools'], readOnly });
+const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
+let closing = false;
+const shutdown = async () => {
+  if (closing) return;
+  closing = true;
+  // Let the SDK send the answers of the last requests before the transport closes.
+  do {
+    while (pending.size) await Promise.allSettled([...pending]);
+    await new Promise((resolve) => setImmediate(resolve));
+  } while (pending.size);
+  await server.close().catch(() => undefined);
+  await connection.close().catch(() => undefined);
+};
+process.stdin.on('end', () => void shutdown());
+await server.connect(new StdioServerTransport());

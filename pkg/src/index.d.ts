@@ -97,6 +97,11 @@ export interface TenantStore {
    */
   put(key: StoreKey, bytes: Uint8Array): Promise<void>;
   /**
+   * Optional: puts several records at once with `put`'s contract for each (the IndexedDB
+   * store writes them in one transaction, all or none). A commit uses it when present.
+   */
+  putMany?(records: ReadonlyArray<{ key: StoreKey; bytes: Uint8Array }>): Promise<void>;
+  /**
    * Replaces the head with `next` if it still equals `expected` (null: no head). Rejects with
    * `STORE` when the head certainly did not move.
    */
@@ -143,9 +148,7 @@ export declare function memory(options?: MemoryOptions): MemoryStore;
 export declare function version(): string;
 
 // ---------------------------------------------------------------------------------------
-// The connection (js.md §1, §3, §5, §6). These are the shapes of the calls that the engine
-// provides; `open` and `createMcpServer` are exported once it is wired in (see Open and
-// CreateMcpServer below).
+// The connection (js.md §1, §3, §5, §6).
 
 export interface OpenOptions {
   /** A tenant id (compile.md §10.1). */
@@ -159,6 +162,13 @@ export interface OpenOptions {
 
 /** `open(options)`: a connection to one tenant. */
 export type Open = (options: OpenOptions) => Promise<Connection>;
+
+/**
+ * Opens a connection to one tenant (js.md §1) and loads the tenant's head. A tenant whose
+ * stored data fails its digests still opens, failing closed: every read rejects with the
+ * `CORRUPT` error, while `verify()` and `repair()` work on it.
+ */
+export declare const open: Open;
 
 /** A compile diagnostic (compile.md §9). */
 export interface Diagnostic {
@@ -356,8 +366,33 @@ export interface CallToolResult {
   isError: boolean;
 }
 
+/** The result of an import (cli.md §4). */
+export interface ImportResult {
+  revision: string;
+  snapshot: string;
+  concepts: number;
+  bundles: string[];
+  /** The diagnostics of the folder's documents. */
+  diagnostics: Diagnostic[];
+  /** Whether the snapshot id equals the previous head's. */
+  reused: boolean;
+  /** Whether anything was committed (a revision or a new baseline). */
+  committed: boolean;
+}
+
+/** A document as `documents()` lists it and an import takes it. */
+export interface DocumentText {
+  bundle: string;
+  path: string;
+  content: string;
+}
+
 /** A connection to one tenant (js.md §3). */
 export interface Connection {
+  /** The tenant id, lower-cased. */
+  readonly tenant: string;
+  /** Whether the connection never writes. */
+  readonly readOnly: boolean;
   /** The manifest TSV of the tenant, or of one bundle (read.md §2). */
   manifest(bundle?: string): Promise<string>;
   /** Slices by public id, in result order; missing ids are absent. */
@@ -381,6 +416,25 @@ export interface Connection {
   tools(options?: ToolOptions): Tool[];
   /** Exactly what the MCP server answers; never rejects. */
   callTool(name: string, args?: unknown): Promise<CallToolResult>;
+  /**
+   * Queues a put of the head's derived record (engine.md §9.1 rule 4), as the connection does
+   * after each commit and after an open that compiled. A read-only connection never does.
+   */
+  keepDerived(): void;
+  /** The advice sentence of agent.md §7.2 for the manifest as last read; null if that fails. */
+  adviceNow(): string | null;
+  /** Every document, sorted by bundle then path (what an export writes). */
+  documents(): Promise<DocumentText[]>;
+  /**
+   * `import` (cli.md §4) of documents read from the folder keyed `location`; `check` runs
+   * after the commit is prepared and before it is stored, and a message from it aborts.
+   * The Node entry's `importFolder` reads the folder and calls this.
+   */
+  importDocuments(
+    location: string,
+    documents: DocumentText[],
+    options?: { strict?: boolean; check?: () => Promise<string | undefined> | string | undefined },
+  ): Promise<ImportResult>;
   /** Waits for a commit in flight, then releases the store. */
   close(): Promise<void>;
 }
@@ -396,4 +450,11 @@ export interface McpServerLike {
  * `@modelcontextprotocol/sdk`, loaded only when called. `advice`: a string as given, null for
  * none, omitted to compute it.
  */
-export type CreateMcpServer = (connection: Connection, advice?: string | null, options?: ToolOptions) => Promise<McpServerLike>;
+export type CreateMcpServer = (
+  connection: Pick<Connection, 'callTool' | 'manifest' | 'adviceNow'>,
+  advice?: string | null,
+  options?: ToolOptions,
+) => Promise<McpServerLike>;
+
+/** An MCP server over a connection (js.md §6); connect a transport to serve it. */
+export declare const createMcpServer: CreateMcpServer;

@@ -1,7 +1,7 @@
 // Types of the Node entry: the shared API plus the files store.
 
 export * from './index.js';
-import type { Store, StoreOptions, TenantStore } from './index.js';
+import type { Connection, ImportResult, Store, StoreOptions, TenantStore } from './index.js';
 
 export interface FilesOptions extends StoreOptions {
   /** The data root: tenants live in `<dataRoot>/tenants/<tenant>/`. */
@@ -16,3 +16,23 @@ export interface FilesStore extends Store<TenantStore> {
 
 /** The files store (engine.md §9.2 rules 2 and 4), shared with the native binary. */
 export declare function files(options: FilesOptions): FilesStore;
+
+export interface ImportFolderOptions {
+  /** Import the folder as this one bundle (its location key gets `?bundle=<b>`). */
+  bundle?: string;
+  /** Commit nothing when a folder document has a diagnostic. */
+  strict?: boolean;
+}
+
+/**
+ * Imports a folder of OKF documents (cli.md §4) under the same location key as the native
+ * `import`: the folder's canonical path, plus `?bundle=<b>`.
+ */
+export declare function importFolder(
+  connection: Connection,
+  dir: string,
+  options?: ImportFolderOptions,
+): Promise<ImportResult & { warnings: string[] }>;
+
+/** Writes every document to `<dir>/<bundle>/<path>`; `dir` must not exist. */
+export declare function exportFolder(connection: Connection, dir: string): Promise<{ files: number }>;

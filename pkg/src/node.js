@@ -8,3 +8,4 @@ initSync({ module: readFileSync(new URL('../gen/langonrock_wasm_bg.wasm', import
 
 export * from './index.js';
 export { files } from './stores/files.js';
+export { importFolder, exportFolder } from './folder.js';

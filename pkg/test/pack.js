@@ -4,6 +4,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { mkdtemp, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,3 +23,16 @@ export async function installPacked() {
   await run('npm', ['install', '--offline', '--no-audit', '--no-fund', join(dir, info.filename)], { cwd: project });
   return { dir, project, files: info.files.map((f) => f.path).sort() };
 }
+
+/** The README's example: the first js code block under `## Example`. */
+export function readmeExample() {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const section = readme.slice(readme.indexOf('## Example'));
+  const m = section.match(/```js\n([\s\S]*?)```/);
+  if (!m) throw new Error('README.md has no js example under ## Example');
+  return m[1];
+}
+
+/** What the README's example prints (console.log lines joined), checked by the pack tests. */
+export const README_OUTPUT =
+  /^# tenant: acme\n# bundles: ops\n# query: replay export\n# hits: 1 direct, 0 linked\nid\tbundle\tkind\tstatus\tgrain\tsummary\tlinks\tpos\nrunbook\tops\trunbook\t-\t-\tReplay a failed order export\.\t-\t\d+\n\n# Runbook\n\nReplay a failed order export\.\n\n$/;

@@ -1,9 +1,13 @@
-//! The core built for wasm32, run in Node: the same renderings as the native build.
+//! The core built for wasm32, run in Node: the same renderings as the native build, and the
+//! wasm bindings driven as the JS package drives them (`bindings.rs`).
 #![cfg(target_arch = "wasm32")]
 #![allow(missing_docs)] // A test binary.
 
 #[path = "../parity.rs"]
 mod parity;
+
+#[path = "bindings.rs"]
+mod bindings;
 
 use wasm_bindgen_test::wasm_bindgen_test;
 

@@ -1,9 +1,114 @@
 //! WebAssembly bindings of langonrock's core: thin, with no behaviour of their own.
+//!
+//! - [`engine`]: `WasmEngine` (one tenant: synchronous reads, operations as step machines),
+//!   `WasmOp` (an operation the host resumes with each store answer) and `WasmToolCall`.
+//! - [`convert`]: every conversion between JS values and the core's types.
+//! - [`error`]: `core::Error` as a real JS `Error` with `code`.
+//!
+//! This file holds only the free exported functions.
 
+pub mod convert;
+pub mod engine;
+pub mod error;
+
+pub use engine::{WasmEngine, WasmOp, WasmToolCall};
+
+use langonrock_core::{tools, validate};
 use wasm_bindgen::prelude::*;
 
 /// The package version.
 #[wasm_bindgen]
 pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
+}
+
+/// Registers the package's error class, constructed as `new Class(code, message, extra)`.
+#[wasm_bindgen(js_name = setErrorClass)]
+pub fn set_error_class(class: js_sys::Function) {
+    error::set_error_class(class);
+}
+
+/// The tools of a mode (agent.md §2), in order, as `tools/list` entries `{name, title,
+/// description, inputSchema}`; the manifest's description ends with `advice` when given.
+#[wasm_bindgen(js_name = toolList)]
+pub fn tool_list(
+    database_tools: bool,
+    read_only: bool,
+    advice: Option<String>,
+) -> Result<JsValue, JsValue> {
+    let list: Vec<serde_json::Value> = tools::tool_set(database_tools, read_only)
+        .into_iter()
+        .map(|t| t.list_entry(advice.as_deref()))
+        .collect();
+    convert::to_js(&list).map_err(|e| error::to_js(&e))
+}
+
+/// The `okf://manifest` resource of agent.md §7.1: `{uri, name, title, description,
+/// mimeType}`.
+#[wasm_bindgen(js_name = manifestResource)]
+pub fn manifest_resource(advice: Option<String>) -> Result<JsValue, JsValue> {
+    let description = tools::tool("manifest")
+        .map(|t| t.description_with(advice.as_deref()))
+        .unwrap_or_default();
+    let v = serde_json::json!({
+        "uri": tools::MANIFEST_URI,
+        "name": tools::MANIFEST_RESOURCE_NAME,
+        "title": tools::MANIFEST_RESOURCE_TITLE,
+        "description": description,
+        "mimeType": tools::MANIFEST_MIME,
+    });
+    convert::to_js(&v).map_err(|e| error::to_js(&e))
+}
+
+/// The advice sentence for a whole tenant manifest (agent.md §7.2).
+#[wasm_bindgen]
+pub fn advice(manifest: &str) -> String {
+    tools::advice(manifest)
+}
+
+/// Validates a tool call's arguments (agent.md §1.5). Throws the tool error text as a
+/// string (`unknown tool "<name>"`, `k must be an integer from 1 to 50`, …).
+#[wasm_bindgen(js_name = parseToolCall)]
+pub fn parse_tool_call(name: &str, args: JsValue) -> Result<WasmToolCall, JsValue> {
+    WasmToolCall::parse(name, &args).map_err(|m| JsValue::from_str(&m))
+}
+
+/// A string in Unicode normalization form C.
+#[wasm_bindgen]
+pub fn nfc(s: &str) -> String {
+    validate::nfc(s)
+}
+
+/// Whether a file name ends in `.md` (any case), the documents a folder read takes.
+#[wasm_bindgen(js_name = endsWithMd)]
+pub fn ends_with_md(name: &str) -> bool {
+    validate::ends_with_md(name)
+}
+
+/// Checks a bundle name (compile.md §10.2); throws the `INVALID` error.
+#[wasm_bindgen(js_name = checkBundleName)]
+pub fn check_bundle_name(name: &str) -> Result<(), JsValue> {
+    validate::bundle_name(name).map_err(|e| error::to_js(&e))
+}
+
+/// Checks a document path (compile.md §10.3) and returns it in NFC; throws the `INVALID`
+/// error.
+#[wasm_bindgen(js_name = checkDocumentPath)]
+pub fn check_document_path(path: &str) -> Result<String, JsValue> {
+    validate::document_path(path).map_err(|e| error::to_js(&e))
+}
+
+/// Parses a DSN of cli.md §5: `{data, tenant}`, `data` null for the default data root.
+/// `windows`: the host takes `okf:///C:/…` as the drive path `C:/…`.
+#[wasm_bindgen(js_name = parseDsn)]
+pub fn parse_dsn(dsn: &str, windows: bool) -> Result<JsValue, JsValue> {
+    let d = langonrock_core::dsn::parse_dsn(dsn, windows).map_err(|e| error::to_js(&e))?;
+    convert::to_js(&serde_json::json!({"data": d.data, "tenant": d.tenant}))
+        .map_err(|e| error::to_js(&e))
+}
+
+/// The DSN as the startup banner shows it: every `token` value as `***` (agent.md §1.1).
+#[wasm_bindgen(js_name = redactDsn)]
+pub fn redact_dsn(dsn: &str) -> String {
+    langonrock_core::dsn::redact_dsn(dsn)
 }

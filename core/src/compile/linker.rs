@@ -9,7 +9,7 @@
 //! over the same documents (a property test checks it).
 
 use super::{
-    local_ids, strip_md, underscore_spaces, Ambiguity, Concept, LinkInput, Model, ParsedDoc,
+    full, local_ids, strip_md, underscore_spaces, Ambiguity, Concept, LinkInput, Model, ParsedDoc,
     RawLink, SourceDoc,
 };
 use crate::error::{Error, Result};
@@ -18,8 +18,12 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-/// A document's key: `(bundle, path)`.
-type Key = (String, String);
+/// A document's key: `(bundle, path)`, shared (clones do not copy the strings).
+type Key = Arc<(String, String)>;
+
+fn new_key(bundle: &str, path: &str) -> Key {
+    Arc::new((bundle.to_string(), path.to_string()))
+}
 
 /// One change to apply: the document at `(bundle, path)` becomes `doc`, or goes away.
 #[derive(Debug, Clone)]
@@ -48,6 +52,8 @@ pub struct LinkDelta {
 
 #[derive(Debug, Clone)]
 struct Entry {
+    // The key, shared with the indexes.
+    key: Key,
     doc: SourceDoc,
     // None for a navigation document.
     parsed: Option<Arc<ParsedDoc>>,
@@ -77,6 +83,8 @@ pub struct Linker {
     // Public id -> concepts linking to it.
     backlinks: HashMap<String, BTreeSet<Key>>,
     model: Model,
+    // Whether an empty linker takes the from-scratch pass (tests turn it off to compare).
+    use_full_pass: bool,
 }
 
 fn remove_ref<K: std::hash::Hash + Eq>(map: &mut HashMap<K, BTreeSet<Key>>, k: &K, v: &Key) {
@@ -107,6 +115,55 @@ fn wiki_names(target: &str) -> Vec<String> {
     v
 }
 
+/// Local ids of one bundle's concept paths (sorted), with the ambiguity note of each
+/// (compile.md §5.1): under [`Ambiguity::Refuse`] a repeated id is an error, under
+/// [`Ambiguity::Serve`] the later path gets a `~2` id and a note.
+pub(super) fn bundle_local_ids(
+    paths: &[&str],
+    ambiguity: Ambiguity,
+) -> Result<(Vec<String>, Vec<Option<String>>)> {
+    let mut ids = local_ids(paths);
+    let mut notes: Vec<Option<String>> = vec![None; ids.len()];
+    // Usually every id is distinct: check that without copying them.
+    let mut distinct: HashSet<&str> = HashSet::default();
+    distinct.reserve(ids.len());
+    if ids.iter().all(|id| distinct.insert(id)) {
+        return Ok((ids, notes));
+    }
+    drop(distinct);
+    let mut first: HashMap<String, usize> = HashMap::default();
+    for i in 0..ids.len() {
+        if let Some(&j) = first.get(&ids[i]) {
+            match ambiguity {
+                Ambiguity::Refuse => {
+                    return Err(Error::Invalid(format!(
+                        "ambiguous concept id \"{}\": {} and {}",
+                        ids[i], paths[j], paths[i]
+                    )))
+                }
+                Ambiguity::Serve => {
+                    let base = underscore_spaces(strip_md(paths[i]));
+                    let mut n = 2;
+                    let new_id = loop {
+                        let cand = format!("{base}~{n}");
+                        if !ids.contains(&cand) {
+                            break cand;
+                        }
+                        n += 1;
+                    };
+                    notes[i] = Some(format!(
+                        "ambiguous concept id \"{}\": served as \"{new_id}\"",
+                        ids[i]
+                    ));
+                    ids[i] = new_id;
+                }
+            }
+        }
+        first.insert(ids[i].clone(), i);
+    }
+    Ok((ids, notes))
+}
+
 enum Found {
     Concept(Key),
     Nav,
@@ -125,7 +182,140 @@ impl Linker {
             wiki_refs: HashMap::default(),
             backlinks: HashMap::default(),
             model: Model::default(),
+            use_full_pass: true,
         }
+    }
+
+    /// A linker that never takes the from-scratch pass, for tests that compare the two.
+    #[cfg(test)]
+    pub(crate) fn incremental_only(ambiguity: Ambiguity) -> Linker {
+        Linker {
+            use_full_pass: false,
+            ..Linker::new(ambiguity)
+        }
+    }
+
+    /// [`Linker::apply`] on an empty linker: the from-scratch pass, then the dependency
+    /// indexes in bulk. Same results as the incremental pass.
+    fn apply_to_empty(&mut self, changes: Vec<Change>) -> Result<LinkDelta> {
+        let changes = full::sort_dedup(changes, |c| (c.bundle.as_str(), c.path.as_str()));
+        let mut undo = Vec::with_capacity(changes.len());
+        let mut items = Vec::with_capacity(changes.len());
+        for c in changes {
+            undo.push(Change {
+                bundle: c.bundle.clone(),
+                path: c.path.clone(),
+                doc: None,
+            });
+            if let Some((doc, parsed)) = c.doc {
+                items.push(full::Item::keyed(c.bundle, c.path, doc, parsed));
+            }
+        }
+        undo.reverse();
+        let full = full::full_pass(items, self.ambiguity)?;
+        // With no documents the indexes are empty; start them afresh all the same.
+        self.local_keys.clear();
+        self.public.clear();
+        self.md_refs.clear();
+        self.wiki_refs.clear();
+        self.backlinks.clear();
+        let model = full.model();
+        let mut concepts = full.concepts.into_iter().peekable();
+        // Every document's key, and where to find it by `(bundle, path)`.
+        let keys: Vec<Key> = full
+            .items
+            .iter()
+            .map(|it| new_key(it.bundle(), it.path()))
+            .collect();
+        let mut key_of: HashMap<(&str, &str), usize> = HashMap::default();
+        key_of.reserve(keys.len());
+        for (i, k) in keys.iter().enumerate() {
+            key_of.insert((k.0.as_str(), k.1.as_str()), i);
+        }
+        let mut upserted = Vec::new();
+        let mut docs: Vec<(String, Vec<(String, Entry)>)> = Vec::new();
+        for (i, it) in full.items.into_iter().enumerate() {
+            let key: Key = keys[i].clone();
+            let mut entry = Entry {
+                key: key.clone(),
+                doc: it.doc.into_owned(),
+                parsed: it.parsed,
+                local: String::new(),
+                public: String::new(),
+                ambiguity_note: None,
+                md_keys: Vec::new(),
+                wiki_keys: Vec::new(),
+                link_ids: Vec::new(),
+                concept: None,
+            };
+            if let Some(fc) = concepts.next_if(|c| c.item == i) {
+                let parsed = entry.parsed.as_ref().expect("a concept");
+                let mut md_keys: Vec<Key> = Vec::new();
+                let mut wiki_keys: Vec<String> = Vec::new();
+                for l in &parsed.links {
+                    match l {
+                        RawLink::Markdown {
+                            target: Some(p), ..
+                        } => md_keys.push(match key_of.get(&(key.0.as_str(), p.as_str())) {
+                            Some(&t) => keys[t].clone(),
+                            None => new_key(&key.0, p),
+                        }),
+                        RawLink::Markdown { target: None, .. } => {}
+                        RawLink::Wiki { target, .. } => wiki_keys.extend(wiki_names(target)),
+                    }
+                }
+                md_keys.sort_unstable();
+                md_keys.dedup();
+                wiki_keys.sort_unstable();
+                wiki_keys.dedup();
+                for k in &md_keys {
+                    self.md_refs
+                        .entry(k.clone())
+                        .or_default()
+                        .insert(key.clone());
+                }
+                for n in &wiki_keys {
+                    self.wiki_refs
+                        .entry(n.clone())
+                        .or_default()
+                        .insert(key.clone());
+                }
+                for id in &fc.concept.links {
+                    self.backlinks
+                        .entry(id.clone())
+                        .or_default()
+                        .insert(key.clone());
+                }
+                self.local_keys
+                    .entry(fc.local.clone())
+                    .or_default()
+                    .insert(key.clone());
+                self.public.insert(fc.concept.id.clone(), key.clone());
+                entry.local = fc.local;
+                entry.public = fc.concept.id.clone();
+                entry.ambiguity_note = fc.note;
+                entry.md_keys = md_keys;
+                entry.wiki_keys = wiki_keys;
+                entry.link_ids = fc.concept.links.clone();
+                upserted.push(fc.concept.clone());
+                entry.concept = Some(fc.concept);
+            }
+            match docs.last_mut() {
+                Some((b, list)) if *b == key.0 => list.push((key.1.clone(), entry)),
+                _ => docs.push((key.0.clone(), vec![(key.1.clone(), entry)])),
+            }
+        }
+        self.docs = docs
+            .into_iter()
+            .map(|(b, list)| (b, list.into_iter().collect()))
+            .collect();
+        self.model = model;
+        Ok(LinkDelta {
+            removed: Vec::new(),
+            upserted,
+            renamed: Vec::new(),
+            undo,
+        })
     }
 
     /// Sets how later changes treat two concepts that end with one id. The engine serves a
@@ -157,6 +347,9 @@ impl Linker {
     /// Applies changes (at most one per key; a later one wins) and returns what changed.
     /// On error (an ambiguous id under [`Ambiguity::Refuse`]) nothing changes.
     pub fn apply(&mut self, changes: Vec<Change>) -> Result<LinkDelta> {
+        if self.docs.is_empty() && self.use_full_pass {
+            return self.apply_to_empty(changes);
+        }
         // Deduplicate by key, keeping the last change.
         let mut by_bundle: BTreeMap<String, BTreeMap<String, Option<LinkInput>>> = BTreeMap::new();
         for c in changes {
@@ -181,38 +374,7 @@ impl Linker {
                 }
             }
             let paths: Vec<&str> = paths.into_iter().collect();
-            let mut ids = local_ids(&paths);
-            let mut notes: Vec<Option<String>> = vec![None; ids.len()];
-            let mut first: HashMap<String, usize> = HashMap::default();
-            for i in 0..ids.len() {
-                if let Some(&j) = first.get(&ids[i]) {
-                    match self.ambiguity {
-                        Ambiguity::Refuse => {
-                            return Err(Error::Invalid(format!(
-                                "ambiguous concept id \"{}\": {} and {}",
-                                ids[i], paths[j], paths[i]
-                            )))
-                        }
-                        Ambiguity::Serve => {
-                            let base = underscore_spaces(strip_md(paths[i]));
-                            let mut n = 2;
-                            let new_id = loop {
-                                let cand = format!("{base}~{n}");
-                                if !ids.contains(&cand) {
-                                    break cand;
-                                }
-                                n += 1;
-                            };
-                            notes[i] = Some(format!(
-                                "ambiguous concept id \"{}\": served as \"{new_id}\"",
-                                ids[i]
-                            ));
-                            ids[i] = new_id;
-                        }
-                    }
-                }
-                first.insert(ids[i].clone(), i);
-            }
+            let (ids, notes) = bundle_local_ids(&paths, self.ambiguity)?;
             let table = paths
                 .iter()
                 .zip(ids)
@@ -233,10 +395,13 @@ impl Linker {
         let mut removed_concepts: Vec<Arc<Concept>> = Vec::new();
 
         for (bundle, ch) in by_bundle {
-            let locals = new_locals.remove(&bundle).unwrap_or_default();
+            let mut locals = new_locals.remove(&bundle).unwrap_or_default();
             for (path, new_doc) in ch {
-                let key: Key = (bundle.clone(), path.clone());
                 let old = self.docs.get_mut(&bundle).and_then(|b| b.remove(&path));
+                let key: Key = match &old {
+                    Some(e) => e.key.clone(),
+                    None => new_key(&bundle, &path),
+                };
                 delta.undo.push(Change {
                     bundle: bundle.clone(),
                     path: path.clone(),
@@ -282,6 +447,7 @@ impl Linker {
                         }
                         let is_concept = parsed.is_some();
                         let entry = Entry {
+                            key: key.clone(),
                             doc,
                             parsed,
                             local: String::new(),
@@ -315,10 +481,9 @@ impl Linker {
                         continue;
                     }
                     let (id, note) = locals
-                        .get(path)
-                        .cloned()
+                        .remove(path)
                         .expect("every concept of a touched bundle has a local id");
-                    let key: Key = (bundle.clone(), path.clone());
+                    let key: Key = e.key.clone();
                     e.ambiguity_note = note;
                     if e.local != id {
                         if !e.local.is_empty() {
@@ -603,7 +768,7 @@ impl Linker {
 
     fn find_path(&self, bundle: &str, path: &str) -> Found {
         match self.docs.get(bundle).and_then(|b| b.get(path)) {
-            Some(e) if e.parsed.is_some() => Found::Concept((bundle.to_string(), path.to_string())),
+            Some(e) if e.parsed.is_some() => Found::Concept(e.key.clone()),
             Some(_) => Found::Nav,
             None => Found::Nothing,
         }
@@ -645,8 +810,14 @@ impl Linker {
                 RawLink::Markdown {
                     target: Some(p), ..
                 } => {
-                    md_keys.insert((bundle.to_string(), p.clone()));
-                    self.find_path(bundle, p)
+                    // The target document's own key when there is one.
+                    let target = self.docs.get(bundle).and_then(|b| b.get(p.as_str()));
+                    md_keys.insert(target.map_or_else(|| new_key(bundle, p), |e| e.key.clone()));
+                    match target {
+                        Some(e) if e.parsed.is_some() => Found::Concept(e.key.clone()),
+                        Some(_) => Found::Nav,
+                        None => Found::Nothing,
+                    }
                 }
                 RawLink::Wiki { target, .. } => {
                     wiki_keys.extend(wiki_names(target));

@@ -4,14 +4,16 @@
 //! cached by the engine per source hash. [`link`] is the tenant pass: local ids, public ids,
 //! link resolution and the diagnostics that depend on other documents.
 
+mod front;
+mod full;
 mod linker;
 mod parse;
 
 pub use linker::{Change, LinkDelta, Linker};
 
 pub use parse::{
-    kind_slug, markdown_options, parse_document, section_slug, split_frontmatter, stale_date,
-    ParsedDoc, RawLink, Section,
+    kind_slug, markdown_options, parse_document, parse_document_reference, section_slug,
+    split_frontmatter, stale_date, ParsedDoc, RawLink, Section,
 };
 
 use crate::error::{Error, Result};
@@ -178,15 +180,16 @@ pub enum Ambiguity {
 /// Compiles documents in one go: validates names and paths, parses, links.
 pub fn compile(docs: &[SourceDoc], width: usize) -> Result<Model> {
     check_names(docs.iter().map(|d| (d.bundle.as_str(), d.path.as_str())))?;
-    let parsed: Vec<LinkInput> = docs
+    // `link` over the parsed documents, borrowing them rather than copying.
+    let items = docs
         .iter()
         .map(|d| {
             let p = (!validate::is_navigation(&d.path))
                 .then(|| Arc::new(parse_document(&d.path, &d.text, width)));
-            (d.clone(), p)
+            full::Item::borrowed(d, p)
         })
         .collect();
-    link(parsed, Ambiguity::Refuse)
+    Ok(full::full_pass(items, Ambiguity::Refuse)?.model())
 }
 
 /// Validates bundle names and paths, and their uniqueness ignoring case
@@ -194,6 +197,7 @@ pub fn compile(docs: &[SourceDoc], width: usize) -> Result<Model> {
 pub fn check_names<'a>(items: impl Iterator<Item = (&'a str, &'a str)>) -> Result<()> {
     let mut bundles: HashMap<String, &str> = HashMap::default();
     let mut seen: rustc_hash::FxHashSet<String> = rustc_hash::FxHashSet::default();
+    let mut last: Option<(&str, String)> = None;
     for (bundle, path) in items {
         validate::bundle_name(bundle)?;
         let norm = validate::document_path(path)?;
@@ -202,15 +206,30 @@ pub fn check_names<'a>(items: impl Iterator<Item = (&'a str, &'a str)>) -> Resul
                 "invalid path \"{path}\": not in NFC form"
             )));
         }
-        let lower = bundle.to_ascii_lowercase();
-        match bundles.get(&lower) {
-            Some(b) if *b != bundle => return Err(Error::Invalid(validate::CASE_UNIQUE.into())),
-            Some(_) => {}
-            None => {
-                bundles.insert(lower.clone(), bundle);
+        // Documents come grouped by bundle: the previous bundle's lower-case form is reused.
+        if last.as_ref().is_none_or(|(b, _)| *b != bundle) {
+            let lower = bundle.to_ascii_lowercase();
+            match bundles.get(&lower) {
+                Some(b) if *b != bundle => {
+                    return Err(Error::Invalid(validate::CASE_UNIQUE.into()))
+                }
+                Some(_) => {}
+                None => {
+                    bundles.insert(lower.clone(), bundle);
+                }
             }
+            last = Some((bundle, lower));
         }
-        if !seen.insert(format!("{lower}/{}", path.to_lowercase())) {
+        let lower = &last.as_ref().expect("set above").1;
+        let mut key = String::with_capacity(lower.len() + 1 + path.len());
+        key.push_str(lower);
+        key.push('/');
+        if path.is_ascii() {
+            key.extend(path.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+        } else {
+            key.push_str(&path.to_lowercase());
+        }
+        if !seen.insert(key) {
             return Err(Error::Invalid(validate::CASE_UNIQUE.into()));
         }
     }
@@ -249,35 +268,45 @@ pub fn underscore_spaces(s: &str) -> String {
 
 /// Local ids of one bundle's concept paths (compile.md §5.1), in the input order.
 pub fn local_ids(paths: &[&str]) -> Vec<String> {
-    let cands: Vec<[String; 3]> = paths
+    // The full id of each path; its tier-0 and tier-1 ids are suffixes of it (the last
+    // segment, and the last two), kept as their start offsets.
+    let fulls: Vec<std::borrow::Cow<'_, str>> = paths
         .iter()
         .map(|p| {
-            let full = underscore_spaces(strip_md(p));
-            let segs: Vec<&str> = full.split('/').collect();
-            let last = segs[segs.len() - 1].to_string();
-            let t1 = if segs.len() >= 2 {
-                format!("{}/{}", segs[segs.len() - 2], last)
+            let s = strip_md(p);
+            if s.chars().any(char::is_whitespace) {
+                std::borrow::Cow::Owned(underscore_spaces(s))
             } else {
-                last.clone()
-            };
-            [last, t1, full]
+                std::borrow::Cow::Borrowed(s)
+            }
+        })
+        .collect();
+    let starts: Vec<[usize; 2]> = fulls
+        .iter()
+        .map(|f| {
+            let mut slashes = f.rmatch_indices('/').map(|(i, _)| i + 1);
+            let last = slashes.next().unwrap_or(0);
+            let t1 = slashes.next().unwrap_or(0);
+            [last, t1]
         })
         .collect();
     let mut counts: [HashMap<&str, usize>; 2] = [HashMap::default(), HashMap::default()];
-    for c in &cands {
-        for t in 0..2 {
-            *counts[t].entry(c[t].as_str()).or_default() += 1;
+    for t in 0..2 {
+        counts[t].reserve(paths.len());
+        for (f, st) in fulls.iter().zip(&starts) {
+            *counts[t].entry(&f[st[t]..]).or_default() += 1;
         }
     }
-    cands
+    fulls
         .iter()
-        .map(|c| {
-            if counts[0][c[0].as_str()] == 1 {
-                c[0].clone()
-            } else if counts[1][c[1].as_str()] == 1 {
-                c[1].clone()
+        .zip(&starts)
+        .map(|(f, st)| {
+            if counts[0][&f[st[0]..]] == 1 {
+                f[st[0]..].to_string()
+            } else if counts[1][&f[st[1]..]] == 1 {
+                f[st[1]..].to_string()
             } else {
-                c[2].clone()
+                f.to_string()
             }
         })
         .collect()
@@ -286,17 +315,8 @@ pub fn local_ids(paths: &[&str]) -> Vec<String> {
 /// The tenant pass over a whole set of documents: ids, prefixing, links and diagnostics.
 /// Each entry carries its parsed form, or `None` for a navigation document.
 pub fn link(docs: Vec<LinkInput>, ambiguity: Ambiguity) -> Result<Model> {
-    let mut linker = Linker::new(ambiguity);
-    let changes = docs
-        .into_iter()
-        .map(|(d, p)| Change {
-            bundle: d.bundle.clone(),
-            path: d.path.clone(),
-            doc: Some((d, p)),
-        })
-        .collect();
-    linker.apply(changes)?;
-    Ok(linker.model().clone())
+    let items = docs.into_iter().map(full::Item::from_input).collect();
+    Ok(full::full_pass(items, ambiguity)?.model())
 }
 
 fn diag(bundle: &str, path: &str, message: String) -> Diagnostic {

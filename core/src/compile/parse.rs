@@ -3,7 +3,8 @@
 //! Everything here depends on one document's own text only, so the engine caches it by
 //! source hash and a commit re-parses only the documents it changes (compile.md §11).
 
-use crate::text::{flatten, is_letter_or_number, truncate_summary, Utf16Map};
+use super::front::{self, Field, Fields};
+use crate::text::{flatten, is_letter_or_number, truncate_summary, utf16_len, Utf16Map};
 use pulldown_cmark::{Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd};
 use std::sync::Arc;
 
@@ -87,7 +88,7 @@ pub fn split_frontmatter(text: &str) -> Option<(&str, usize)> {
     let open_end = fence_line(b, 0)?;
     // Shortest run, then a line break, then a closing fence line.
     let mut q = open_end;
-    while let Some(off) = b[q..].iter().position(|&c| c == b'\n') {
+    while let Some(off) = memchr::memchr(b'\n', &b[q..]) {
         let nl = q + off;
         let run_end = if nl > open_end && b[nl - 1] == b'\r' {
             nl - 1
@@ -148,19 +149,29 @@ fn yaml_is_blank(inner: &str) -> bool {
     })
 }
 
-fn yaml_str<'a>(map: &'a yaml_serde::Mapping, key: &str) -> Option<&'a str> {
-    match map.get(key) {
-        Some(yaml_serde::Value::String(s)) => Some(s.as_str()),
-        _ => None,
-    }
-}
-
 /// The `type` slug: lower-case, runs outside `[a-z0-9]` become `_`, `_` trimmed.
 pub fn kind_slug(s: &str) -> String {
+    if s.is_ascii() {
+        return ascii_slug(s, "-");
+    }
+    slug(s, |c| c.is_ascii_lowercase() || c.is_ascii_digit(), "-")
+}
+
+/// A section slug (compile.md §7.2): lower-case, runs outside `[\p{L}\p{N}]` become `_`.
+pub fn section_slug(s: &str) -> String {
+    if s.is_ascii() {
+        return ascii_slug(s, "body");
+    }
+    slug(s, is_letter_or_number, "body")
+}
+
+/// Lower-cases `s` and keeps the chars `keep` accepts, each run of others becoming one `_`
+/// between kept ones; `empty` when nothing is kept.
+fn slug(s: &str, keep: fn(char) -> bool, empty: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut pending = false;
     for c in s.chars().flat_map(char::to_lowercase) {
-        if c.is_ascii_lowercase() || c.is_ascii_digit() {
+        if keep(c) {
             if pending && !out.is_empty() {
                 out.push('_');
             }
@@ -171,29 +182,31 @@ pub fn kind_slug(s: &str) -> String {
         }
     }
     if out.is_empty() {
-        "-".to_string()
+        empty.to_string()
     } else {
         out
     }
 }
 
-/// A section slug (compile.md §7.2): lower-case, runs outside `[\p{L}\p{N}]` become `_`.
-pub fn section_slug(s: &str) -> String {
+/// [`kind_slug`] and [`section_slug`] of ASCII text, where both keep `[a-z0-9]` after
+/// lower-casing; `empty` when nothing is kept.
+fn ascii_slug(s: &str, empty: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut pending = false;
-    for c in s.chars().flat_map(char::to_lowercase) {
-        if is_letter_or_number(c) {
+    for &b in s.as_bytes() {
+        let c = b.to_ascii_lowercase();
+        if c.is_ascii_lowercase() || c.is_ascii_digit() {
             if pending && !out.is_empty() {
                 out.push('_');
             }
             pending = false;
-            out.push(c);
+            out.push(char::from(c));
         } else {
             pending = true;
         }
     }
     if out.is_empty() {
-        "body".to_string()
+        empty.to_string()
     } else {
         out
     }
@@ -293,6 +306,56 @@ fn has_scheme(dest: &str) -> bool {
     false
 }
 
+/// The bundle path of a destination (cut at `#` and `?`) that needs no decoding and no
+/// normalisation: non-empty ASCII without `%`, from a document whose folder has no empty,
+/// `.` or `..` segment. `Some(None)` when `..` climbs out of the bundle; `None` sends the
+/// destination the long way, which gives the same result for these.
+fn plain_target(cut: &str, doc_path: &str) -> Option<Option<String>> {
+    if cut.is_empty() || !cut.is_ascii() || cut.contains('%') {
+        return None;
+    }
+    let dir = match doc_path.rsplit_once('/') {
+        _ if cut.starts_with('/') => "",
+        None => "",
+        Some((dir, _)) => {
+            if dir
+                .split('/')
+                .any(|seg| seg.is_empty() || seg == "." || seg == "..")
+            {
+                return None;
+            }
+            dir
+        }
+    };
+    // The folder, then each segment: `..` drops the last one, empty and `.` ones are skipped.
+    let mut path = String::with_capacity(dir.len() + cut.len() + 4);
+    path.push_str(dir);
+    for seg in cut.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                if path.is_empty() {
+                    return Some(None);
+                }
+                path.truncate(path.rfind('/').unwrap_or(0));
+            }
+            s => {
+                if !path.is_empty() {
+                    path.push('/');
+                }
+                path.push_str(s);
+            }
+        }
+    }
+    if path.is_empty() {
+        return Some(None);
+    }
+    if !crate::validate::ends_with_md(&path) {
+        path.push_str(".md");
+    }
+    Some(Some(path))
+}
+
 /// Resolves a Markdown destination against the linking document (compile.md §6.2 rules
 /// 3–6). `None` means the link is skipped; `Some(None)` means it climbed out of the bundle.
 fn markdown_target(dest: &str, doc_path: &str) -> Option<Option<String>> {
@@ -301,6 +364,9 @@ fn markdown_target(dest: &str, doc_path: &str) -> Option<Option<String>> {
     }
     let cut = dest.split('#').next().unwrap_or("");
     let cut = cut.split('?').next().unwrap_or("");
+    if let Some(target) = plain_target(cut, doc_path) {
+        return Some(target);
+    }
     let decoded = percent_decode(cut).unwrap_or_else(|| cut.to_string());
     if decoded.is_empty() {
         return None;
@@ -336,36 +402,61 @@ fn markdown_target(dest: &str, doc_path: &str) -> Option<Option<String>> {
 /// Parses one document on its own. `text` is the exact stored text; `width` the summary
 /// width (120 for stored tenants).
 pub fn parse_document(path: &str, text: &Arc<str>, width: usize) -> ParsedDoc {
+    parse_with(path, text, width, true)
+}
+
+/// The same pass as [`parse_document`], with every frontmatter parsed by `yaml_serde`
+/// (no fast path). It exists for differential tests and benchmarks; the results are equal.
+#[doc(hidden)]
+pub fn parse_document_reference(path: &str, text: &Arc<str>, width: usize) -> ParsedDoc {
+    parse_with(path, text, width, false)
+}
+
+/// The frontmatter fields through `yaml_serde`, pushing the diagnostic of a frontmatter
+/// that is not a mapping or not valid YAML.
+fn yaml_fields(inner: &str, head_diagnostics: &mut Vec<String>) -> Fields<'static> {
+    if yaml_is_blank(inner) {
+        return Fields::default();
+    }
+    match yaml_serde::from_str::<yaml_serde::Value>(inner) {
+        Ok(yaml_serde::Value::Mapping(m)) => return front::from_yaml(&m),
+        Ok(yaml_serde::Value::Tagged(t)) => {
+            if let yaml_serde::Value::Mapping(m) = t.value {
+                return front::from_yaml(&m);
+            }
+            head_diagnostics.push("frontmatter is not a mapping".to_string());
+        }
+        Ok(_) => head_diagnostics.push("frontmatter is not a mapping".to_string()),
+        Err(e) => head_diagnostics.push(format!(
+            "invalid YAML frontmatter: {}",
+            flatten(&e.to_string())
+        )),
+    }
+    Fields::default()
+}
+
+fn field_str<'a>(f: &'a Option<Field<'_>>) -> Option<&'a str> {
+    f.as_ref().and_then(Field::as_str)
+}
+
+fn parse_with(path: &str, text: &Arc<str>, width: usize, fast_path: bool) -> ParsedDoc {
     let bomless_start = if text.starts_with('\u{feff}') { 3 } else { 0 };
     let bomless = &text[bomless_start..];
     let mut head_diagnostics = Vec::new();
-    let mut map = yaml_serde::Mapping::new();
+    let mut fields = Fields::default();
     let (has_fm, body_start) = match split_frontmatter(bomless) {
         Some((inner, body_off)) => {
-            if !yaml_is_blank(inner) {
-                match yaml_serde::from_str::<yaml_serde::Value>(inner) {
-                    Ok(yaml_serde::Value::Mapping(m)) => map = m,
-                    Ok(yaml_serde::Value::Tagged(t)) => {
-                        if let yaml_serde::Value::Mapping(m) = t.value {
-                            map = m;
-                        } else {
-                            head_diagnostics.push("frontmatter is not a mapping".to_string());
-                        }
-                    }
-                    Ok(_) => head_diagnostics.push("frontmatter is not a mapping".to_string()),
-                    Err(e) => head_diagnostics.push(format!(
-                        "invalid YAML frontmatter: {}",
-                        flatten(&e.to_string())
-                    )),
-                }
-            }
+            fields = match fast_path.then(|| front::fast(inner)).flatten() {
+                Some(f) => f,
+                None => yaml_fields(inner, &mut head_diagnostics),
+            };
             (true, bomless_start + body_off)
         }
         None => (false, bomless_start),
     };
     let body = &text[body_start..];
 
-    let kind = yaml_str(&map, "type")
+    let kind = field_str(&fields.kind)
         .map(kind_slug)
         .unwrap_or_else(|| "-".into());
     if !has_fm {
@@ -374,40 +465,42 @@ pub fn parse_document(path: &str, text: &Arc<str>, width: usize) -> ParsedDoc {
     } else if kind == "-" {
         head_diagnostics.push("missing required frontmatter field \"type\"".to_string());
     }
-    let cell = |key: &str| -> String {
-        let v = yaml_str(&map, key).map(flatten).unwrap_or_default();
+    let cell = |f: &Option<Field<'_>>| -> String {
+        let v = field_str(f).map(flatten).unwrap_or_default();
         if v.is_empty() {
             "-".into()
         } else {
             v
         }
     };
-    let grain = cell("grain");
-    let mut status = cell("status");
+    let grain = cell(&fields.grain);
+    let mut status = cell(&fields.status);
     if status.eq_ignore_ascii_case("current") || status.eq_ignore_ascii_case("stable") {
         status = "-".into();
     }
-    let fm_title = yaml_str(&map, "title")
+    let fm_title = field_str(&fields.title)
         .map(flatten)
         .filter(|t| !t.is_empty());
-    let (stale_after, stale_after_diagnostic) = match map.get("stale_after") {
+    let (stale_after, stale_after_diagnostic) = match &fields.stale_after {
         None => (None, false),
-        Some(yaml_serde::Value::String(s)) => match stale_date(s.trim()) {
+        Some(Field::Str(s)) => match stale_date(s.trim()) {
             Some(d) => (Some(d), false),
             None => (None, true),
         },
-        Some(_) => (None, true),
+        Some(Field::Other) => (None, true),
     };
-    let description = yaml_str(&map, "description").filter(|d| !d.is_empty());
+    let description = field_str(&fields.description).filter(|d| !d.is_empty());
 
     let body_map = Utf16Map::new(body);
-    let scan = scan_body(body, path, &body_map, !has_fm);
+    let scan = scan_body(body, path, &body_map, !has_fm, description.is_none());
     let summary_src = match description {
         Some(d) => flatten(d),
         None => flatten(&scan.first_sentence),
     };
     let summary = if summary_src.is_empty() {
         "-".to_string()
+    } else if utf16_len(&summary_src) <= width {
+        summary_src
     } else {
         truncate_summary(&summary_src, width)
     };
@@ -477,18 +570,29 @@ fn level_num(l: HeadingLevel) -> u8 {
     }
 }
 
-fn scan_body(body: &str, doc_path: &str, map: &Utf16Map, want_heading_title: bool) -> BodyScan {
+/// Scans the body: sections, links, and (when `want_heading_title`) the first heading's
+/// text, and (when `want_sentence`) the first sentence for the summary.
+fn scan_body(
+    body: &str,
+    doc_path: &str,
+    map: &Utf16Map,
+    want_heading_title: bool,
+    want_sentence: bool,
+) -> BodyScan {
     // Containers that hide headings and summary lines.
     let mut quote_depth = 0usize; // block quotes and footnote definitions
     let mut item_depth = 0usize;
     let mut image_depth = 0usize;
     let mut para_open = false;
-    // Heading being read: (level, byte line start, top-level?, plain text).
-    let mut heading: Option<(u8, usize, bool, String)> = None;
+    // Heading being read: (level, byte line start, top-level?); its plain text.
+    let mut heading: Option<(u8, usize, bool)> = None;
+    let mut heading_text = String::new();
+    // Top-level headings: (level, byte line start, base slug).
     let mut headings: Vec<(u8, usize, String)> = Vec::new();
     let mut first_heading: Option<String> = None;
     let mut links = Vec::new();
-    let mut first_sentence_text: Option<String> = None;
+    // Already "found" when not wanted: no paragraph becomes a candidate.
+    let mut first_sentence_text: Option<String> = (!want_sentence).then(String::new);
     // Current candidate paragraph: byte start and end of its inline text.
     let mut cand: Option<(usize, usize)> = None;
 
@@ -535,20 +639,16 @@ fn scan_body(body: &str, doc_path: &str, map: &Utf16Map, want_heading_title: boo
             }
             Event::Start(Tag::Heading { level, .. }) => {
                 let top = quote_depth == 0 && item_depth == 0;
-                heading = Some((
-                    level_num(level),
-                    line_start(body, range.start),
-                    top,
-                    String::new(),
-                ));
+                heading = Some((level_num(level), line_start(body, range.start), top));
+                heading_text.clear();
             }
             Event::End(TagEnd::Heading(_)) => {
-                if let Some((level, start, top, text)) = heading.take() {
+                if let Some((level, start, top)) = heading.take() {
                     if top {
                         if first_heading.is_none() && want_heading_title {
-                            first_heading = Some(flatten(&text));
+                            first_heading = Some(flatten(&heading_text));
                         }
-                        headings.push((level, start, text));
+                        headings.push((level, start, section_slug(&heading_text)));
                     }
                 }
             }
@@ -580,8 +680,8 @@ fn scan_body(body: &str, doc_path: &str, map: &Utf16Map, want_heading_title: boo
                 }
             },
             Event::Text(t) | Event::Code(t) => {
-                if let Some(h) = heading.as_mut() {
-                    h.3.push_str(&t);
+                if heading.is_some() {
+                    heading_text.push_str(&t);
                 }
                 if !para_open && item_depth > 0 && quote_depth == 0 && heading.is_none() {
                     // Tight list items hold their text without a paragraph.
@@ -595,8 +695,8 @@ fn scan_body(body: &str, doc_path: &str, map: &Utf16Map, want_heading_title: boo
                 }
             }
             Event::SoftBreak | Event::HardBreak => {
-                if let Some(h) = heading.as_mut() {
-                    h.3.push(' ');
+                if heading.is_some() {
+                    heading_text.push(' ');
                 }
                 if !para_open {
                     if let Some(c) = cand.as_mut() {
@@ -631,7 +731,7 @@ fn scan_body(body: &str, doc_path: &str, map: &Utf16Map, want_heading_title: boo
         try_candidate(c, &mut first_sentence_text);
     }
 
-    let sections = build_sections(body, map, &headings);
+    let sections = build_sections(body, map, headings);
     BodyScan {
         sections,
         links,
@@ -640,10 +740,25 @@ fn scan_body(body: &str, doc_path: &str, map: &Utf16Map, want_heading_title: boo
     }
 }
 
-fn build_sections(body: &str, map: &Utf16Map, headings: &[(u8, usize, String)]) -> Vec<Section> {
-    let mut out = Vec::with_capacity(headings.len() + 1);
-    let mut used: std::collections::HashSet<String> = std::collections::HashSet::new();
-    used.insert("body".to_string());
+/// Sections from the top-level headings `(level, byte line start, base slug)`: the `body`
+/// section before the first one when it holds text, then one per heading, running to the
+/// next heading of the same or a higher level; repeated slugs get `_2`, `_3`, ….
+fn build_sections(body: &str, map: &Utf16Map, headings: Vec<(u8, usize, String)>) -> Vec<Section> {
+    let ends: Vec<usize> = (0..headings.len())
+        .map(|i| {
+            headings[i + 1..]
+                .iter()
+                .find(|h| h.0 <= headings[i].0)
+                .map_or(body.len(), |h| h.1)
+        })
+        .collect();
+    let mut out: Vec<Section> = Vec::with_capacity(headings.len() + 1);
+    // Names taken so far ("body" always is); a set only for many headings.
+    let mut big: Option<rustc_hash::FxHashSet<String>> = (headings.len() > 32).then(|| {
+        let mut set = rustc_hash::FxHashSet::default();
+        set.insert("body".to_string());
+        set
+    });
     let first = headings.first().map_or(body.len(), |h| h.1);
     if !body[..first].trim().is_empty() {
         out.push(Section {
@@ -652,17 +767,17 @@ fn build_sections(body: &str, map: &Utf16Map, headings: &[(u8, usize, String)]) 
             end: map.to_u16(body, first),
         });
     }
-    for (i, (level, start, text)) in headings.iter().enumerate() {
-        let end = headings[i + 1..]
-            .iter()
-            .find(|h| h.0 <= *level)
-            .map_or(body.len(), |h| h.1);
-        let base = section_slug(text);
-        let name = if used.contains(&base) {
+    for ((_, start, base), end) in headings.into_iter().zip(ends) {
+        let used =
+            |out: &[Section], big: &Option<rustc_hash::FxHashSet<String>>, name: &str| match big {
+                Some(set) => set.contains(name),
+                None => name == "body" || out.iter().any(|s| s.name == name),
+            };
+        let name = if used(&out, &big, &base) {
             let mut n = 2;
             loop {
                 let cand = format!("{base}_{n}");
-                if !used.contains(&cand) {
+                if !used(&out, &big, &cand) {
                     break cand;
                 }
                 n += 1;
@@ -670,12 +785,92 @@ fn build_sections(body: &str, map: &Utf16Map, headings: &[(u8, usize, String)]) 
         } else {
             base
         };
-        used.insert(name.clone());
+        if let Some(set) = big.as_mut() {
+            set.insert(name.clone());
+        }
         out.push(Section {
             name,
-            start: map.to_u16(body, *start),
+            start: map.to_u16(body, start),
             end: map.to_u16(body, end),
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn plain_target_examples() {
+        let t = |cut: &str, doc: &str| plain_target(cut, doc);
+        let some = |p: &str| Some(Some(p.to_string()));
+        assert_eq!(t("a/b.md", "x/d.md"), some("x/a/b.md"));
+        assert_eq!(t("a/b", "d.md"), some("a/b.md"));
+        assert_eq!(t("/a", "x/d.md"), some("a.md"));
+        assert_eq!(t("../a.md", "x/y/d.md"), some("x/a.md"));
+        assert_eq!(t("./a.md", "x/d.md"), some("x/a.md"));
+        assert_eq!(t("a//b.md", "x/d.md"), some("x/a/b.md"));
+        assert_eq!(t("../../a.md", "x/d.md"), Some(None));
+        assert_eq!(t("..", "x/d.md"), Some(None));
+        assert_eq!(t("/", "x/d.md"), Some(None));
+        assert_eq!(t("a%20b.md", "x/d.md"), None);
+        assert_eq!(t("é.md", "x/d.md"), None);
+        assert_eq!(t("a.md", "x/../d.md"), None);
+        assert_eq!(t("a.md", "/d.md"), None);
+        assert_eq!(t("", "x/d.md"), None);
+    }
+
+    proptest! {
+        #[test]
+        fn ascii_slugs_match_the_general_ones(s in "[ -~]{0,16}") {
+            prop_assert_eq!(
+                ascii_slug(&s, "-"),
+                slug(&s, |c| c.is_ascii_lowercase() || c.is_ascii_digit(), "-")
+            );
+            prop_assert_eq!(ascii_slug(&s, "body"), slug(&s, is_letter_or_number, "body"));
+        }
+
+        #[test]
+        fn plain_targets_match_the_long_way(
+            dest in "(/|\\./|\\.\\./)?([a-zA-Z_.%2]{0,3}/){0,3}[a-zA-Z_.%]{0,4}(\\.md)?",
+            doc in "(/?)([ab.]{0,2}/){0,2}d\\.md",
+        ) {
+            if let Some(fast) = plain_target(&dest, &doc) {
+                // The long way: decode, normalise, walk the segments.
+                let decoded = percent_decode(&dest).unwrap_or_else(|| dest.clone());
+                let decoded = crate::validate::nfc(&decoded);
+                let mut segs: Vec<&str> = Vec::new();
+                if !decoded.starts_with('/') {
+                    if let Some((dir, _)) = doc.rsplit_once('/') {
+                        segs.extend(dir.split('/'));
+                    }
+                }
+                let mut out = false;
+                for seg in decoded.split('/') {
+                    match seg {
+                        "" | "." => {}
+                        ".." => {
+                            if segs.pop().is_none() {
+                                out = true;
+                                break;
+                            }
+                        }
+                        s => segs.push(s),
+                    }
+                }
+                let want = if out || segs.is_empty() {
+                    None
+                } else {
+                    let mut path = segs.join("/");
+                    if !crate::validate::ends_with_md(&path) {
+                        path.push_str(".md");
+                    }
+                    Some(path)
+                };
+                prop_assert_eq!(fast, want);
+            }
+        }
+    }
 }

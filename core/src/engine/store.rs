@@ -274,6 +274,16 @@ pub trait Store {
     /// record must be durable before this returns, so before any head that references it.
     fn put(&mut self, tenant: &str, key: &Key, bytes: &[u8]) -> Result<(), StoreError>;
 
+    /// Puts several records, with the contract of [`Store::put`] for each: all are durable
+    /// when it returns `Ok`. A store may batch the work (one flush for many files); the
+    /// default puts them one by one.
+    fn put_many(&mut self, tenant: &str, records: &[(Key, Vec<u8>)]) -> Result<(), StoreError> {
+        for (key, bytes) in records {
+            self.put(tenant, key, bytes)?;
+        }
+        Ok(())
+    }
+
     /// Atomically replaces the head with `new` if it still equals `expected` byte for byte
     /// (`None`: there is no head). Reports [`SwapOutcome::Swapped`], [`SwapOutcome::Conflict`]
     /// when the head is not `expected`, [`SwapOutcome::Failed`] when it certainly did not
@@ -302,6 +312,9 @@ impl<S: Store + ?Sized> Store for Box<S> {
     }
     fn put(&mut self, tenant: &str, key: &Key, bytes: &[u8]) -> Result<(), StoreError> {
         (**self).put(tenant, key, bytes)
+    }
+    fn put_many(&mut self, tenant: &str, records: &[(Key, Vec<u8>)]) -> Result<(), StoreError> {
+        (**self).put_many(tenant, records)
     }
     fn swap_head(&mut self, tenant: &str, expected: Option<&[u8]>, new: &[u8]) -> SwapOutcome {
         (**self).swap_head(tenant, expected, new)
@@ -453,10 +466,8 @@ pub fn serve(store: &mut dyn Store, tenant: &str, need: Need) -> Answer {
             Err(e) => Answer::Failed(e),
         },
         Need::Commit(p) => {
-            for (key, bytes) in &p.records {
-                if let Err(e) = store.put(tenant, key, bytes) {
-                    return Answer::Outcome(CommitOutcome::Failed(e));
-                }
+            if let Err(e) = store.put_many(tenant, &p.records) {
+                return Answer::Outcome(CommitOutcome::Failed(e));
             }
             Answer::Outcome(
                 store

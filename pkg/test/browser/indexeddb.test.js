@@ -9,8 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { serve } from './server.js';
 import { cases } from '../store-conformance.js';
+import { cases as engineCases } from '../engine-conformance.js';
 import { declaredValues } from '../declared.js';
-import { installPacked } from '../pack.js';
+import { installPacked, readmeExample, README_OUTPUT } from '../pack.js';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -63,7 +64,7 @@ const inPage = async (fn, ...args) => {
 test('the browser entry loads the wasm module and returns the package version', async () => {
   assert.equal(await page.evaluate(() => window.harness.version()), pkg.version);
   const exported = await page.evaluate(() => window.harness.exports());
-  assert.deepEqual(exported, ['CODES', 'LangonrockError', 'indexedDb', 'memory', 'version']);
+  assert.deepEqual(exported, ['CODES', 'LangonrockError', 'createMcpServer', 'indexedDb', 'memory', 'open', 'version']);
   assert.deepEqual(declaredValues('index.d.ts', 'browser.d.ts'), exported, 'the browser types declare exactly these values');
   assert.deepEqual(pageErrors, []);
 });
@@ -76,6 +77,22 @@ for (const c of cases) {
   if (c.strictOnly) continue;
   test(`store conformance: indexeddb: ${c.name}`, () => inPage('runCase', c.name));
 }
+
+test('the browser runs exactly the engine cases Node runs', async () => {
+  assert.deepEqual(await page.evaluate(() => window.harness.engineCaseNames()), engineCases.map((c) => c.name));
+});
+
+for (const c of engineCases) {
+  test(`engine conformance: indexeddb: ${c.name}`, () => inPage('runEngineCase', c.name));
+}
+
+test('indexeddb: a connection reopened after a page reload serves the last acknowledged revision; commits aborted mid-way are not there', async () => {
+  const name = `lr-engine-reload-${process.pid}`;
+  const expected = await inPage('engineReloadWrite', name);
+  await page.reload();
+  await page.waitForFunction(() => window.harnessReady === true);
+  await inPage('engineReloadCheck', name, expected);
+});
 
 test('indexeddb: a reopen after a page reload reads the last acknowledged head; commits that failed mid-way are not there', async () => {
   const name = `lr-reload-${process.pid}`;
@@ -99,7 +116,7 @@ test('indexeddb: another connection to the tenant hears of a new head', async ()
   assert.deepEqual(await inPage('headChangeNotice', `lr-notice-${process.pid}`), ['swapped', 'heard']);
 });
 
-test('the packed package installed into a fresh project loads in a page through its browser export', async () => {
+test("the packed package installed into a fresh project loads in a page through its browser export, and runs the README's example", async () => {
   const packed = await installPacked();
   try {
     const installed = JSON.parse(readFileSync(join(packed.project, 'node_modules/langonrock/package.json'), 'utf8'));
@@ -113,14 +130,29 @@ import { version, indexedDb } from 'langonrock';
 const t = await indexedDb({ name: 'packed' }).open('acme');
 const head = new TextEncoder().encode('{"head":1}');
 window.result = [version(), await t.readHead(), await t.swapHead(null, head), new TextDecoder().decode(await t.readHead())];
+</script>
+<script>
+window.lines = [];
+const log = console.log;
+console.log = (...a) => { window.lines.push(a.join(' ') + String.fromCharCode(10)); log(...a); };
+</script>
+<script type="module">
+${readmeExample()}
+window.example = window.lines.join('');
 </script>`,
     );
     const site = await serve(packed.project);
     const p = await page.context().newPage();
     try {
+      const errors = [];
+      p.on('pageerror', (e) => errors.push(String(e)));
+      p.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
       await p.goto(`${site.url}/index.html`);
-      await p.waitForFunction(() => window.result !== undefined, null, { timeout: 30_000 });
+      await p.waitForFunction(() => window.result !== undefined || window.example !== undefined, null, { timeout: 30_000 }).catch(() => assert.fail(errors.join('\n')));
+      await p.waitForFunction(() => window.result !== undefined, null, { timeout: 30_000 }).catch(async () => assert.fail(JSON.stringify([errors, await p.evaluate(() => [window.example, window.lines])])));
       assert.deepEqual(await p.evaluate(() => window.result), [pkg.version, null, 'swapped', '{"head":1}']);
+      await p.waitForFunction(() => window.example !== undefined, null, { timeout: 10_000 }).catch(async () => assert.fail(JSON.stringify([errors, await p.evaluate(() => [window.example, window.lines, document.documentElement.outerHTML])])));
+      assert.match(await p.evaluate(() => window.example), README_OUTPUT, "the README's example in a fresh page");
     } finally {
       await p.close();
       await site.close();

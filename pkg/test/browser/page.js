@@ -3,6 +3,7 @@
 
 import * as langonrock from '../../src/browser.js';
 import { cases, reload } from '../store-conformance.js';
+import { cases as engineCases, reload as engineReload } from '../engine-conformance.js';
 
 let serial = 0;
 const stores = [];
@@ -46,7 +47,36 @@ const outcome = async (f) => {
   }
 };
 
+const engineCtx = {
+  lib: langonrock,
+  async make(options = {}) {
+    return ctx.make(options);
+  },
+  async reopen(store, options = {}) {
+    return ctx.reopen(store, options);
+  },
+};
+
+const fixed = (name) => async (options = {}) => {
+  const s = langonrock.indexedDb({ name, ...options });
+  stores.push(s);
+  return s;
+};
+
 window.harness = {
+  engineCaseNames: () => engineCases.map((c) => c.name),
+  runEngineCase: (name) =>
+    outcome(async () => {
+      const c = engineCases.find((x) => x.name === name);
+      if (!c) throw new Error(`no engine case ${name}`);
+      await c.run(engineCtx);
+    }),
+  engineReloadWrite: (name) =>
+    outcome(async () => {
+      await deleteDatabase(name);
+      return engineReload.write(langonrock, fixed(name));
+    }),
+  engineReloadCheck: (name, expected) => outcome(() => engineReload.check(langonrock, fixed(name), expected)),
   version: () => langonrock.version(),
   exports: () => Object.keys(langonrock).sort(),
   caseNames: () => cases.filter((c) => !c.strictOnly).map((c) => c.name),

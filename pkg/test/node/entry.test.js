@@ -18,7 +18,7 @@ test('the Node entry loads the wasm module and returns the package version', () 
 });
 
 test('the Node entry exports the shared API and the files store, not IndexedDB', () => {
-  assert.deepEqual(Object.keys(langonrock).sort(), ['CODES', 'LangonrockError', 'files', 'memory', 'version']);
+  assert.deepEqual(Object.keys(langonrock).sort(), ['CODES', 'LangonrockError', 'createMcpServer', 'exportFolder', 'files', 'importFolder', 'memory', 'open', 'version']);
 });
 
 test('LangonrockError is a real Error with a code and the optional fields only when given', () => {

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { installPacked } from '../pack.js';
+import { installPacked, readmeExample, README_OUTPUT } from '../pack.js';
 
 const run = promisify(execFile);
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
@@ -31,4 +31,21 @@ test('the packed package installs into a fresh Node project and runs there', asy
   await writeFile(join(packed.project, 'main.js'), script);
   const { stdout } = await run(process.execPath, ['main.js', join(packed.project, 'data')], { cwd: packed.project });
   assert.deepEqual(JSON.parse(stdout), [pkg.version, null, 'swapped', '{"head":1}']);
+});
+
+test("the README's example runs from the packed tarball in a fresh Node project", async () => {
+  const packed = await installPacked();
+  try {
+    const example = readmeExample();
+    assert.equal(example.trim().split('\n').length, 5, 'five lines');
+    await writeFile(join(packed.project, 'example.js'), example);
+    const { stdout } = await run(process.execPath, ['example.js'], { cwd: packed.project });
+    assert.match(stdout, README_OUTPUT);
+    // The bin is installed too, and serves nothing but `mcp`.
+    const bin = join(packed.project, 'node_modules/.bin/langonrock');
+    const r = await run(bin, ['serve'], { cwd: packed.project }).catch((e) => e);
+    assert.deepEqual([r.code, r.stderr], [1, 'error: unknown command "serve"\n']);
+  } finally {
+    await rm(packed.dir, { recursive: true, force: true });
+  }
 });

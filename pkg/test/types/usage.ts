@@ -1,13 +1,11 @@
 // Type-checks the package's declarations (`npm run typecheck`): every call of js.md §1–§6
 // and the stores, used as a caller would. Nothing here runs.
 
-import { files, memory, version, LangonrockError, CODES } from 'langonrock';
-import type { Connection, CreateMcpServer, ErrorCode, Open, Slice, Store, SwapOutcome, TenantStore, Tool } from 'langonrock';
+import { files, memory, version, open, createMcpServer, importFolder, exportFolder, LangonrockError, CODES } from 'langonrock';
+import type { Connection, ErrorCode, Slice, Store, SwapOutcome, TenantStore, Tool } from 'langonrock';
 import { indexedDb } from '../../src/browser.js';
 import type { IndexedDbTenantStore } from '../../src/browser.js';
 
-declare const open: Open;
-declare const createMcpServer: CreateMcpServer;
 
 const v: string = version();
 const codes: readonly ErrorCode[] = CODES;
@@ -70,11 +68,16 @@ async function connection(): Promise<void> {
   const tools: Tool[] = c.tools({ databaseTools: true, readOnly: false });
   const called = await c.callTool('get', { ids: ['orders'] });
   const isError: boolean = called.isError;
+  const imported = await importFolder(c, './notes', { bundle: 'ops', strict: true });
+  const warnings: string[] = imported.warnings;
+  const exported: number = (await exportFolder(c, './out')).files;
+  const advice: string | null = c.adviceNow();
+  const tenant: string = c.tenant;
   const server = await createMcpServer(c, null, { databaseTools: true });
   await server.connect({});
   await server.close();
   await c.close();
-  void [manifest, bundle, matchCount, hits, snapshot, concepts, content, renamed, next, parent, gc.kept, repaired.head, tools[0].inputSchema, isError];
+  void [manifest, bundle, matchCount, hits, snapshot, concepts, content, renamed, next, parent, gc.kept, repaired.head, tools[0].inputSchema, isError, warnings, exported, advice, tenant, imported.committed];
 }
 
 function errors(e: unknown): string | undefined {

@@ -1,0 +1,365 @@
+//! The from-scratch tenant pass (compile.md §5, §6): local ids, public ids, link resolution
+//! and the concepts, over a whole set of documents at once.
+//!
+//! [`link`](super::link) uses it directly, and a [`Linker`](super::Linker) uses it when it
+//! starts empty. It computes what the incremental pass computes, without the dependency
+//! closure: every concept is new, so every id is computed once and every link resolved once,
+//! with borrowed keys into hash maps. The incremental pass's property test compares the two.
+
+use super::linker::bundle_local_ids;
+use super::{
+    underscore_spaces, Ambiguity, Concept, LinkInput, Model, ParsedDoc, RawLink, SourceDoc,
+};
+use crate::error::Result;
+use crate::validate;
+use rustc_hash::FxHashMap as HashMap;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+/// A document with its key `(bundle, path)`.
+pub(super) struct Item<'a> {
+    /// The key when it differs from the document's own bundle and path.
+    key: Option<(String, String)>,
+    /// The document: borrowed by `compile`, owned by `link` and the linker.
+    pub(super) doc: Cow<'a, SourceDoc>,
+    /// `None` for a navigation document.
+    pub(super) parsed: Option<Arc<ParsedDoc>>,
+}
+
+impl<'a> Item<'a> {
+    /// An item keyed by the document's own bundle and path.
+    pub(super) fn from_input((doc, parsed): LinkInput) -> Item<'a> {
+        Item {
+            key: None,
+            doc: Cow::Owned(doc),
+            parsed,
+        }
+    }
+
+    /// An item borrowing its document, keyed by the document's own bundle and path.
+    pub(super) fn borrowed(doc: &'a SourceDoc, parsed: Option<Arc<ParsedDoc>>) -> Item<'a> {
+        Item {
+            key: None,
+            doc: Cow::Borrowed(doc),
+            parsed,
+        }
+    }
+
+    /// An item under the key `(bundle, path)`.
+    pub(super) fn keyed(
+        bundle: String,
+        path: String,
+        doc: SourceDoc,
+        parsed: Option<Arc<ParsedDoc>>,
+    ) -> Item<'a> {
+        let key = (bundle != doc.bundle || path != doc.path).then_some((bundle, path));
+        Item {
+            key,
+            doc: Cow::Owned(doc),
+            parsed,
+        }
+    }
+
+    pub(super) fn key(&self) -> (&str, &str) {
+        match &self.key {
+            Some((b, p)) => (b, p),
+            None => (&self.doc.bundle, &self.doc.path),
+        }
+    }
+
+    pub(super) fn bundle(&self) -> &str {
+        self.key().0
+    }
+
+    pub(super) fn path(&self) -> &str {
+        self.key().1
+    }
+}
+
+/// One compiled concept of the pass.
+pub(super) struct FullConcept {
+    /// Index of its item.
+    pub(super) item: usize,
+    pub(super) local: String,
+    pub(super) note: Option<String>,
+    pub(super) concept: Arc<Concept>,
+}
+
+/// The result of the pass.
+pub(super) struct Full<'a> {
+    /// The documents, sorted by `(bundle, path)`, one per key.
+    pub(super) items: Vec<Item<'a>>,
+    /// The concepts, in the order of their items.
+    pub(super) concepts: Vec<FullConcept>,
+}
+
+/// Sorts values by key, keeping the last of values with one key.
+pub(super) fn sort_dedup<T>(values: Vec<T>, key: impl Fn(&T) -> (&str, &str)) -> Vec<T> {
+    if values.windows(2).all(|w| key(&w[0]) < key(&w[1])) {
+        return values;
+    }
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_unstable_by(|&a, &b| key(&values[a]).cmp(&key(&values[b])).then(b.cmp(&a)));
+    order.dedup_by(|a, b| key(&values[*a]) == key(&values[*b]));
+    let mut slots: Vec<Option<T>> = values.into_iter().map(Some).collect();
+    order
+        .into_iter()
+        .map(|i| slots[i].take().expect("each index once"))
+        .collect()
+}
+
+/// What a link target names.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Found {
+    /// A concept, by index in the concepts.
+    Concept(usize),
+    Nav,
+    Nothing,
+}
+
+/// Lookups over the whole tenant, borrowing from the items.
+struct Tables<'a> {
+    /// `(bundle, path)` -> concept index, or `None` for a navigation document.
+    paths: HashMap<(&'a str, &'a str), Option<usize>>,
+    /// `(bundle, local id)` -> concept index.
+    locals: HashMap<(&'a str, &'a str), usize>,
+    /// Public id -> concept index.
+    public: HashMap<&'a str, usize>,
+}
+
+impl Tables<'_> {
+    fn find_path(&self, bundle: &str, path: &str) -> Found {
+        match self.paths.get(&(bundle, path)) {
+            Some(Some(c)) => Found::Concept(*c),
+            Some(None) => Found::Nav,
+            None => Found::Nothing,
+        }
+    }
+
+    /// One try of a wiki target (compile.md §6.3 steps 1–3); `buf` is scratch space.
+    fn wiki_once(&self, bundle: &str, target: &str, buf: &mut String) -> Found {
+        buf.clear();
+        buf.push_str(target);
+        if !validate::ends_with_md(target) {
+            buf.push_str(".md");
+        }
+        match self.find_path(bundle, buf) {
+            Found::Nothing => {}
+            f => return f,
+        }
+        if let Some(&c) = self.locals.get(&(bundle, target)) {
+            return Found::Concept(c);
+        }
+        if let Some(&c) = self.public.get(target) {
+            return Found::Concept(c);
+        }
+        Found::Nothing
+    }
+}
+
+/// Runs the pass. Fails only with an ambiguous id under [`Ambiguity::Refuse`], with the
+/// error the incremental pass gives for the same documents.
+pub(super) fn full_pass(items: Vec<Item<'_>>, ambiguity: Ambiguity) -> Result<Full<'_>> {
+    let items = sort_dedup(items, Item::key);
+
+    // Concepts in key order, and local ids bundle by bundle.
+    let mut item_of: Vec<usize> = Vec::with_capacity(items.len());
+    let mut locals: Vec<String> = Vec::with_capacity(items.len());
+    let mut notes: Vec<Option<String>> = Vec::with_capacity(items.len());
+    let mut start = 0;
+    while start < items.len() {
+        let bundle = items[start].bundle();
+        let end = start + items[start..].partition_point(|it| it.bundle() == bundle);
+        let first = item_of.len();
+        item_of.extend((start..end).filter(|&i| items[i].parsed.is_some()));
+        let paths: Vec<&str> = item_of[first..].iter().map(|&i| items[i].path()).collect();
+        let (ids, ns) = bundle_local_ids(&paths, ambiguity)?;
+        locals.extend(ids);
+        notes.extend(ns);
+        start = end;
+    }
+    let n = item_of.len();
+
+    // Public ids (compile.md §5.2): prefix a local id held in two bundles, then prefix every
+    // id that two concepts would share, until none does.
+    let mut prefixed = vec![false; n];
+    {
+        let mut seen: HashMap<&str, (&str, bool)> = HashMap::default();
+        seen.reserve(n);
+        for (c, local) in locals.iter().enumerate() {
+            let bundle = items[item_of[c]].bundle();
+            seen.entry(local)
+                .and_modify(|(b, multi)| *multi |= *b != bundle)
+                .or_insert((bundle, false));
+        }
+        for (c, local) in locals.iter().enumerate() {
+            prefixed[c] = seen[local.as_str()].1;
+        }
+    }
+    let public_of = |c: usize, prefixed: bool| -> String {
+        if prefixed {
+            format!("{}/{}", items[item_of[c]].bundle(), locals[c])
+        } else {
+            locals[c].clone()
+        }
+    };
+    let mut public: Vec<String> = (0..n).map(|c| public_of(c, prefixed[c])).collect();
+    loop {
+        let mut holder: HashMap<&str, usize> = HashMap::default();
+        holder.reserve(n);
+        let mut collide: Vec<usize> = Vec::new();
+        for (c, id) in public.iter().enumerate() {
+            if let Some(&other) = holder.get(id.as_str()) {
+                collide.push(other);
+                collide.push(c);
+            } else {
+                holder.insert(id, c);
+            }
+        }
+        let mut newly: Vec<usize> = Vec::new();
+        for c in collide {
+            if !prefixed[c] {
+                prefixed[c] = true;
+                newly.push(c);
+            }
+        }
+        if newly.is_empty() {
+            break;
+        }
+        for c in newly {
+            public[c] = public_of(c, true);
+        }
+    }
+
+    // Lookup tables.
+    let mut tables = Tables {
+        paths: HashMap::default(),
+        locals: HashMap::default(),
+        public: HashMap::default(),
+    };
+    tables.paths.reserve(items.len());
+    tables.locals.reserve(n);
+    tables.public.reserve(n);
+    {
+        let mut c = 0;
+        for (i, it) in items.iter().enumerate() {
+            let concept = (c < n && item_of[c] == i).then_some(c);
+            tables.paths.insert(it.key(), concept);
+            if concept.is_some() {
+                c += 1;
+            }
+        }
+    }
+    for c in 0..n {
+        tables
+            .locals
+            .entry((items[item_of[c]].bundle(), locals[c].as_str()))
+            .or_insert(c);
+        tables.public.insert(public[c].as_str(), c);
+    }
+
+    // Resolution and concepts.
+    let mut buf = String::new();
+    let mut ids: Vec<&str> = Vec::new();
+    let mut unresolved: Vec<&str> = Vec::new();
+    let mut out: Vec<Arc<Concept>> = Vec::with_capacity(n);
+    for c in 0..n {
+        let it = &items[item_of[c]];
+        let parsed = it.parsed.as_ref().expect("a concept");
+        let bundle = it.bundle();
+        ids.clear();
+        unresolved.clear();
+        for l in &parsed.links {
+            let found = match l {
+                RawLink::Markdown { target: None, .. } => Found::Nothing,
+                RawLink::Markdown {
+                    target: Some(p), ..
+                } => tables.find_path(bundle, p),
+                RawLink::Wiki { target, .. } => match tables.wiki_once(bundle, target, &mut buf) {
+                    Found::Nothing if target.chars().any(char::is_whitespace) => {
+                        tables.wiki_once(bundle, &underscore_spaces(target), &mut buf)
+                    }
+                    f => f,
+                },
+            };
+            match found {
+                Found::Concept(k) if k != c => ids.push(public[k].as_str()),
+                Found::Concept(_) | Found::Nav => {}
+                Found::Nothing => unresolved.push(match l {
+                    RawLink::Markdown { dest, .. } => dest.as_str(),
+                    RawLink::Wiki { text, .. } => text.as_str(),
+                }),
+            }
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        unresolved.sort_unstable();
+        unresolved.dedup();
+        let mut diagnostics = parsed.head_diagnostics.clone();
+        diagnostics.extend(
+            unresolved
+                .iter()
+                .map(|u| format!("unresolved link \"{u}\"")),
+        );
+        if parsed.stale_after_diagnostic {
+            diagnostics.push("stale_after is not a date (YYYY-MM-DD), ignored".to_string());
+        }
+        if let Some(note) = &notes[c] {
+            diagnostics.push(note.clone());
+        }
+        out.push(Arc::new(Concept {
+            id: public[c].clone(),
+            bundle: it.bundle().to_string(),
+            path: it.path().to_string(),
+            text: it.doc.text.clone(),
+            parsed: parsed.clone(),
+            links: ids.iter().map(|s| s.to_string()).collect(),
+            diagnostics,
+        }));
+    }
+    drop(tables);
+
+    let concepts = out
+        .into_iter()
+        .zip(item_of)
+        .zip(locals.into_iter().zip(notes))
+        .map(|((concept, item), (local, note))| FullConcept {
+            item,
+            local,
+            note,
+            concept,
+        })
+        .collect();
+    Ok(Full { items, concepts })
+}
+
+impl Full<'_> {
+    /// The model of the pass: every bundle, the concepts sorted by `(bundle, id)`.
+    pub(super) fn model(&self) -> Model {
+        let mut bundles: Vec<String> = Vec::new();
+        for it in &self.items {
+            if bundles.last().map(String::as_str) != Some(it.bundle()) {
+                bundles.push(it.bundle().to_string());
+            }
+        }
+        let mut concepts: Vec<Arc<Concept>> =
+            self.concepts.iter().map(|c| c.concept.clone()).collect();
+        // Already sorted by bundle; sort each bundle's run by id.
+        concepts.sort_by(|a, b| {
+            (a.bundle.as_str(), a.id.as_str()).cmp(&(b.bundle.as_str(), b.id.as_str()))
+        });
+        let mut by_id: HashMap<String, usize> = HashMap::default();
+        by_id.reserve(concepts.len());
+        for (i, c) in concepts.iter().enumerate() {
+            by_id.insert(c.id.clone(), i);
+        }
+        Model {
+            bundles,
+            concepts,
+            by_id: Arc::new(by_id),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

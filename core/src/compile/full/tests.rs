@@ -1,0 +1,219 @@
+//! The from-scratch pass against the incremental pass.
+
+use crate::compile::{link, parse_document, Ambiguity, Change, LinkDelta, Linker, SourceDoc};
+use crate::testutil::okf_sample_docs;
+use proptest::prelude::*;
+use std::sync::Arc;
+
+const BUNDLES: [&str; 4] = ["ops", "sales", "x", "a"];
+const PATHS: [&str; 14] = [
+    "orders.md",
+    "a/orders.md",
+    "sales/orders.md",
+    "b/a/orders.md",
+    "ops/x.md",
+    "x.md",
+    "My Note.md",
+    "My_Note.md",
+    "index.md",
+    "a/index.md",
+    "c.md",
+    "x/orders.md",
+    "Orders.MD",
+    "sales/x.md",
+];
+const BODIES: [&str; 9] = [
+    "---\ntype: t\n---\nPlain.\n",
+    "---\ntype: t\n---\n[o](orders.md) [up](../orders.md) [root](/a/orders.md)\n",
+    "[[orders]] [[sales/orders]] [[My Note]] [[x]] [[x/orders]]\n",
+    "---\ntype: t\n---\n[[ops/x]] [[a/orders]] [i](index.md) [m](My%20Note.md)\n",
+    "# Title\n[[c]] [[orders|label]] [nowhere](zz.md) [[a/index]]\n",
+    "---\ntype: t\ndescription: d\n---\n[[sales/orders]] [[ops/orders]] [[x/orders]] [[a/orders]]\n",
+    "---\nstale_after: nope\n---\n[self](c.md) [[Orders]]\n",
+    "",
+    "[[sales/x]] [[x]] [[ops/x]] [[orders~2]] [[My_Note]]\n",
+];
+
+fn change((b, p, body): (usize, usize, Option<usize>)) -> Change {
+    let bundle = BUNDLES[b].to_string();
+    let path = PATHS[p].to_string();
+    Change {
+        doc: body.map(|i| {
+            let text: Arc<str> = Arc::from(BODIES[i]);
+            let parsed = (!crate::validate::is_navigation(&path))
+                .then(|| Arc::new(parse_document(&path, &text, 120)));
+            (SourceDoc::new(bundle.clone(), path.clone(), text), parsed)
+        }),
+        bundle,
+        path,
+    }
+}
+
+/// Everything a delta says, in a comparable form.
+fn delta_text(d: &LinkDelta) -> String {
+    let undo: Vec<_> = d
+        .undo
+        .iter()
+        .map(|c| (&c.bundle, &c.path, c.doc.as_ref().map(|(d, p)| (d, p))))
+        .collect();
+    format!(
+        "removed {:?}\nupserted {:?}\nrenamed {:?}\nundo {:?}",
+        d.removed, d.upserted, d.renamed, undo
+    )
+}
+
+/// Applies `first` to an empty linker both ways, then `then` to both; compares results,
+/// models and deltas, and the model with [`link`].
+fn compare(ambiguity: Ambiguity, first: Vec<Change>, then: Vec<Vec<Change>>) {
+    let mut full = Linker::new(ambiguity);
+    let mut inc = Linker::incremental_only(ambiguity);
+    let a = full.apply(first.clone());
+    let b = inc.apply(first.clone());
+    match (&a, &b) {
+        (Ok(a), Ok(b)) => assert_eq!(delta_text(a), delta_text(b)),
+        (Err(a), Err(b)) => {
+            assert_eq!(a.message(), b.message());
+            return;
+        }
+        _ => panic!("one pass failed: {:?} / {:?}", a.is_ok(), b.is_ok()),
+    }
+    assert_eq!(full.model(), inc.model());
+    let docs: Vec<_> = first.iter().filter_map(|c| c.doc.clone()).collect();
+    if let Ok(m) = link(docs, ambiguity) {
+        // `link` takes the documents as they are (no removals, keyed by their own bundle
+        // and path): compare when that is what the changes said.
+        if first.iter().all(|c| {
+            c.doc
+                .as_ref()
+                .is_some_and(|(d, _)| d.bundle == c.bundle && d.path == c.path)
+        }) {
+            assert_eq!(&m, inc.model());
+        }
+    }
+    for step in then {
+        let a = full.apply(step.clone());
+        let b = inc.apply(step);
+        match (&a, &b) {
+            (Ok(a), Ok(b)) => assert_eq!(delta_text(a), delta_text(b)),
+            (Err(a), Err(b)) => assert_eq!(a.message(), b.message()),
+            _ => panic!("one pass failed"),
+        }
+        assert_eq!(full.model(), inc.model());
+    }
+}
+
+#[test]
+fn okf_samples_full_equals_incremental() {
+    let changes: Vec<Change> = okf_sample_docs()
+        .into_iter()
+        .map(|d| {
+            let parsed = (!crate::validate::is_navigation(&d.path))
+                .then(|| Arc::new(parse_document(&d.path, &d.text, 120)));
+            Change {
+                bundle: d.bundle.clone(),
+                path: d.path.clone(),
+                doc: Some((d, parsed)),
+            }
+        })
+        .collect();
+    // Then remove a third of them, one commit.
+    let removals: Vec<Change> = changes
+        .iter()
+        .step_by(3)
+        .map(|c| Change {
+            bundle: c.bundle.clone(),
+            path: c.path.clone(),
+            doc: None,
+        })
+        .collect();
+    let mut reversed = changes.clone();
+    reversed.reverse();
+    compare(Ambiguity::Refuse, reversed, vec![removals]);
+}
+
+fn op() -> impl Strategy<Value = (usize, usize, Option<usize>)> {
+    (
+        0..BUNDLES.len(),
+        0..PATHS.len(),
+        proptest::option::weighted(0.85, 0..BODIES.len()),
+    )
+}
+
+/// Cases per property: 400, or `FULL_PASS_CASES` for a longer run.
+fn cases() -> u32 {
+    std::env::var("FULL_PASS_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(400)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+    #[test]
+    fn full_pass_equals_incremental(
+        first in proptest::collection::vec(op(), 0..40),
+        then in proptest::collection::vec(proptest::collection::vec(op(), 1..6), 0..4),
+        serve in any::<bool>(),
+    ) {
+        let ambiguity = if serve { Ambiguity::Serve } else { Ambiguity::Refuse };
+        compare(
+            ambiguity,
+            first.into_iter().map(change).collect(),
+            then.into_iter().map(|s| s.into_iter().map(change).collect()).collect(),
+        );
+    }
+}
+
+/// The tiers of compile.md §5.1 written plainly, to check [`local_ids`] against.
+fn local_ids_plain(paths: &[&str]) -> Vec<String> {
+    use crate::compile::{strip_md, underscore_spaces};
+    let cands: Vec<[String; 3]> = paths
+        .iter()
+        .map(|p| {
+            let full = underscore_spaces(strip_md(p));
+            let segs: Vec<&str> = full.split('/').collect();
+            let last = segs[segs.len() - 1].to_string();
+            let t1 = if segs.len() >= 2 {
+                format!("{}/{}", segs[segs.len() - 2], last)
+            } else {
+                last.clone()
+            };
+            [last, t1, full]
+        })
+        .collect();
+    cands
+        .iter()
+        .map(|c| {
+            let count = |t: usize| cands.iter().filter(|o| o[t] == c[t]).count();
+            if count(0) == 1 {
+                c[0].clone()
+            } else if count(1) == 1 {
+                c[1].clone()
+            } else {
+                c[2].clone()
+            }
+        })
+        .collect()
+}
+
+proptest! {
+    #[test]
+    fn local_ids_match_the_tiers(
+        paths in proptest::collection::vec("(/?)([ab ]{0,2}/){0,3}[ab x]{0,2}(\\.md|\\.MD)?", 0..12)
+    ) {
+        let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
+        prop_assert_eq!(crate::compile::local_ids(&refs), local_ids_plain(&refs));
+    }
+}
+
+#[test]
+fn a_change_keyed_apart_from_its_document_links_the_same_both_ways() {
+    // The change's key wins over the document's own bundle and path.
+    let mut moved = change((1, 0, Some(1)));
+    moved.path = "moved/orders.md".to_string();
+    let others = vec![change((1, 10, Some(3))), change((0, 5, Some(2)))];
+    let mut first = others.clone();
+    first.push(moved);
+    compare(Ambiguity::Serve, first, vec![others]);
+}

@@ -1,0 +1,147 @@
+//! DSNs of cli.md §5 (the first milestone: embedded `okf:` only), shared by the native
+//! binary and the JS package's `langonrock mcp`.
+
+use crate::error::{Error, Result};
+use crate::validate;
+
+/// A parsed embedded DSN.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dsn {
+    /// The data root as written (percent-decoded), or `None` for the default
+    /// (`okf://?tenant=…`).
+    pub data: Option<String>,
+    /// The tenant, validated and lower-cased.
+    pub tenant: String,
+}
+
+fn invalid_dsn(dsn: &str) -> Error {
+    Error::Invalid(format!("invalid dsn \"{dsn}\""))
+}
+
+/// Rewrites a Windows drive DSN (`okf:C:\data`, `okf://C:/data`) to `okf:///C:/…` with
+/// forward slashes (cli.md §5.2).
+fn rewrite_drive(dsn: &str) -> Option<String> {
+    let (head, query) = match dsn.find('?') {
+        Some(i) => (&dsn[..i], &dsn[i..]),
+        None => (dsn, ""),
+    };
+    let colon = head.find(':')?;
+    let scheme = &head[..=colon];
+    let rest = head[colon + 1..].trim_start_matches(['/', '\\']);
+    let b = rest.as_bytes();
+    if b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && (b[2] == b'\\' || b[2] == b'/')
+    {
+        Some(format!("{scheme}///{}{query}", rest.replace('\\', "/")))
+    } else {
+        None
+    }
+}
+
+fn percent_decode(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = s.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Parses a DSN of cli.md §5 (the first milestone: embedded `okf:` only). `windows`: the
+/// host takes `okf:///C:/…` as the drive path `C:/…`.
+pub fn parse_dsn(dsn: &str, windows: bool) -> Result<Dsn> {
+    let rewritten = rewrite_drive(dsn);
+    let s = rewritten.as_deref().unwrap_or(dsn);
+    let colon = s.find(':').ok_or_else(|| invalid_dsn(dsn))?;
+    let scheme_name = &s[..colon];
+    let valid_scheme = scheme_name
+        .bytes()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic())
+        && scheme_name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'));
+    if !valid_scheme {
+        return Err(invalid_dsn(dsn));
+    }
+    let scheme = &dsn[..=dsn.find(':').unwrap_or(colon)];
+    match scheme_name.to_ascii_lowercase().as_str() {
+        "okf" => {}
+        "okf+unix" | "okf+http" | "okf+https" => {
+            return Err(Error::Invalid(format!(
+                "dsn scheme \"{scheme}\" is planned but not available in this version"
+            )))
+        }
+        _ => {
+            return Err(Error::Invalid(format!(
+                "unsupported dsn scheme \"{scheme}\", expected one of okf:, okf+unix:, okf+http:, okf+https:"
+            )))
+        }
+    }
+    let rest = &s[colon + 1..];
+    let rest = rest.strip_prefix("//").ok_or_else(|| invalid_dsn(dsn))?;
+    let (hier, query) = match rest.find('?') {
+        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+        None => (rest, None),
+    };
+    // The authority runs to the first `/`: it must be empty.
+    let path = match hier.find('/') {
+        Some(0) => hier,
+        Some(_) => return Err(invalid_dsn(dsn)),
+        None if hier.is_empty() => "",
+        None => return Err(invalid_dsn(dsn)),
+    };
+    let data = if path.is_empty() {
+        None
+    } else {
+        let decoded = percent_decode(path).ok_or_else(|| invalid_dsn(dsn))?;
+        if decoded.contains('\0') {
+            return Err(invalid_dsn(dsn));
+        }
+        let b = decoded.as_bytes();
+        let drive = b.len() >= 3 && b[1].is_ascii_alphabetic() && b[2] == b':';
+        Some(if windows && drive {
+            decoded[1..].to_string()
+        } else {
+            decoded
+        })
+    };
+    let mut tenant = None;
+    for pair in query.unwrap_or("").split('&') {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let k = percent_decode(k).ok_or_else(|| invalid_dsn(dsn))?;
+        if k == "tenant" {
+            let v = percent_decode(v).ok_or_else(|| invalid_dsn(dsn))?;
+            tenant = Some(v).filter(|v| !v.is_empty());
+        }
+    }
+    let tenant = tenant.ok_or_else(|| Error::Invalid("embedded dsn needs ?tenant=".into()))?;
+    Ok(Dsn {
+        data,
+        tenant: validate::tenant_id(&tenant)?,
+    })
+}
+
+/// The DSN as shown in the startup banner: the value of every `token` parameter as `***`
+/// (agent.md §1.1).
+pub fn redact_dsn(dsn: &str) -> String {
+    let Some(q) = dsn.find('?') else {
+        return dsn.to_string();
+    };
+    let (head, query) = dsn.split_at(q + 1);
+    let parts: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((k, _)) if percent_decode(k).as_deref() == Some("token") => format!("{k}=***"),
+            _ => pair.to_string(),
+        })
+        .collect();
+    format!("{head}{}", parts.join("&"))
+}

@@ -1,0 +1,56 @@
+// The wasm half of scripts/wasm-bench.sh: the same work as wasm/examples/native_bench.rs,
+// through the package's API in Node (a memory store), plus the .wasm size. Prints JSON.
+// Usage: node bench/node.mjs <dir> <queries.json>
+
+import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { createHash } from 'node:crypto';
+import { open, memory } from 'langonrock';
+import { readFolder } from '../src/folder.js';
+
+const [dir, queriesFile] = process.argv.slice(2);
+const queries = JSON.parse(readFileSync(queriesFile, 'utf8'));
+const now = () => new Date('2026-09-21T10:00:00.000Z');
+const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
+
+const read = await readFolder(dir);
+const documents = read.docs.map(({ bundle, path, content }) => ({ bundle, path, content }));
+
+const imports = [];
+let conn;
+for (let i = 0; i < 3; i++) {
+  await conn?.close();
+  const t = performance.now();
+  conn = await open({ tenant: 'bench', store: memory({ strict: false }), now });
+  await conn.importDocuments('/bench', documents);
+  imports.push(performance.now() - t);
+}
+const concepts = (await conn.snapshot()).concepts;
+let t = performance.now();
+const first = await conn.search(queries[0]);
+const firstSearchMs = performance.now() - t;
+const perQuery = [];
+let all = '';
+for (let round = 0; round < 20; round++) {
+  for (const q of queries) {
+    t = performance.now();
+    const tsv = await conn.search(q);
+    perQuery.push(performance.now() - t);
+    if (round === 0) all += tsv;
+  }
+}
+await conn.close();
+const wasm = readFileSync(new URL('../gen/langonrock_wasm_bg.wasm', import.meta.url));
+console.log(
+  JSON.stringify({
+    documents: documents.length,
+    concepts,
+    importMs: median(imports),
+    firstSearchMs,
+    searchMs: median(perQuery),
+    searchDigest: createHash('sha256').update(all).digest('hex'),
+    firstSearchLines: first.split('\n').length - 1,
+    wasmBytes: wasm.byteLength,
+    wasmGzipBytes: gzipSync(wasm, { level: 9 }).byteLength,
+  }),
+);

@@ -1,0 +1,431 @@
+//! Every conversion between JS values and the core's types, in one place.
+//!
+//! Results go out through serde-wasm-bindgen's JSON-compatible serializer: plain objects
+//! with the spec's field names, `null` where the core says null, absent optional fields left
+//! out. Store steps use the shapes of the package's `serveNeed` (pkg/src/host.js), with bytes
+//! as `Uint8Array`.
+
+use js_sys::{Array, JsString, Map, Object, Reflect, Uint8Array};
+use langonrock_core::engine::{
+    Answer, CommitOutcome, Content, Digest, Key, KeyInfo, Need, StoreError, Transaction,
+};
+use langonrock_core::read::{count_from_number, GetOptions, GetResult};
+use langonrock_core::tools::ToolCall;
+use langonrock_core::Error;
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+fn set(o: &Object, key: &str, v: &JsValue) {
+    let _ = Reflect::set(o, &JsValue::from_str(key), v);
+}
+
+fn get(v: &JsValue, key: &str) -> JsValue {
+    if v.is_object() {
+        Reflect::get(v, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+    } else {
+        JsValue::UNDEFINED
+    }
+}
+
+fn absent(v: &JsValue) -> bool {
+    v.is_undefined() || v.is_null()
+}
+
+/// A result as a plain JS value.
+pub fn to_js<T: Serialize + ?Sized>(v: &T) -> Result<JsValue, Error> {
+    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| Error::Invalid(format!("cannot convert a result to JS: {e}")))
+}
+
+/// Any JS value as JSON, for the core's request parsers, as `JSON.stringify` would see it:
+/// object properties that are `undefined` (or functions, symbols) are left out, and in arrays
+/// they are `null`. Strings with lone surrogates come through lossily; the callers that must
+/// refuse them check first ([`transaction`], [`content`]). Numbers that are not finite are
+/// `null`; BigInts are their decimal value.
+pub fn json(v: &JsValue) -> serde_json::Value {
+    json_at(v, 0).unwrap_or(serde_json::Value::Null)
+}
+
+/// How deep `json` follows nested arrays and objects (a cycle ends there as `null`).
+const MAX_DEPTH: usize = 64;
+
+fn json_at(v: &JsValue, depth: usize) -> Option<serde_json::Value> {
+    use serde_json::Value;
+    if v.is_undefined() || v.is_function() || v.is_symbol() {
+        return None;
+    }
+    if v.is_null() || depth > MAX_DEPTH {
+        return Some(Value::Null);
+    }
+    if let Some(b) = v.as_bool() {
+        return Some(Value::Bool(b));
+    }
+    if let Some(s) = v.as_string() {
+        return Some(Value::String(s));
+    }
+    if let Some(n) = v.as_f64() {
+        return Some(if n.fract() == 0.0 && n.abs() < 9.007_199_254_740_992e15 {
+            Value::from(n as i64)
+        } else {
+            serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number)
+        });
+    }
+    if v.is_bigint() {
+        let s: String = js_sys::BigInt::unchecked_from_js_ref(v)
+            .to_string(10)
+            .map(String::from)
+            .unwrap_or_default();
+        return Some(serde_json::from_str(&s).unwrap_or(Value::Null));
+    }
+    if Array::is_array(v) {
+        return Some(Value::Array(
+            Array::from(v)
+                .iter()
+                .map(|x| json_at(&x, depth + 1).unwrap_or(Value::Null))
+                .collect(),
+        ));
+    }
+    if let Some(o) = v.dyn_ref::<Object>() {
+        let mut map = serde_json::Map::new();
+        for entry in Object::entries(o).iter() {
+            let pair = Array::from(&entry);
+            if let (Some(k), Some(x)) = (pair.get(0).as_string(), json_at(&pair.get(1), depth + 1))
+            {
+                map.insert(k, x);
+            }
+        }
+        return Some(Value::Object(map));
+    }
+    Some(Value::Null)
+}
+
+/// A JS string as document content: `IllFormed` when it holds a lone surrogate.
+pub fn content(s: &JsString) -> Content {
+    if s.is_valid_utf16() {
+        Content::Text(String::from(s).into())
+    } else {
+        Content::IllFormed
+    }
+}
+
+/// The bundle and path of a `write` or `delete`: both strings, or the change-shape error.
+pub fn target(bundle: &JsValue, path: &JsValue) -> Result<(String, String), Error> {
+    match (bundle.as_string(), path.as_string()) {
+        (Some(b), Some(p)) => Ok((b, p)),
+        _ => Err(Error::Invalid(
+            langonrock_core::engine::request::CHANGE_SHAPE.into(),
+        )),
+    }
+}
+
+/// A `write`'s content: `None` when it is not a string.
+pub fn opt_content(v: &JsValue) -> Option<Content> {
+    v.dyn_ref::<JsString>().map(content)
+}
+
+/// A `replaces` value: absent or null is none; anything but 64-hex is `invalid hash`.
+pub fn hash(v: &JsValue) -> Result<Option<Digest>, Error> {
+    if absent(v) {
+        return Ok(None);
+    }
+    langonrock_core::engine::request::parse_json_hash(Some(&json(v)))
+}
+
+/// A `transact` request: the JSON for the core's parser, with the indexes of changes whose
+/// `content` is a JS string with lone surrogates (the JSON copy of those is lossy).
+pub fn transaction(v: &JsValue) -> Result<Transaction, Error> {
+    let changes = get(v, "changes");
+    let mut ill_formed = Vec::new();
+    if Array::is_array(&changes) {
+        for (i, c) in Array::from(&changes).iter().enumerate() {
+            if let Some(s) = get(&c, "content").dyn_ref::<JsString>() {
+                if !s.is_valid_utf16() {
+                    ill_formed.push(i);
+                }
+            }
+        }
+    }
+    langonrock_core::engine::parse_transaction_with(&json(v), &ill_formed)
+}
+
+fn opt_string(v: &JsValue, key: &str) -> Result<Option<String>, Error> {
+    let x = get(v, key);
+    if absent(&x) {
+        return Ok(None);
+    }
+    x.as_string()
+        .map(Some)
+        .ok_or_else(|| Error::Invalid(format!("get option {key} must be a string")))
+}
+
+fn opt_count(v: &JsValue, key: &str) -> Result<Option<u64>, Error> {
+    let x = get(v, key);
+    if absent(&x) {
+        return Ok(None);
+    }
+    x.as_f64()
+        .map(|n| Some(count_from_number(n)))
+        .ok_or_else(|| Error::Invalid(format!("get option {key} must be a number")))
+}
+
+/// The library's `get` options (read.md §3.1): numbers floored, negatives as 0.
+pub fn get_options(v: &JsValue) -> Result<GetOptions, Error> {
+    if absent(v) {
+        return Ok(GetOptions::default());
+    }
+    if !v.is_object() {
+        return Err(Error::Invalid("get options must be an object".into()));
+    }
+    Ok(GetOptions {
+        section: opt_string(v, "section")?,
+        offset: opt_count(v, "offset")?,
+        limit: opt_count(v, "limit")?,
+        find: opt_string(v, "find")?,
+        source: get(v, "source").as_bool().unwrap_or(false),
+    })
+}
+
+/// The library's `search` options (search.md §3): `k` any non-negative number (floored,
+/// default 8), `bundle`, `expand` (default true).
+pub fn search_options(v: &JsValue) -> Result<langonrock_core::search::SearchOptions, Error> {
+    let mut o = langonrock_core::search::SearchOptions::default();
+    if absent(v) {
+        return Ok(o);
+    }
+    if !v.is_object() {
+        return Err(Error::Invalid("search options must be an object".into()));
+    }
+    let k = get(v, "k");
+    if !absent(&k) {
+        o.k = k
+            .as_f64()
+            .map(|n| count_from_number(n) as usize)
+            .ok_or_else(|| Error::Invalid("search option k must be a number".into()))?;
+    }
+    let bundle = get(v, "bundle");
+    if !absent(&bundle) {
+        o.bundle = Some(
+            bundle
+                .as_string()
+                .ok_or_else(|| Error::Invalid("search option bundle must be a string".into()))?,
+        );
+    }
+    if let Some(e) = get(v, "expand").as_bool() {
+        o.expand = e;
+    }
+    Ok(o)
+}
+
+/// The ids of a `get` call: an array of strings.
+pub fn ids(v: &JsValue) -> Result<Vec<String>, Error> {
+    let bad = || Error::Invalid("get ids must be an array of strings".into());
+    if !Array::is_array(v) {
+        return Err(bad());
+    }
+    Array::from(v)
+        .iter()
+        .map(|x| x.as_string().ok_or_else(bad))
+        .collect()
+}
+
+/// A `get` result as a `Map` from public id to slice, in result order (js.md §3.1).
+pub fn slices(r: &GetResult<'_>) -> Result<Map, Error> {
+    let map = Map::new();
+    for (id, slice) in r.slices() {
+        map.set(&JsValue::from_str(id), &to_js(slice)?);
+    }
+    Ok(map)
+}
+
+fn bytes(b: &[u8]) -> JsValue {
+    Uint8Array::from(b).into()
+}
+
+fn key(k: &Key) -> JsValue {
+    let o = Object::new();
+    set(&o, "kind", &JsValue::from_str(k.kind.as_str()));
+    set(&o, "digest", &JsValue::from_str(&k.digest.to_hex()));
+    o.into()
+}
+
+fn keys(ks: &[Key]) -> Array {
+    ks.iter().map(key).collect()
+}
+
+/// A record to put: `{key: {kind, digest}, bytes}`.
+pub fn record(k: &Key, b: &[u8]) -> Object {
+    let o = Object::new();
+    set(&o, "key", &key(k));
+    set(&o, "bytes", &bytes(b));
+    o
+}
+
+/// A store step as the object `serveNeed` answers.
+pub fn need(n: &Need) -> JsValue {
+    let o = Object::new();
+    let name = match n {
+        Need::Head => "head",
+        Need::Records(ks) => {
+            set(&o, "keys", &keys(ks));
+            "records"
+        }
+        Need::Commit(p) => {
+            set(
+                &o,
+                "expected",
+                &p.expected.as_deref().map_or(JsValue::NULL, bytes),
+            );
+            set(&o, "head", &bytes(&p.head));
+            let records: Array = p
+                .records
+                .iter()
+                .map(|(k, b)| JsValue::from(record(k, b)))
+                .collect();
+            set(&o, "records", &records);
+            set(&o, "revision", &JsValue::from_str(&p.revision.to_hex()));
+            "commit"
+        }
+        Need::Keys => "keys",
+        Need::Remove { keys: ks, before } => {
+            set(&o, "keys", &keys(ks));
+            set(&o, "before", &JsValue::from_f64(*before as f64));
+            "remove"
+        }
+    };
+    set(&o, "need", &JsValue::from_str(name));
+    o.into()
+}
+
+fn malformed(what: &str) -> Error {
+    Error::Invalid(format!("malformed store answer: {what}"))
+}
+
+fn opt_bytes(v: &JsValue) -> Result<Option<Vec<u8>>, Error> {
+    if absent(v) {
+        Ok(None)
+    } else if let Some(a) = v.dyn_ref::<Uint8Array>() {
+        Ok(Some(a.to_vec()))
+    } else {
+        Err(malformed("bytes must be a Uint8Array or null"))
+    }
+}
+
+fn store_error(v: &JsValue) -> StoreError {
+    let message = get(v, "message")
+        .as_string()
+        .unwrap_or_else(|| "store failure".into());
+    match get(v, "kind").as_string().as_deref() {
+        Some("corrupt") => StoreError::Corrupt(message),
+        _ => StoreError::Failed(message),
+    }
+}
+
+fn has(v: &JsValue, key: &str) -> bool {
+    v.is_object() && Reflect::has(v, &JsValue::from_str(key)).unwrap_or(false)
+}
+
+/// The answer to a store step, from the object `serveNeed` resolved to.
+pub fn answer(v: &JsValue) -> Result<Answer, Error> {
+    if has(v, "failed") {
+        return Ok(Answer::Failed(store_error(&get(v, "failed"))));
+    }
+    if has(v, "head") {
+        return Ok(Answer::Head(opt_bytes(&get(v, "head"))?));
+    }
+    if has(v, "records") {
+        let r = get(v, "records");
+        if !Array::is_array(&r) {
+            return Err(malformed("records must be an array"));
+        }
+        return Ok(Answer::Records(
+            Array::from(&r)
+                .iter()
+                .map(|b| opt_bytes(&b))
+                .collect::<Result<_, _>>()?,
+        ));
+    }
+    if has(v, "outcome") {
+        let o = get(v, "outcome");
+        let outcome = match o.as_string().as_deref() {
+            Some("committed") => CommitOutcome::Committed,
+            Some("conflict") => CommitOutcome::Conflict,
+            Some("indeterminate") => CommitOutcome::Indeterminate,
+            Some(_) => return Err(malformed("unknown commit outcome")),
+            None if has(&o, "failed") => CommitOutcome::Failed(store_error(&get(&o, "failed"))),
+            None => return Err(malformed("unknown commit outcome")),
+        };
+        return Ok(Answer::Outcome(outcome));
+    }
+    if has(v, "keys") {
+        let k: Vec<KeyInfo> = serde_wasm_bindgen::from_value(get(v, "keys"))
+            .map_err(|e| malformed(&format!("keys: {e}")))?;
+        return Ok(Answer::Keys(k));
+    }
+    if has(v, "removed") {
+        let k: Vec<Key> = serde_wasm_bindgen::from_value(get(v, "removed"))
+            .map_err(|e| malformed(&format!("removed: {e}")))?;
+        return Ok(Answer::Removed(k));
+    }
+    Err(malformed("no known field"))
+}
+
+/// `{done: value}`, the last step of an operation.
+pub fn done(v: &JsValue) -> JsValue {
+    let o = Object::new();
+    set(&o, "done", v);
+    o.into()
+}
+
+/// `{text, isError}`, a tool answer (js.md §5.2).
+pub fn tool_answer(text: &str, is_error: bool) -> JsValue {
+    let o = Object::new();
+    set(&o, "text", &JsValue::from_str(text));
+    set(&o, "isError", &JsValue::from_bool(is_error));
+    o.into()
+}
+
+/// `{snapshot, concepts}` (read.md §5).
+pub fn snapshot(s: &langonrock_core::snapshot::Snapshot) -> JsValue {
+    let o = Object::new();
+    set(&o, "snapshot", &JsValue::from_str(&s.snapshot));
+    set(&o, "concepts", &JsValue::from_f64(s.concepts as f64));
+    o.into()
+}
+
+/// A documents list for import: `[{bundle, path, content}]`, contents as read from files.
+pub fn documents(v: &JsValue) -> Result<Vec<langonrock_core::compile::SourceDoc>, Error> {
+    let bad =
+        || Error::Invalid("import documents must be an array of {bundle, path, content}".into());
+    if !Array::is_array(v) {
+        return Err(bad());
+    }
+    Array::from(v)
+        .iter()
+        .map(|d| {
+            let bundle = get(&d, "bundle").as_string().ok_or_else(bad)?;
+            let path = get(&d, "path").as_string().ok_or_else(bad)?;
+            let text = get(&d, "content").as_string().ok_or_else(bad)?;
+            Ok(langonrock_core::compile::SourceDoc::new(
+                bundle,
+                path,
+                std::sync::Arc::<str>::from(text),
+            ))
+        })
+        .collect()
+}
+
+/// The name of a parsed tool call (`write`, `get`, …).
+pub fn tool_name(c: &ToolCall) -> &'static str {
+    match c {
+        ToolCall::Manifest { .. } => "manifest",
+        ToolCall::Search { .. } => "search",
+        ToolCall::Get { .. } => "get",
+        ToolCall::Snapshot => "snapshot",
+        ToolCall::Write { .. } => "write",
+        ToolCall::Delete { .. } => "delete",
+        ToolCall::Transact { .. } => "transact",
+        ToolCall::History { .. } => "history",
+        ToolCall::Restore { .. } => "restore",
+    }
+}
