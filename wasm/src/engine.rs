@@ -185,7 +185,8 @@ impl WasmEngine {
         let ids = js(convert::ids(&ids))?;
         let opts = js(convert::get_options(&options))?;
         let s = self.served()?;
-        js(convert::slices(&read::get(s.model(), &ids, &opts)))
+        // `Served::get` checks the texts it returns when they came from a derived record.
+        js(s.get(&ids, &opts).and_then(|r| convert::slices(&r)))
     }
 
     /// `search(query, {k?, bundle?, expand?})` (search.md): the search TSV for the read date.
@@ -505,9 +506,10 @@ impl WasmToolCall {
                 manifest::manifest(s.model(), eng.tenant(), bundle.as_deref(), today)
             }),
             ToolCall::Snapshot => eng.read().map(|s| s.snapshot_id()),
-            ToolCall::Get { ids, .. } => eng
-                .read()
-                .map(|s| read::get_mcp(s.model(), ids, &get_options(&self.call))),
+            ToolCall::Get { ids, .. } => eng.read().and_then(|s| {
+                s.get(ids, &get_options(&self.call).with_mcp_default())
+                    .map(|r| read::render_mcp(&r))
+            }),
             ToolCall::Search { query, k, bundle } => eng.read().and_then(|s| {
                 let opts = langonrock_core::search::SearchOptions {
                     k: *k,
