@@ -25,3 +25,6 @@ CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
 
 step "JS package: Node, types and headless Chromium"
 bash scripts/js-test.sh
+
+step "notes page: end to end in headless Chromium"
+bash scripts/www-test.sh

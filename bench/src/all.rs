@@ -66,17 +66,34 @@ pub fn machine() -> Machine {
         kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
             .map_or("unknown".into(), |s| s.trim().to_string()),
         rustc: first_line("rustc", &["-V"]),
-        commit: first_line(
-            "git",
-            &[
-                "-C",
-                env!("CARGO_MANIFEST_DIR"),
-                "describe",
-                "--always",
-                "--dirty",
-            ],
-        ),
+        commit: commit(),
         started: langonrock_node_mcp::clock::now_iso(),
+    }
+}
+
+/// The short commit, with `-dirty` when tracked files other than the page this run writes
+/// have changes.
+fn commit() -> String {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let head = first_line("git", &["-C", root, "rev-parse", "--short", "HEAD"]);
+    let dirty = Command::new("git")
+        .args([
+            "-C",
+            root,
+            "status",
+            "--porcelain",
+            "--untracked-files=no",
+            "--",
+            ".",
+            ":(exclude)docs/benchmarks.md",
+        ])
+        .output()
+        .ok()
+        .is_some_and(|o| !o.stdout.is_empty());
+    if dirty {
+        format!("{head}-dirty")
+    } else {
+        head
     }
 }
 
@@ -359,11 +376,16 @@ pub fn run(opts: &Options) -> Result<All, String> {
                     .and_then(|c| c.write_to(&tree).map_err(|e| e.to_string()))
             });
             written?;
-            eprintln!("{size}: langonrock import …");
+            eprintln!(
+                "{size}: langonrock import … ({:.0} s)",
+                started.elapsed().as_secs_f64()
+            );
             let import = binary::import(&bin, &tree, &data)?;
+            let phase = Instant::now();
             all.load.extend(loadavg());
             eprintln!("{size}: peak RSS of compile + index in a fresh process …");
             let rss: RssChild = child(&["rss", tree.to_str().ok_or("path not UTF-8")?])?;
+            let rss_ms = ms(phase.elapsed());
             if size == 500 {
                 eprintln!("{size}: token tax in three modes, MCP cross-check …");
                 for flags in [&[][..], &["--read-only"][..], &["--database-tools"][..]] {
@@ -372,9 +394,11 @@ pub fn run(opts: &Options) -> Result<All, String> {
                 all.mcp_check = mcp_check(&bin, &data)?;
             }
             eprintln!(
-                "{size}: {} cold first searches through the binary …",
-                opts.cold_trials
+                "{size}: {} cold first searches through the binary … ({:.0} s)",
+                opts.cold_trials,
+                started.elapsed().as_secs_f64()
             );
+            let phase = Instant::now();
             let mut cold: Vec<ColdStart> = Vec::new();
             for i in 0..opts.cold_trials {
                 cold.push(binary::cold_first_search(
@@ -383,8 +407,13 @@ pub fn run(opts: &Options) -> Result<All, String> {
                     PROBES[i % PROBES.len()],
                 )?);
             }
+            let cold_ms = ms(phase.elapsed());
             all.load.extend(loadavg());
-            eprintln!("{size}: in-process measurements …");
+            eprintln!(
+                "{size}: in-process measurements … ({:.0} s)",
+                started.elapsed().as_secs_f64()
+            );
+            let phase = Instant::now();
             let mut args = vec![
                 "size".to_string(),
                 size.to_string(),
@@ -396,6 +425,7 @@ pub fn run(opts: &Options) -> Result<All, String> {
             }
             let argv: Vec<&str> = args.iter().map(String::as_str).collect();
             let report: SizeReport = child(&argv)?;
+            let in_process_ms = ms(phase.elapsed());
             all.load.extend(report.load.iter().copied());
             all.sizes.push(SizeRun {
                 concepts: size,
@@ -404,6 +434,11 @@ pub fn run(opts: &Options) -> Result<All, String> {
                 rss,
                 cold,
                 report,
+                phases: crate::report::Phases {
+                    rss_ms,
+                    cold_ms,
+                    in_process_ms,
+                },
             });
             let _ = std::fs::remove_dir_all(&tree);
             let _ = std::fs::remove_dir_all(&data);

@@ -6,6 +6,7 @@
 //! - `size <concepts> [--data DIR] [--quick]`: the in-process measurements at one size, one
 //!   JSON line (used by `all`).
 //! - `rss <DIR>`: peak RSS of reading, compiling and indexing a tree, one JSON line.
+//! - `render <JSON> [--out FILE]`: rewrites the page from a run saved with `all --json`.
 //! - `retrieval`: hit@8 and MRR over the 20 questions and the okf-samples bundles.
 //! - `compile [--runs N]`: 500, 5,000 and 20,000 concepts, each checked against CHECKSUMS and
 //!   timed in its own child process (so peak RSS is per size); prints a table.
@@ -48,6 +49,7 @@ const USAGE: &str = "usage: langonrock-bench <command>
   size <concepts> [--data DIR] [--quick]   one size in process, one JSON line
   rss <DIR>                           peak RSS of read + compile + index, one JSON line
   retrieval                           hit@8 and MRR (20 questions, okf-samples)
+  render <JSON> [--out FILE]          rewrite the page from a saved `all --json` run
   compile [--runs N]                  compile at 500, 5,000 and 20,000 concepts (default 5 runs)
   compile-one <concepts> [--runs N]   one size, one JSON line (multiple of 500)
   compile-phases [concepts] [--runs N]  time the parts of compile (default 20000)
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
         Some("size") => cmd_size(&args[1..]),
         Some("rss") => cmd_rss(&args[1..]),
         Some("retrieval") => cmd_retrieval(),
+        Some("render") => cmd_render(&args[1..]),
         Some("compile") => cmd_compile(&args[1..]),
         Some("compile-one") => cmd_compile_one(&args[1..]),
         Some("compile-phases") => cmd_compile_phases(&args[1..]),
@@ -431,13 +434,7 @@ fn cmd_all(args: &[String]) -> Result<ExitCode, String> {
         )
         .map_err(|e| format!("cannot write {json}: {e}"))?;
     }
-    let old = std::fs::read_to_string(&out).unwrap_or_default();
-    let notes = match old.find(NOTES_MARKER) {
-        Some(at) => old[at..].to_string(),
-        None => format!("{NOTES_MARKER}\n"),
-    };
-    let md = markdown(&all, &notes);
-    std::fs::write(&out, &md).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    let md = write_page(&all, &out)?;
     print!("{}", &md[..md.find(NOTES_MARKER).unwrap_or(md.len())]);
     println!(
         "wrote {}; total {:.1} s wall clock, {:.1} s on-CPU",
@@ -445,6 +442,34 @@ fn cmd_all(args: &[String]) -> Result<ExitCode, String> {
         all.total_ms / 1000.0,
         all.cpu_ms / 1000.0
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the page for `all` to `out`, keeping its notes; returns the text.
+fn write_page(
+    all: &langonrock_bench::report::All,
+    out: &std::path::Path,
+) -> Result<String, String> {
+    let old = std::fs::read_to_string(out).unwrap_or_default();
+    let notes = match old.find(NOTES_MARKER) {
+        Some(at) => old[at..].to_string(),
+        None => format!("{NOTES_MARKER}\n"),
+    };
+    let md = markdown(all, &notes);
+    std::fs::write(out, &md).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    Ok(md)
+}
+
+fn cmd_render(args: &[String]) -> Result<ExitCode, String> {
+    let json = args.first().ok_or("render needs the JSON of a run")?;
+    let text = std::fs::read_to_string(json).map_err(|e| format!("cannot read {json}: {e}"))?;
+    let all: langonrock_bench::report::All =
+        serde_json::from_str(&text).map_err(|e| format!("{json}: {e}"))?;
+    let out = flag::<String>(args, "--out")?
+        .map(PathBuf::from)
+        .unwrap_or_else(|| manifest_dir().join("../docs/benchmarks.md"));
+    write_page(&all, &out)?;
+    println!("wrote {}", out.display());
     Ok(ExitCode::SUCCESS)
 }
 

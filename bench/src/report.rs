@@ -58,6 +58,20 @@ pub struct SizeRun {
     pub cold: Vec<ColdStart>,
     /// The in-process measurements.
     pub report: SizeReport,
+    /// Where this size's share of the run went.
+    #[serde(default)]
+    pub phases: Phases,
+}
+
+/// Wall time of the phases of one size, ms (the import's is in [`CliRun`]).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Phases {
+    /// The RSS child.
+    pub rss_ms: f64,
+    /// The cold-start trials.
+    pub cold_ms: f64,
+    /// The in-process child (`size`).
+    pub in_process_ms: f64,
 }
 
 /// The MCP cross-check: every priced reply fetched from the real server.
@@ -245,6 +259,24 @@ pub fn markdown(a: &All, notes: &str) -> String {
         m.rustc,
         m.nproc
     );
+    if !a.sizes.is_empty() {
+        let import: f64 = a.sizes.iter().map(|s| s.import.wall_ms).sum();
+        let cold: f64 = a.sizes.iter().map(|s| s.phases.cold_ms).sum();
+        let inproc: f64 = a.sizes.iter().map(|s| s.phases.in_process_ms).sum();
+        let rss: f64 = a.sizes.iter().map(|s| s.phases.rss_ms).sum();
+        let _ = writeln!(
+            w,
+            "Where the run's time went: `langonrock import` of the three trees {:.0} s, cold \
+             first searches {:.0} s, the in-process measurements {:.0} s, the RSS children {:.0} s, \
+             the rest (writing the trees, the token tax, the MCP cross-check, retrieval, \
+             `billing.py`) {:.0} s.\n",
+            import / 1000.0,
+            cold / 1000.0,
+            inproc / 1000.0,
+            rss / 1000.0,
+            (a.total_ms - import - cold - inproc - rss) / 1000.0
+        );
+    }
     let _ = writeln!(w, "```sh\ncargo run --release -p langonrock-bench -- all            # everything below, rewrites this page\ncargo run --release -p langonrock-bench -- all --quick    # a smoke run (few repetitions)\ncargo run --release -p langonrock-bench -- sessions       # session bills at 500 concepts\ncargo run --release -p langonrock-bench -- retrieval      # hit@8 and MRR\nbench/scripts/crosscheck-billing.sh ../shared/bench       # billing.py over our turns\ncargo test -p langonrock-bench\n```\n");
 
     // ---- Targets
@@ -493,6 +525,28 @@ pub fn markdown(a: &All, notes: &str) -> String {
          64,355 / 17 show that the harness bills as the reference does and that our manifest \
          and sections carry the reference's text."
     );
+    if let Some(s) = s500 {
+        let r = &s.report;
+        if let (Some(m), Some(mb), Some(sf), Some(sb)) = (
+            billed(r, "manifest"),
+            billed(r, "manifest-bare"),
+            billed(r, "search"),
+            billed(r, "search-bare"),
+        ) {
+            let _ = writeln!(
+                w,
+                "- Search-first with bare sections reproduces the published 56,928 / 36: our \
+                 search TSV costs what the reference's rendered search costs. Priced on our \
+                 framed `get` output the sessions cost {} (manifest-first) and {} (search-first) \
+                 tokens more, {:.1} % and {:.1} %: that is the `@@ <id>` frame line of each \
+                 fetched section, carried in the context and re-read at 10 % per later call.",
+                thousands(m - mb),
+                thousands(sf - sb),
+                100.0 * (m - mb) as f64 / mb as f64,
+                100.0 * (sf - sb) as f64 / sb as f64
+            );
+        }
+    }
     let _ = writeln!(
         w,
         "- One `get` per section: our `get` applies one `section` to all its ids, so the join \
@@ -700,12 +754,17 @@ pub fn markdown(a: &All, notes: &str) -> String {
             refs(&REF_COMPILE, " (+ snapshot write)"),
         ),
         (
-            "Cold open, memory store (engine, loads and compiles every source)",
+            "Cold open, memory store, no derived record (reads every source, compiles)",
             |s| Some(s.report.open_memory.clone()),
             refs(&REF_OPEN, " (opens a compiled snapshot)"),
         ),
         (
-            "Cold open, files store (`Conn::open`)",
+            "Cold open, memory store, from the head's derived record",
+            |s| Some(s.report.open_memory_derived.clone()),
+            String::new(),
+        ),
+        (
+            "Cold open, files store (read-only `Conn::open`)",
             |s| s.report.open_files.clone(),
             String::new(),
         ),
@@ -747,6 +806,27 @@ pub fn markdown(a: &All, notes: &str) -> String {
         }
         let _ = writeln!(w, "{line} {reference} |");
     }
+    let _ = writeln!(
+        w,
+        "\nThe derived record (engine.md §9.1 rule 4: the compiled state and the encoded index, \
+         keyed by snapshot id) is {} bytes at {} concepts. The files-store open {} the derived \
+         record that `langonrock import` left.",
+        a.sizes
+            .iter()
+            .map(|s| thousands(s.report.derived_bytes as i64))
+            .collect::<Vec<_>>()
+            .join(" / "),
+        a.sizes
+            .iter()
+            .map(|s| thousands(s.concepts as i64))
+            .collect::<Vec<_>>()
+            .join(" / "),
+        if a.sizes.iter().all(|s| s.report.open_files_from_derived) {
+            "served from"
+        } else {
+            "**did not** serve (at every size) from"
+        }
+    );
     let _ =
         writeln!(
         w,
@@ -769,7 +849,9 @@ pub fn markdown(a: &All, notes: &str) -> String {
          through the binary's connection (`Conn`: writer lock, records staged, fsynced and \
          renamed, directory fsynced, head swapped). Edit to search: append a unique marker to a \
          concept, commit, then a search must return that concept first and a `get` with `find` \
-         must locate the marker. Create 25: one transaction of 25 new concepts. Replace 25: one \
+         must locate the marker; the first edit after opening is timed on its own (a connection \
+         that opened from a derived record builds its incremental linker on its first commit), \
+         the steady state after it. Create 25: one transaction of 25 new concepts. Replace 25: one \
          transaction replacing 25 concepts (with their hashes). History: the default page of 20. \
          Restore: the revision before the head, read from history (untimed), restored (25 \
          concepts change back).\n"
@@ -784,12 +866,18 @@ pub fn markdown(a: &All, notes: &str) -> String {
     rule.push_str("---:|---:|");
     let _ = writeln!(w, "{head}\n{rule}");
     type OpPick = fn(&crate::size::Ops) -> &Stats;
-    let op_rows: [(&str, OpPick, String, &str); 5] = [
+    let op_rows: [(&str, OpPick, String, &str); 6] = [
         (
             "Edit to search",
             |o| &o.edit_to_search,
             refs(&REF_EDIT, ""),
             "≤ 10",
+        ),
+        (
+            "… the first edit after opening (n = 1)",
+            |o| &o.first_edit,
+            String::new(),
+            "",
         ),
         (
             "Create 25 documents",

@@ -110,6 +110,9 @@ pub struct Ops {
     /// One write (a marker appended), then a search that finds it first, then a `get`
     /// with `find` that locates it.
     pub edit_to_search: Stats,
+    /// The first such edit after the connection opened (timed on its own).
+    #[serde(default)]
+    pub first_edit: Stats,
     /// A transaction creating 25 documents.
     pub create25: Stats,
     /// A transaction replacing 25 documents.
@@ -143,10 +146,21 @@ pub struct SizeReport {
     pub compile: Stats,
     /// The import into the memory store (one revision), `(wall, CPU)` ms.
     pub import_memory: (f64, f64),
-    /// A fresh engine opened from the memory store.
+    /// A fresh engine opened from the memory store without a derived record: it reads
+    /// every source and compiles.
     pub open_memory: Stats,
-    /// A fresh connection opened from the files store (the binary's `Conn::open`).
+    /// A fresh engine opened from the memory store holding the head's derived record
+    /// (engine.md §9.1 rule 4): decoded, no compile.
+    #[serde(default)]
+    pub open_memory_derived: Stats,
+    /// The derived record's size in bytes.
+    #[serde(default)]
+    pub derived_bytes: usize,
+    /// A fresh read-only connection opened from the files store (the binary's `Conn::open`).
     pub open_files: Option<Stats>,
+    /// Whether that connection served from the derived record the import left.
+    #[serde(default)]
+    pub open_files_from_derived: bool,
     /// The whole tenant manifest rendered, warm.
     pub manifest: Stats,
     /// Its length in UTF-16 units.
@@ -300,7 +314,7 @@ fn ops(
     drop(served);
 
     let n_edit = edits.len();
-    let edit_to_search = measure::run(Plan::slow(runs.edits), |i| {
+    let mut edit = |i: usize| -> Result<(), String> {
         let d = &mut edits[i % n_edit];
         let marker = format!("zq{tag}edit{i}mark");
         let text = format!("{}\nEdit marker {marker}.\n", d.text);
@@ -336,7 +350,11 @@ fn ops(
         d.text = text;
         d.hash = w.hash;
         Ok(())
-    })?;
+    };
+    // The first commit of a connection that opened from a derived record also builds the
+    // incremental linker: timed on its own, then the steady state.
+    let first_edit = measure::run(Plan::slow(1), &mut edit)?;
+    let edit_to_search = measure::run(Plan::slow(runs.edits), |i| edit(i + 1))?;
 
     let create25 = measure::run_with(
         Plan::slow(runs.txns),
@@ -451,6 +469,7 @@ fn ops(
 
     Ok(Ops {
         edit_to_search,
+        first_edit,
         create25,
         replace25,
         history,
@@ -515,6 +534,29 @@ pub fn measure(concepts: usize, data: Option<&Path>, quick: bool) -> Result<Size
         }
         Ok(())
     })?;
+    // The head's derived record, put into the memory store: later opens decode it.
+    let derived_bytes = {
+        let s = host.served().map_err(core_err("read"))?;
+        let (key, bytes) = s
+            .derived_record(EVAL_DATE)
+            .ok_or("the served state has no derived record")?;
+        langonrock_core::engine::Store::put(&mut host.store, TENANT, &key, &bytes)
+            .map_err(|e| format!("put the derived record: {e:?}"))?;
+        bytes.len()
+    };
+    let open_memory_derived = measure::run(Plan::slow(runs.slow), |_| {
+        let e = host.open_cold().map_err(core_err("open"))?;
+        let s = e.read().map_err(core_err("read"))?;
+        if s.concepts() != concepts || !s.from_derived() {
+            return Err(format!(
+                "opened {} concepts, from the derived record: {}",
+                s.concepts(),
+                s.from_derived()
+            ));
+        }
+        Ok(())
+    })?;
+    let mut open_files_from_derived = false;
     let open_files = match data {
         None => None,
         Some(d) => Some(measure::run(Plan::slow(runs.slow), |_| {
@@ -524,6 +566,7 @@ pub fn measure(concepts: usize, data: Option<&Path>, quick: bool) -> Result<Size
             if n != concepts {
                 return Err(format!("opened {n} concepts from files"));
             }
+            open_files_from_derived = c.served_from_derived();
             Ok(())
         })?),
     };
@@ -664,7 +707,10 @@ pub fn measure(concepts: usize, data: Option<&Path>, quick: bool) -> Result<Size
         compile: compile_stats,
         import_memory: (iw, ic),
         open_memory,
+        open_memory_derived,
+        derived_bytes,
         open_files,
+        open_files_from_derived,
         manifest,
         manifest_units,
         get3,

@@ -27,6 +27,13 @@ fn open_read(target: &Target, io: &mut Io<'_>) -> Result<Conn, CliError> {
     Ok(conn)
 }
 
+/// Ends a read command's connection without freeing its served state: the process exits
+/// next, and freeing tens of thousands of compiled concepts one by one would only delay it.
+fn leave(mut conn: Conn) {
+    conn.finish_derived();
+    std::mem::forget(conn);
+}
+
 fn open_write(target: &Target) -> Result<Conn, CliError> {
     Ok(Conn::open(&target.data, &target.tenant, false)?)
 }
@@ -91,6 +98,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             io.out.write_all(text.as_bytes()).map_err(write_err)?;
             let rows = text.lines().count().saturating_sub(3);
             stats(io, rows, &text)?;
+            leave(conn);
             Ok(0)
         }
         Command::Search {
@@ -101,13 +109,13 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             expand,
         } => {
             let mut conn = open_read(&target, io)?;
-            let s = conn.read()?;
             let opts = langonrock_core::search::SearchOptions {
                 k: k.unwrap_or(8),
                 bundle,
                 expand,
             };
-            let text = s.search(&target.tenant, &query, &opts, &clock::today())?;
+            let today = clock::today();
+            let text = conn.with_read(|s| s.search(&target.tenant, &query, &opts, &today))?;
             io.out.write_all(text.as_bytes()).map_err(write_err)?;
             // Rows: every line after the preamble, the hits line and the columns line.
             let rows = text
@@ -116,6 +124,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
                 .count()
                 .saturating_sub(1);
             stats(io, rows, &text)?;
+            leave(conn);
             Ok(0)
         }
         Command::Get {
@@ -128,7 +137,10 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             source,
         } => {
             let mut conn = open_read(&target, io)?;
-            let s = conn.read()?;
+            if source {
+                conn.read()?;
+                conn.check_sources(Some(ids.clone()))?;
+            }
             let opts = langonrock_core::read::GetOptions {
                 section,
                 offset: offset.map(|n| n as u64),
@@ -136,18 +148,26 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
                 find,
                 source,
             };
-            let r = langonrock_core::read::get(s.model(), &ids, &opts);
-            let mut text = langonrock_core::read::render_cli(&r);
+            let (mut text, missing_ids, slices) = conn.with_read(|s| {
+                let r = s.get(&ids, &opts)?;
+                let missing: Vec<String> = r.missing().map(str::to_string).collect();
+                Ok((
+                    langonrock_core::read::render_cli(&r),
+                    missing,
+                    r.slices().count(),
+                ))
+            })?;
             if !text.is_empty() {
                 text.push('\n');
             }
             io.out.write_all(text.as_bytes()).map_err(write_err)?;
             let mut missing = 0;
-            for id in r.missing() {
+            for id in &missing_ids {
                 missing += 1;
                 writeln!(io.err, "warn: no such concept or section: {id}").map_err(write_err)?;
             }
-            stats(io, r.slices().count(), &text)?;
+            stats(io, slices, &text)?;
+            leave(conn);
             Ok(i32::from(missing > 0))
         }
         Command::Snapshot { target } => {
@@ -155,6 +175,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             let s = conn.read()?;
             out_line(io, &s.snapshot_id())?;
             writeln!(io.err, "{} concepts", s.concepts()).map_err(write_err)?;
+            leave(conn);
             Ok(0)
         }
         Command::Source { target } => {
@@ -173,6 +194,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             }
             io.out.write_all(text.as_bytes()).map_err(write_err)?;
             writeln!(io.err, "{}", plural(list.len() as u64, "file")).map_err(write_err)?;
+            leave(conn);
             Ok(0)
         }
         Command::Read {
@@ -187,6 +209,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
                         .write_all(src.content.as_bytes())
                         .map_err(write_err)?;
                     writeln!(io.err, "{}", src.hash).map_err(write_err)?;
+                    leave(conn);
                     Ok(0)
                 }
                 None => Err(CliError("no such concept".into())),
@@ -314,7 +337,8 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
         } => {
             let tenants = tenants_of(&data, tenant)?;
             for t in tenants {
-                let mut conn = Conn::open(&data, &t, false)?;
+                // A dry run changes nothing, not even a derived record.
+                let mut conn = Conn::open(&data, &t, dry_run)?;
                 let keep = keep.map_or(10, |k| i64::try_from(k).unwrap_or(i64::MAX));
                 let r = conn.gc(keep, grace_ms.unwrap_or(3_600_000), dry_run)?;
                 let kept = r.kept.len();
@@ -430,6 +454,7 @@ fn export(conn: &mut Conn, dir: &Path, io: &mut Io<'_>) -> Result<i32, CliError>
         )));
     }
     let s = conn.read()?;
+    conn.check_sources(None)?;
     let mut n = 0usize;
     std::fs::create_dir_all(dir)
         .map_err(|e| CliError(format!("cannot create {}: {e}", dir.display())))?;

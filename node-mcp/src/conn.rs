@@ -17,7 +17,10 @@ use langonrock_core::engine::{
 };
 use langonrock_core::Error;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// The refusal of a write on a read-only connection.
 pub const READ_ONLY: &str = "connection is read-only";
@@ -28,6 +31,70 @@ pub struct Conn {
     store: Files,
     read_only: bool,
     now: Box<dyn Fn() -> String + Send>,
+    /// Puts the head's derived record (engine.md §9.1 rule 4); `None` when read-only.
+    derived: Option<DerivedWriter>,
+}
+
+/// How long the derived record writer waits for the commits to pause before it encodes the
+/// latest state (a closing connection writes at once).
+pub const DERIVED_DELAY: Duration = Duration::from_secs(2);
+
+/// Keeps the head's derived record current off the connection's thread: after a
+/// recompiling open and after commits, the latest served state is encoded and put once the
+/// commits pause for [`DERIVED_DELAY`], and at once when the connection closes. A put that
+/// fails is dropped: the next open compiles and tries again.
+struct DerivedWriter {
+    tx: Option<mpsc::Sender<Arc<Served>>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl DerivedWriter {
+    fn start(data: &Path, tenant: &str, delay: Duration) -> DerivedWriter {
+        let (tx, rx) = mpsc::channel::<Arc<Served>>();
+        let (data, tenant) = (data.to_path_buf(), tenant.to_string());
+        let thread = std::thread::Builder::new()
+            .name("langonrock-derived".into())
+            .spawn(move || {
+                let mut store = Files::new(&data);
+                while let Ok(mut served) = rx.recv() {
+                    // A newer state replaces this one until the commits pause; a closed
+                    // channel (the connection ends) writes at once.
+                    while let Ok(newer) = rx.recv_timeout(delay) {
+                        served = newer;
+                    }
+                    if let Some((key, bytes)) = served.derived_record(&clock::today()) {
+                        drop(served);
+                        let _ =
+                            langonrock_core::engine::Store::put(&mut store, &tenant, &key, &bytes);
+                    }
+                }
+            })
+            .ok();
+        DerivedWriter {
+            tx: thread.as_ref().map(|_| tx),
+            thread,
+        }
+    }
+
+    fn submit(&self, served: Arc<Served>) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(served);
+        }
+    }
+
+    /// Writes what is pending and stops.
+    fn finish(&mut self) {
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for DerivedWriter {
+    fn drop(&mut self) {
+        self.finish();
+    }
 }
 
 fn is_head_conflict(e: &Error) -> bool {
@@ -38,14 +105,54 @@ impl Conn {
     /// Opens `tenant` under `data`. A tenant without a head opens empty; nothing is created.
     /// A corrupt store fails closed with its `database corruption: …` error.
     pub fn open(data: &Path, tenant: &str, read_only: bool) -> Result<Conn, Error> {
+        Conn::open_with(data, tenant, read_only, DERIVED_DELAY)
+    }
+
+    /// [`Conn::open`] with the derived record writer's pause (tests shorten it).
+    pub fn open_with(
+        data: &Path,
+        tenant: &str,
+        read_only: bool,
+        delay: Duration,
+    ) -> Result<Conn, Error> {
+        let engine = Engine::new(tenant)?;
+        let derived = (!read_only).then(|| DerivedWriter::start(data, engine.tenant(), delay));
         let mut c = Conn {
-            engine: Engine::new(tenant)?,
+            engine,
             store: Files::new(data),
             read_only,
             now: Box::new(clock::now_iso),
+            derived,
         };
         c.refresh()?;
         Ok(c)
+    }
+
+    /// Hands the served state to the derived record writer when its record is due.
+    fn keep_derived(&mut self) {
+        if let Some(w) = &self.derived {
+            if let Some(s) = self.engine.take_derived() {
+                w.submit(s);
+            }
+        }
+    }
+
+    /// Puts the pending derived record, if any, and waits for it (the connection writes no
+    /// more derived records afterwards). Dropping the connection does the same.
+    pub fn finish_derived(&mut self) {
+        if let Some(mut w) = self.derived.take() {
+            w.finish();
+        }
+    }
+
+    /// The served state as last loaded (no refresh), when open.
+    pub fn served(&self) -> Option<Arc<Served>> {
+        self.engine.read().ok()
+    }
+
+    /// Whether the served state was decoded from a derived record.
+    pub fn served_from_derived(&self) -> bool {
+        self.engine.read().is_ok_and(|s| s.from_derived())
     }
 
     /// Replaces the commit clock (tests pin commit times).
@@ -75,7 +182,17 @@ impl Conn {
     }
 
     fn run<T: 'static>(&mut self, op: Op<T>) -> Result<T, Error> {
-        run(&mut self.engine, &mut self.store, op)
+        let r = run(&mut self.engine, &mut self.store, op);
+        self.keep_derived();
+        r
+    }
+
+    /// Reads and verifies the source blobs behind a read that returns sources (`get` with
+    /// `source` for `ids`, or every document for `None`: export), when the served state came
+    /// from a derived record (engine.md §9.1 rule 1). Run it after [`Conn::read`].
+    pub fn check_sources(&mut self, ids: Option<Vec<String>>) -> Result<(), Error> {
+        let op = self.engine.check_sources(ids);
+        self.run(op)
     }
 
     /// Reads the store's head and loads it when it moved.
@@ -88,6 +205,22 @@ impl Conn {
     pub fn read(&mut self) -> Result<Arc<Served>, Error> {
         self.refresh()?;
         self.engine.read()
+    }
+
+    /// Runs a read over the served state after a refresh. When the read met a text of a
+    /// derived record that does not match its source hash, the engine compiles the state
+    /// from the sources and the read runs once more: a bad derived record never fails a
+    /// read (engine.md §9.1 rule 4).
+    pub fn with_read<T>(&mut self, f: impl Fn(&Served) -> Result<T, Error>) -> Result<T, Error> {
+        let s = self.read()?;
+        match f(&s) {
+            Err(_) if s.derived_failed() => {
+                drop(s);
+                let s = self.read()?;
+                f(&s)
+            }
+            r => r,
+        }
     }
 
     /// One document's exact text and hash.
@@ -199,7 +332,10 @@ impl Conn {
         let mut answer = None;
         loop {
             match op.resume(&mut self.engine, answer.take())? {
-                Step::Done(t) => return Ok(t),
+                Step::Done(t) => {
+                    self.keep_derived();
+                    return Ok(t);
+                }
                 Step::Need(Need::Commit(p)) => {
                     answer = Some(match unchanged() {
                         Some(m) => Answer::Outcome(CommitOutcome::Failed(StoreError::Failed(m))),
@@ -261,15 +397,19 @@ pub fn for_verify(data: &Path, tenant: &str) -> Result<Conn, Error> {
         store: Files::new(data),
         read_only: true,
         now: Box::new(clock::now_iso),
+        derived: None,
     })
 }
 
 /// Like [`for_verify`], writable: `repair` runs on a store that fails closed.
 pub fn for_repair(data: &Path, tenant: &str) -> Result<Conn, Error> {
+    let engine = Engine::new(tenant)?;
+    let derived = Some(DerivedWriter::start(data, engine.tenant(), DERIVED_DELAY));
     Ok(Conn {
-        engine: Engine::new(tenant)?,
+        engine,
         store: Files::new(data),
         read_only: false,
         now: Box::new(clock::now_iso),
+        derived,
     })
 }

@@ -216,6 +216,13 @@ impl TenantBackend {
             conn: Mutex::new(conn),
         }
     }
+
+    /// Puts the pending derived record, if any (when the session ends).
+    pub fn finish(&self) {
+        if let Ok(mut conn) = self.conn.lock() {
+            conn.finish_derived();
+        }
+    }
 }
 
 /// The bundle name as stored (bundles match ignoring case), or as given when unknown.
@@ -243,20 +250,18 @@ fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
             Ok(s) => (s.snapshot_id(), false),
             Err(e) => err_text(&e),
         },
-        ToolCall::Search { query, k, bundle } => match conn.read() {
-            Ok(s) => {
-                let opts = langonrock_core::search::SearchOptions {
-                    k,
-                    bundle,
-                    expand: true,
-                };
-                match s.search(conn.tenant(), &query, &opts, today) {
-                    Ok(t) => (t, false),
-                    Err(e) => err_text(&e),
-                }
+        ToolCall::Search { query, k, bundle } => {
+            let opts = langonrock_core::search::SearchOptions {
+                k,
+                bundle,
+                expand: true,
+            };
+            let tenant = conn.tenant().to_string();
+            match conn.with_read(|s| s.search(&tenant, &query, &opts, today)) {
+                Ok(t) => (t, false),
+                Err(e) => err_text(&e),
             }
-            Err(e) => err_text(&e),
-        },
+        }
         ToolCall::Get {
             ids,
             section,
@@ -264,21 +269,28 @@ fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
             limit,
             find,
             source,
-        } => match conn.read() {
-            Ok(s) => {
-                // The table already applied the MCP default cap (read.md §3.3).
-                let opts = langonrock_core::read::GetOptions {
-                    section,
-                    offset: offset.map(|n| n as u64),
-                    limit: limit.map(|n| n as u64),
-                    find,
-                    source,
-                };
-                let r = langonrock_core::read::get(s.model(), &ids, &opts);
-                (langonrock_core::read::render_mcp(&r), false)
+        } => {
+            // The table already applied the MCP default cap (read.md §3.3).
+            let opts = langonrock_core::read::GetOptions {
+                section,
+                offset: offset.map(|n| n as u64),
+                limit: limit.map(|n| n as u64),
+                find,
+                source,
+            };
+            let checked = match source {
+                true => conn
+                    .read()
+                    .and_then(|_| conn.check_sources(Some(ids.clone()))),
+                false => Ok(()),
+            };
+            match checked.and_then(|()| {
+                conn.with_read(|s| Ok(langonrock_core::read::render_mcp(&s.get(&ids, &opts)?)))
+            }) {
+                Ok(t) => (t, false),
+                Err(e) => err_text(&e),
             }
-            Err(e) => err_text(&e),
-        },
+        }
         ToolCall::Write {
             bundle,
             path,
@@ -379,19 +391,22 @@ impl Backend for TenantBackend {
 /// Builds the server of `langonrock mcp` for a connection: computes the advice sentence
 /// once from the whole manifest (none if that fails).
 pub fn server_for(conn: Conn, mode: Mode) -> McpServer {
-    let mut conn = conn;
+    server_over(Arc::new(TenantBackend::new(conn)), mode)
+}
+
+/// [`server_for`] over a backend the caller keeps (to finish it when the session ends).
+pub fn server_over(backend: Arc<TenantBackend>, mode: Mode) -> McpServer {
     let today = crate::clock::today();
-    let advice = conn
-        .read()
+    let advice = backend
+        .conn
+        .lock()
         .ok()
-        .and_then(|s| manifest::manifest(s.model(), conn.tenant(), None, &today).ok())
+        .and_then(|mut conn| {
+            let s = conn.read().ok()?;
+            manifest::manifest(s.model(), conn.tenant(), None, &today).ok()
+        })
         .map(|m| tools::advice(&m));
-    McpServer::new(
-        Arc::new(TenantBackend::new(conn)),
-        mode,
-        advice,
-        Arc::new(crate::clock::today),
-    )
+    McpServer::new(backend, mode, advice, Arc::new(crate::clock::today))
 }
 
 /// `langonrock mcp`: the startup lines on stderr (agent.md §1.1), then MCP over
@@ -427,7 +442,15 @@ where
             crate::commands::no_revisions(&target.tenant, &target.data)
         );
     }
-    let server = server_for(conn, mode);
+    // The first search needs the index: decode (or build) it on another thread while the
+    // session starts.
+    if let Some(s) = conn.served() {
+        let _ = std::thread::Builder::new()
+            .name("langonrock-index".into())
+            .spawn(move || s.warm_index(&crate::clock::today()));
+    }
+    let backend = Arc::new(TenantBackend::new(conn));
+    let server = server_over(backend.clone(), mode);
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -438,11 +461,13 @@ where
             return 1;
         }
     };
-    match rt.block_on(serve(server, reader, writer)) {
+    let code = match rt.block_on(serve(server, reader, writer)) {
         Ok(()) => 0,
         Err(m) => {
             let _ = writeln!(err, "error: {m}");
             1
         }
-    }
+    };
+    backend.finish();
+    code
 }

@@ -415,6 +415,44 @@ fn corrupt_record_fails_closed() {
     );
     let src = data.join("tenants/t/sources").join(DOC_HASH);
     std::fs::write(&src, "tampered").unwrap_or_default();
+    // The write left the head's derived record: reads that need no source are served from
+    // it, and every read of the source itself reads the blob and fails closed (engine.md
+    // §9.1 rule 1).
+    let derived = data.join("tenants/t/derived");
+    assert_eq!(
+        std::fs::read_dir(&derived)
+            .map(Iterator::count)
+            .unwrap_or(0),
+        1
+    );
+    let (code, _, _) = text(&run(data, &["manifest", "--tenant", "t"], b""));
+    assert_eq!(code, 0);
+    let blob = format!("error: database corruption: source/{DOC_HASH} does not match its digest\n");
+    for args in [
+        &["read", "b", "a.md", "--tenant", "t"][..],
+        &["get", "a", "--source", "--tenant", "t"][..],
+    ] {
+        let (code, out, err) = text(&run(data, args, b""));
+        assert_eq!(
+            (code, out.as_str(), err.as_str()),
+            (1, "", blob.as_str()),
+            "{args:?}"
+        );
+    }
+    let export = d.path().join("out");
+    let (code, _, err) = text(&run(
+        data,
+        &[
+            "export",
+            export.to_str().unwrap_or_default(),
+            "--tenant",
+            "t",
+        ],
+        b"",
+    ));
+    assert_eq!((code, err.as_str()), (1, blob.as_str()));
+    // Without the derived record, opening reads every blob and fails closed.
+    std::fs::remove_dir_all(&derived).unwrap_or_default();
     let (code, out, err) = text(&run(data, &["manifest", "--tenant", "t"], b""));
     assert_eq!((code, out.as_str()), (1, ""));
     assert!(err.starts_with("error: database corruption: "), "{err}");

@@ -9,6 +9,11 @@
 //! state, a wrong digest, a malformed payload) decodes to `None`: the engine then compiles
 //! from the sources, so a derived record can never make a read differ or fail.
 //!
+//! The documents' texts follow the payload, outside its digest: each is covered by its
+//! source hash, which the payload holds, and is checked against it before a read returns it
+//! or anything computed from it (`Served` keeps track). So opening hashes the compiled form
+//! and the index, not every text.
+//!
 //! The encoding is binary and canonical: one state gives one byte string. Integers are
 //! little-endian `u32` (lengths, counts, offsets) or `u64`; a string is its `u32` byte
 //! length and its UTF-8 bytes; an optional string is a `0` byte, or a `1` byte and the
@@ -117,10 +122,11 @@ pub fn encode(s: &Served, recorded: &Digest, index: Option<&[u8]>) -> Vec<u8> {
         .bundles
         .values()
         .flat_map(|b| b.docs.values())
-        .map(|d| d.text.len() + 64)
+        .map(|d| d.text.len())
         .sum();
-    let cap = texts + s.model.concepts.len() * 512 + index.map_or(0, <[u8]>::len) + 64;
+    let cap = s.model.concepts.len() * 512 + index.map_or(0, <[u8]>::len) + 64;
     let mut w = W(Vec::with_capacity(cap));
+    let mut text_bytes: Vec<&str> = Vec::new();
 
     // Bundles and documents, by name and path; the position of each concept's document.
     let mut at: rustc_hash::FxHashMap<(&str, &str), (usize, usize)> = Default::default();
@@ -133,7 +139,8 @@ pub fn encode(s: &Served, recorded: &Digest, index: Option<&[u8]>) -> Vec<u8> {
         for (di, (path, d)) in b.docs.iter().enumerate() {
             w.str(path);
             w.digest(&d.hash.0);
-            w.str(&d.text);
+            w.u32(d.text.len());
+            text_bytes.push(&d.text);
             w.u8(u8::from(d.parsed.is_some()));
             if d.parsed.is_some() {
                 at.insert((name.as_str(), path.as_str()), (bi, di));
@@ -197,7 +204,7 @@ pub fn encode(s: &Served, recorded: &Digest, index: Option<&[u8]>) -> Vec<u8> {
     }
     let payload = w.0;
 
-    let mut out = Vec::with_capacity(HEADER + payload.len());
+    let mut out = Vec::with_capacity(HEADER + payload.len() + texts);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&FORMAT.to_le_bytes());
     out.extend_from_slice(&super::COMPILER_VERSION.to_le_bytes());
@@ -206,6 +213,9 @@ pub fn encode(s: &Served, recorded: &Digest, index: Option<&[u8]>) -> Vec<u8> {
     out.extend_from_slice(&Digest::of(&payload).0);
     out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     out.extend_from_slice(&payload);
+    for t in text_bytes {
+        out.extend_from_slice(t.as_bytes());
+    }
     out
 }
 
@@ -219,6 +229,18 @@ pub struct Decoded {
     pub(crate) tree: SnapshotTree,
     pub(crate) state: TenantState,
     pub(crate) index: Option<Arc<[u8]>>,
+}
+
+impl Decoded {
+    /// The encoded search index the record carries, if any.
+    pub fn index_bytes(&self) -> Option<&[u8]> {
+        self.index.as_deref()
+    }
+
+    /// The number of concepts.
+    pub fn concepts(&self) -> usize {
+        self.model.concepts.len()
+    }
 }
 
 struct R<'a> {
@@ -312,14 +334,14 @@ pub fn decode(bytes: &[u8], recorded: &Digest, bundles: &[BundleRef]) -> Option<
     let mut r = R { b: bytes, at };
     let digest = r.digest()?;
     let len = usize::try_from(r.u64()?).ok()?;
-    if r.at != HEADER || bytes.len() - HEADER != len {
+    if r.at != HEADER || bytes.len() - HEADER < len {
         return None;
     }
-    let payload = &bytes[HEADER..];
+    let payload = &bytes[HEADER..HEADER + len];
     if Digest::of(payload).0 != digest {
         return None;
     }
-    decode_payload(payload, bundles)
+    decode_payload(payload, &bytes[HEADER + len..], bundles)
 }
 
 struct DocIn<'a> {
@@ -330,8 +352,9 @@ struct DocIn<'a> {
     concept: bool,
 }
 
-fn decode_payload(payload: &[u8], bundles: &[BundleRef]) -> Option<Decoded> {
+fn decode_payload(payload: &[u8], texts: &[u8], bundles: &[BundleRef]) -> Option<Decoded> {
     let mut r = R { b: payload, at: 0 };
+    let mut t = R { b: texts, at: 0 };
     let nb = r.count(4 + 32 + 8 + 4)?;
     if nb != bundles.len() {
         return None;
@@ -358,7 +381,8 @@ fn decode_payload(payload: &[u8], bundles: &[BundleRef]) -> Option<Decoded> {
                 return None;
             }
             let hash = Digest(r.digest()?);
-            let text: Arc<str> = Arc::from(r.str()?);
+            let n = r.u32()?;
+            let text: Arc<str> = Arc::from(std::str::from_utf8(t.take(n)?).ok()?);
             let concept = r.flag()?;
             in_bundle += u64::from(concept);
             list.push(DocIn {
@@ -421,7 +445,7 @@ fn decode_payload(payload: &[u8], bundles: &[BundleRef]) -> Option<Decoded> {
     } else {
         None
     };
-    if r.at != payload.len() {
+    if r.at != payload.len() || t.at != texts.len() {
         return None;
     }
 

@@ -45,7 +45,7 @@ pub use store::{
     Store, StoreError, SwapOutcome,
 };
 
-use crate::compile::{Ambiguity, Change as LinkChange, Linker, Model};
+use crate::compile::{Ambiguity, Change as LinkChange, Concept, Linker, Model};
 use crate::error::{Error, Result};
 use crate::snapshot::SnapshotTree;
 use records::{HeadRecord, RevisionRecord};
@@ -408,10 +408,35 @@ pub struct Served {
     state: TenantState,
     /// Whether this state was decoded from a derived record.
     from_derived: bool,
+    /// When the texts came from a derived record: which of them were checked against their
+    /// source hashes so far. Every read checks the texts it returns, or computes from,
+    /// first (`None`: all texts were compiled from verified sources, or checked).
+    texts: Option<TextCheck>,
     // The search index of `model`: still encoded when the state came from a derived
     // record, built on the first search otherwise, and carried over, updated
     // incrementally, when a newer state is published (search.md §8).
     index: std::sync::Mutex<IndexSlot>,
+}
+
+/// The texts of a state decoded from a derived record, checked on first use.
+#[derive(Debug)]
+struct TextCheck {
+    /// The derived record they came from.
+    key: Key,
+    /// The source hashes whose texts were checked.
+    checked: std::sync::Mutex<HashSet<Digest>>,
+    /// Set when a text did not match: the engine reloads by compiling.
+    poisoned: std::sync::atomic::AtomicBool,
+    /// Set once every text was checked.
+    all: std::sync::atomic::AtomicBool,
+}
+
+impl TextCheck {
+    fn poison(&self, hash: Digest) -> Error {
+        self.poisoned
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        Error::corrupt(format!("{} does not match source/{hash}", self.key))
+    }
 }
 
 /// Where a served state's search index stands.
@@ -447,6 +472,7 @@ impl Served {
             recorded: None,
             state: TenantState::default(),
             from_derived: false,
+            texts: None,
             index: std::sync::Mutex::new(IndexSlot::None),
         }
     }
@@ -467,6 +493,7 @@ impl Served {
             recorded,
             state,
             from_derived: false,
+            texts: None,
             index: std::sync::Mutex::new(IndexSlot::None),
         }
     }
@@ -479,11 +506,95 @@ impl Served {
             recorded: Some(recorded),
             state: d.state,
             from_derived: true,
+            texts: Some(TextCheck {
+                key: derived_key(&recorded),
+                checked: std::sync::Mutex::new(HashSet::new()),
+                poisoned: std::sync::atomic::AtomicBool::new(false),
+                all: std::sync::atomic::AtomicBool::new(false),
+            }),
             index: std::sync::Mutex::new(match d.index {
                 Some(b) => IndexSlot::Encoded(b),
                 None => IndexSlot::None,
             }),
         }
+    }
+
+    /// Checks the texts of `concepts` against their source hashes, when they came from a
+    /// derived record and were not checked yet. A mismatch fails closed (`CORRUPT`, naming
+    /// the derived record) and makes the engine reload by compiling.
+    fn check_texts<'a>(&self, concepts: impl IntoIterator<Item = &'a Concept>) -> Result<()> {
+        let Some(tc) = self
+            .texts
+            .as_ref()
+            .filter(|t| !t.all.load(std::sync::atomic::Ordering::Acquire))
+        else {
+            return Ok(());
+        };
+        let mut checked = tc.checked.lock().unwrap_or_else(|p| p.into_inner());
+        for c in concepts {
+            let Some(d) = self.state.doc(&c.bundle, &c.path) else {
+                continue;
+            };
+            if checked.contains(&d.hash) {
+                continue;
+            }
+            if Digest::of(c.text.as_bytes()) != d.hash {
+                return Err(tc.poison(d.hash));
+            }
+            checked.insert(d.hash);
+        }
+        Ok(())
+    }
+
+    /// Checks every text (before work that reads them all).
+    fn check_all_texts(&self) -> Result<()> {
+        use std::sync::atomic::Ordering;
+        let Some(tc) = self
+            .texts
+            .as_ref()
+            .filter(|t| !t.all.load(Ordering::Acquire))
+        else {
+            return Ok(());
+        };
+        let mut checked = tc.checked.lock().unwrap_or_else(|p| p.into_inner());
+        for d in self.state.bundles.values().flat_map(|b| b.docs.values()) {
+            if !checked.contains(&d.hash) {
+                if Digest::of(d.text.as_bytes()) != d.hash {
+                    return Err(tc.poison(d.hash));
+                }
+                checked.insert(d.hash);
+            }
+        }
+        tc.all.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// Whether a text decoded from a derived record failed its check against its source
+    /// hash. The engine then compiles the state on its next operation, and a read that
+    /// failed for it should run again on the new state (a bad derived record must never
+    /// fail a read).
+    pub fn derived_failed(&self) -> bool {
+        self.poisoned()
+    }
+
+    fn poisoned(&self) -> bool {
+        self.texts
+            .as_ref()
+            .is_some_and(|t| t.poisoned.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// `get` (read.md §3) over this state: [`crate::read::get`], after the texts it returns
+    /// are checked (a state decoded from a derived record checks them on first use).
+    pub fn get<'a, S: AsRef<str>>(
+        &'a self,
+        ids: &[S],
+        opts: &crate::read::GetOptions,
+    ) -> Result<crate::read::GetResult<'a>> {
+        self.check_texts(
+            ids.iter()
+                .filter_map(|id| self.model.concept(&crate::validate::nfc(id.as_ref()))),
+        )?;
+        Ok(crate::read::get(&self.model, ids, opts))
     }
 
     fn index_slot(&self) -> std::sync::MutexGuard<'_, IndexSlot> {
@@ -517,6 +628,7 @@ impl Served {
                 IndexSlot::Encoded(b) => b.clone(),
                 IndexSlot::Built(ix) => ix.encode().into(),
                 IndexSlot::None => {
+                    self.check_all_texts().ok()?;
                     let ix = crate::search::Index::build(&self.model, today);
                     let bytes = ix.encode().into();
                     *slot = IndexSlot::Built(Box::new(ix));
@@ -538,29 +650,59 @@ impl Served {
         today: &str,
     ) -> Result<String> {
         self.with_index(today, |model, index| {
-            crate::search::search(model, index, tenant, query, opts, today)
-        })
+            let result = crate::search::search_hits(model, index, query, opts, today)?;
+            // The direct hits' bodies gave their `pos`.
+            self.check_texts(
+                result
+                    .hits
+                    .iter()
+                    .filter(|h| !h.linked)
+                    .filter_map(|h| model.concept(&h.id)),
+            )?;
+            crate::search::render(model, tenant, query, &result, today)
+        })?
     }
 
-    /// Runs `f` with the model and its search index dated `today`.
+    /// Builds (or decodes, or re-dates) the search index for `today` ahead of the first
+    /// search, for a host that can do it on another thread while it answers other requests.
+    pub fn warm_index(&self, today: &str) {
+        let _ = self.with_index(today, |_, _| ());
+    }
+
+    /// Runs `f` with the model and its search index dated `today`. Fails only when a text
+    /// decoded from a derived record that the index must read fails its check.
     pub fn with_index<T>(
         &self,
         today: &str,
         f: impl FnOnce(&Model, &crate::search::Index) -> T,
-    ) -> T {
+    ) -> Result<T> {
         let mut guard = self.index_slot();
         let index = match guard.take_built(&self.model) {
             Some(mut index) => {
                 if index.today() != today {
+                    // Re-dating re-reads the concepts whose status changes with the date.
+                    let was = index.today().to_string();
+                    let dated = self.model.concepts.iter().filter(|c| {
+                        c.parsed.stale_after.is_some()
+                            && crate::manifest::status_for(c, &was)
+                                != crate::manifest::status_for(c, today)
+                    });
+                    if let Err(e) = self.check_texts(dated.map(|c| &**c)) {
+                        *guard = IndexSlot::Built(Box::new(index));
+                        return Err(e);
+                    }
                     index.update(&self.model, &self.model, today);
                 }
                 index
             }
-            None => crate::search::Index::build(&self.model, today),
+            None => {
+                self.check_all_texts()?;
+                crate::search::Index::build(&self.model, today)
+            }
         };
         let out = f(&self.model, &index);
         *guard = IndexSlot::Built(Box::new(index));
-        out
+        Ok(out)
     }
 
     /// The compiled read model.
@@ -808,6 +950,7 @@ impl Engine {
     pub fn read_source(&self, bundle: &str, path: &str) -> Op<Option<SourceContent>> {
         let (bundle, path) = (bundle.to_string(), path.to_string());
         Op::new(move |eng, ctx| {
+            reopen_if_closed(eng, ctx)?;
             let s = eng.read()?;
             let doc = s
                 .state
@@ -827,6 +970,7 @@ impl Engine {
     /// not match its hash fails closed with `database corruption: …`.
     pub fn check_sources(&self, ids: Option<Vec<String>>) -> Op<()> {
         Op::new(move |eng, ctx| {
+            reopen_if_closed(eng, ctx)?;
             if !eng.lazy_sources {
                 return Ok(Progress::Done(()));
             }
@@ -889,16 +1033,22 @@ impl Engine {
         ctx.need(&keys)?;
         for (key, text) in &todo {
             if ctx.bytes(key) != text.as_bytes() {
-                let derived = self.served.recorded.map(|r| derived_key(&r));
-                self.distrusted = derived;
-                self.status = Status::Closed;
-                self.head = None;
-                let name = derived.map(|k| k.to_string()).unwrap_or_default();
-                return Err(Error::corrupt(format!("{name} does not match {key}")).into());
+                return Err(self.drop_derived(ctx));
             }
             self.verified.insert(key.digest);
         }
         Ok(())
+    }
+
+    /// The served state's derived record disagrees with a verified source: never serve it
+    /// again, and make the op read the head and run again, now compiling (a bad derived
+    /// record never fails an operation).
+    fn drop_derived(&mut self, ctx: &mut Ctx) -> Flow {
+        self.distrusted = self.served.recorded.map(|r| derived_key(&r));
+        self.status = Status::Closed;
+        self.head = None;
+        ctx.forget_head();
+        Flow::Need(Need::Head)
     }
 
     /// Reports a commit's outcome (engine.md §8.4). Called by [`Op::resume`]; hosts answer
@@ -971,6 +1121,9 @@ impl Engine {
         ambiguity: Ambiguity,
     ) -> Result<(Model, SnapshotTree, crate::compile::LinkDelta)> {
         let old = self.served.clone();
+        // The new state reuses the old texts: check them all first (once; a state decoded
+        // from a derived record meets this on its first commit or incremental load).
+        old.check_all_texts()?;
         if !self.linker_ready {
             // The served state came from a derived record: the tenant pass over its
             // decoded parses gives the linker (the model it holds equals the served one).
@@ -1149,7 +1302,12 @@ impl Engine {
         };
         let record = HeadRecord::decode(&bytes)?.ok_or_else(|| foreign_format(&self.tenant))?;
         let rev = self.fetch_revision(ctx, record.revision)?;
-        let fresh = !matches!(self.status, Status::Open);
+        let mut fresh = !matches!(self.status, Status::Open);
+        if !fresh && self.served.check_all_texts().is_err() {
+            // The served texts came from a derived record that proved bad: compile.
+            self.distrusted = self.served.recorded.map(|r| derived_key(&r));
+            fresh = true;
+        }
         if fresh || !self.linker_ready {
             if let Some(d) = self.try_derived(ctx, &rev)? {
                 self.reset();
@@ -1193,6 +1351,11 @@ pub(crate) fn ensure_current(eng: &mut Engine, ctx: &mut Ctx) -> Flowing<bool> {
     if eng.in_flight.is_some() {
         return Err(Error::Invalid(IN_FLIGHT.into()).into());
     }
+    if eng.served.poisoned() {
+        // A text of the derived record did not match its source: compile instead.
+        eng.distrusted = eng.served.recorded.map(|r| derived_key(&r));
+        eng.status = Status::Closed;
+    }
     if matches!(eng.status, Status::Open) && eng.head_bytes() == head.as_deref() {
         return Ok(false);
     }
@@ -1204,6 +1367,15 @@ pub(crate) fn ensure_current(eng: &mut Engine, ctx: &mut Ctx) -> Flowing<bool> {
         }
         Err(need) => Err(need),
     }
+}
+
+/// Loads the head again when an earlier step of this op dropped the served state (its
+/// derived record disagreed with a source).
+fn reopen_if_closed(eng: &mut Engine, ctx: &mut Ctx) -> Flowing<()> {
+    if matches!(eng.status, Status::Closed) && eng.distrusted.is_some() {
+        ensure_current(eng, ctx)?;
+    }
+    Ok(())
 }
 
 /// Checks a host-supplied commit time.

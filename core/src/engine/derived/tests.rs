@@ -134,6 +134,7 @@ fn every_check_rejects() {
     longer.push(0);
     assert!(decode(&longer, &recorded, &bundles).is_none());
     // Any flipped byte, in the header or the payload.
+    let payload_len = u64::from_le_bytes(bytes[108..116].try_into().unwrap()) as usize;
     for at in [
         0,
         4,
@@ -144,12 +145,20 @@ fn every_check_rejects() {
         108,
         HEADER,
         HEADER + 40,
-        bytes.len() - 1,
+        HEADER + payload_len - 1,
     ] {
         let mut b = bytes.clone();
         b[at] ^= 1;
         assert!(decode(&b, &recorded, &bundles).is_none(), "flip {at}");
     }
+    // The texts follow the payload, outside its digest: a flipped text byte still decodes
+    // (its source hash catches it when a read uses it, see `a_bad_text_fails_closed`); one
+    // that breaks UTF-8 does not.
+    let mut b = bytes.clone();
+    b[HEADER + payload_len] ^= 1;
+    assert!(decode(&b, &recorded, &bundles).is_some());
+    b[HEADER + payload_len] = 0xFF;
+    assert!(decode(&b, &recorded, &bundles).is_none());
     // Another recorded snapshot id, or another source state.
     assert!(decode(&bytes, &Digest([7; 32]), &bundles).is_none());
     let mut other = bundles.clone();
@@ -185,5 +194,63 @@ fn the_index_travels_encoded_and_searches_the_same() {
     assert_eq!(
         d.search("acme", "orders", &opts, "2025-12-01").unwrap(),
         before
+    );
+}
+
+#[test]
+fn a_bad_text_fails_closed_and_the_engine_compiles_instead() {
+    let (mut store, mut e) = setup();
+    let s = e.take_derived().unwrap();
+    let want = s
+        .get(&["orders"], &crate::read::GetOptions::default())
+        .map(|r| crate::read::render_cli(&r))
+        .unwrap();
+    let (key, mut bytes) = s.derived_record(TODAY).unwrap();
+    // Change one letter of the text of `sales/orders.md` (the payload digest still holds).
+    let text = s.state.doc("sales", "orders.md").unwrap().text.clone();
+    let at = bytes
+        .windows(text.len())
+        .rposition(|w| w == text.as_bytes())
+        .unwrap()
+        + text.find("placed").unwrap();
+    bytes[at] = b'P';
+    store.put("acme", &key, &bytes).unwrap();
+
+    let mut o = open(&mut store);
+    let d = o.read().unwrap();
+    assert!(d.from_derived());
+    // A text nobody reads is not checked; the manifest needs none.
+    crate::manifest::manifest(&d.model, "acme", None, TODAY).unwrap();
+    let msg = format!(
+        "database corruption: {key} does not match source/{}",
+        s.state.doc("sales", "orders.md").unwrap().hash
+    );
+    let err = d
+        .get(&["orders"], &crate::read::GetOptions::default())
+        .err()
+        .unwrap();
+    assert_eq!(err.message(), msg);
+    // A search whose direct hits include it fails the same way.
+    let opts = crate::search::SearchOptions::default();
+    assert_eq!(
+        d.search("acme", "placed", &opts, TODAY)
+            .unwrap_err()
+            .message(),
+        msg
+    );
+    // The next operation compiles from the sources and never serves that record again.
+    let op = o.refresh();
+    run(&mut o, &mut store, op).unwrap();
+    let c = o.read().unwrap();
+    assert!(!c.from_derived());
+    let got = c
+        .get(&["orders"], &crate::read::GetOptions::default())
+        .map(|r| crate::read::render_cli(&r))
+        .unwrap();
+    assert_eq!(got, want);
+    let again = open(&mut store);
+    assert!(
+        again.read().unwrap().from_derived(),
+        "a fresh engine tries it again"
     );
 }
