@@ -417,8 +417,8 @@ export interface Connection {
   /** Exactly what the MCP server answers; never rejects. */
   callTool(name: string, args?: unknown): Promise<CallToolResult>;
   /**
-   * Queues a put of the head's derived record (engine.md §9.1 rule 4), as the connection does
-   * after each commit and after an open that compiled. A read-only connection never does.
+   * Schedules a put of the head's derived record when one is due (engine.md §9.1 rule 4), as
+   * the connection does after its operations. A read-only connection never does.
    */
   keepDerived(): void;
   /** The advice sentence of agent.md §7.2 for the manifest as last read; null if that fails. */

@@ -95,7 +95,7 @@ export async function open(options) {
   const conn = new Connection(engine, tenantStore, Boolean(readOnly), now);
   // A writable connection keeps the head's derived record current (engine.md §9.1 rule 4),
   // so that the next cold open decodes it instead of compiling.
-  if (!conn.readOnly && engine.hasHead() && !engine.servedFromDerived()) conn.keepDerived();
+  conn.keepDerived();
   return conn;
 }
 
@@ -147,6 +147,23 @@ class Connection {
       return await drive(this.#engine, this.#store, op, onCommit);
     } finally {
       op.free();
+      this.keepDerived();
+    }
+  }
+
+  /**
+   * Runs a read of the served state after a refresh. When it met a text decoded from a
+   * derived record that does not match its source, the engine compiles on the next refresh
+   * and the read runs once more: a bad derived record never fails a read (§9.1 rule 4).
+   */
+  async #withRead(f) {
+    const e = await this.#beforeRead();
+    try {
+      return f(e);
+    } catch (err) {
+      if (this.#committing || !e.derivedFailed()) throw err;
+      await this.#refresh();
+      return f(e);
     }
   }
 
@@ -201,15 +218,16 @@ class Connection {
   }
 
   /**
-   * Schedules a put of the served state's derived record once commits pause for
-   * `DERIVED_DELAY_MS` (a run of commits writes it once, and none waits for its encoding);
-   * `close()` writes a pending one at once. Failures are ignored: derived records never
-   * change what a read returns.
+   * Schedules a put of the served state's derived record, when the engine says one is due,
+   * once operations pause for `DERIVED_DELAY_MS` (a run of commits writes it once, and none
+   * waits for its encoding); `close()` writes a pending one at once. Failures are ignored:
+   * derived records never change what a read returns.
    */
   keepDerived() {
-    if (this.#readOnly || this.#closed) return;
-    clearTimeout(this.#derivedTimer);
+    if (this.#readOnly || this.#closed || this.#derivedTimer !== null) return;
     this.#derivedTimer = setTimeout(() => this.#flushDerived(), DERIVED_DELAY_MS);
+    // In Node, a pending write does not keep the process alive (`close()` flushes it).
+    this.#derivedTimer?.unref?.();
   }
 
   #flushDerived() {
@@ -217,7 +235,8 @@ class Connection {
     clearTimeout(this.#derivedTimer);
     this.#derivedTimer = null;
     this.#queue(async () => {
-      const record = this.#engine.derivedRecord(this.#today());
+      // Only when one is due (after a recompiling open or a commit), once.
+      const record = this.#engine.takeDerived(this.#today());
       if (record) await this.#store.put(record.key, record.bytes);
     }).catch(() => undefined);
   }
@@ -231,13 +250,16 @@ class Connection {
   }
 
   async get(ids, options) {
-    const e = await this.#beforeRead();
-    return e.get(ids, options);
+    if (options?.source === true) {
+      // The source blobs behind what a source read returns are verified first (§9.1 rule 1).
+      await this.#beforeRead();
+      await this.#run(this.#engine.checkSources(ids));
+    }
+    return this.#withRead((e) => e.get(ids, options));
   }
 
   async search(query, options) {
-    const e = await this.#beforeRead();
-    return e.search(query, options, this.#today());
+    return this.#withRead((e) => e.search(query, options, this.#today()));
   }
 
   async snapshot() {
@@ -330,6 +352,7 @@ class Connection {
   /** Every document as `{bundle, path, content}`, sorted by bundle then path (for export). */
   async documents() {
     const e = await this.#beforeRead();
+    await this.#run(e.checkSources(undefined));
     return e.documents().map(([bundle, path, content]) => ({ bundle, path, content }));
   }
 
@@ -372,13 +395,19 @@ class Connection {
 
   async #runTool(call) {
     switch (call.kind) {
-      case 'read':
+      case 'read': {
         try {
           await this.#beforeRead();
+          const ids = call.sourceIds;
+          if (ids) await this.#run(this.#engine.checkSources(ids));
         } catch (e) {
           return { text: e.message, isError: true };
         }
+        const answer = call.answer(this.#engine, this.#today());
+        if (!answer.isError || this.#committing || !this.#engine.derivedFailed()) return answer;
+        await this.#refresh().catch(() => undefined);
         return call.answer(this.#engine, this.#today());
+      }
       case 'op':
         try {
           this.#check();

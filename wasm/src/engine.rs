@@ -185,7 +185,6 @@ impl WasmEngine {
         let ids = js(convert::ids(&ids))?;
         let opts = js(convert::get_options(&options))?;
         let s = self.served()?;
-        // `Served::get` checks the texts it returns when they came from a derived record.
         js(s.get(&ids, &opts).and_then(|r| convert::slices(&r)))
     }
 
@@ -210,12 +209,34 @@ impl WasmEngine {
         js(convert::to_js(&self.served()?.list_source()))
     }
 
-    /// The derived record of the served state (engine.md §9.1 rule 4): `{key, bytes}` for
-    /// the host to put, or undefined for an empty tenant or one not open.
-    #[wasm_bindgen(js_name = derivedRecord)]
-    pub fn derived_record(&self, today: &str) -> Option<js_sys::Object> {
-        let (key, bytes) = self.engine.read().ok()?.derived_record(today)?;
+    /// The served state's derived record when it is due (after a recompiling open or a
+    /// commit, engine.md §9.1 rule 4), once: `{key, bytes}` for a writable host to put, or
+    /// undefined.
+    #[wasm_bindgen(js_name = takeDerived)]
+    pub fn take_derived(&mut self, today: &str) -> Option<js_sys::Object> {
+        let (key, bytes) = self.engine.take_derived()?.derived_record(today)?;
         Some(convert::record(&key, &bytes))
+    }
+
+    /// Whether a read failed because a text decoded from a derived record did not match its
+    /// source: the engine compiles on its next refresh, and the read should run again then.
+    #[wasm_bindgen(js_name = derivedFailed)]
+    pub fn derived_failed(&self) -> bool {
+        self.engine.read().is_ok_and(|s| s.derived_failed())
+    }
+
+    /// Reads and verifies the source blobs behind a read that returns sources, when the
+    /// served state came from a derived record (engine.md §9.1 rule 1): the documents of the
+    /// concepts `ids` (`get` with `source`), or every document when `ids` is undefined
+    /// (export).
+    #[wasm_bindgen(js_name = checkSources)]
+    pub fn check_sources(&self, ids: JsValue) -> JsResult<WasmOp> {
+        let ids = if ids.is_undefined() || ids.is_null() {
+            None
+        } else {
+            Some(js(convert::ids(&ids))?)
+        };
+        Ok(WasmOp::new(self.engine.check_sources(ids)))
     }
 
     /// Whether the served state was decoded from a derived record rather than compiled.
@@ -486,6 +507,18 @@ impl WasmToolCall {
         .to_string()
     }
 
+    /// For `get` with `source: true`: the ids whose source blobs the host checks first
+    /// (`checkSources`); otherwise undefined.
+    #[wasm_bindgen(getter, js_name = sourceIds)]
+    pub fn source_ids(&self) -> Option<Vec<String>> {
+        match &self.call {
+            ToolCall::Get {
+                ids, source: true, ..
+            } => Some(ids.clone()),
+            _ => None,
+        }
+    }
+
     /// Whether a commit that lost its head swap is prepared once more (no expected revision).
     #[wasm_bindgen(getter)]
     pub fn retry(&self) -> bool {
@@ -507,7 +540,7 @@ impl WasmToolCall {
             }),
             ToolCall::Snapshot => eng.read().map(|s| s.snapshot_id()),
             ToolCall::Get { ids, .. } => eng.read().and_then(|s| {
-                s.get(ids, &get_options(&self.call).with_mcp_default())
+                s.get(ids, &get_options(&self.call))
                     .map(|r| read::render_mcp(&r))
             }),
             ToolCall::Search { query, k, bundle } => eng.read().and_then(|s| {
