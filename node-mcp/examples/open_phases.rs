@@ -1,41 +1,82 @@
-//! Times the phases of a cold open from a derived record: `open_phases <data> <tenant>`.
-use langonrock_core::engine::{
-    derived, derived_key,
-    records::{HeadRecord, RevisionRecord},
-    Key, Kind, Store,
-};
+//! Times a cold open served from a derived record, phase by phase, as `langonrock mcp`
+//! meets them: `open_phases <data> <tenant> [query]`.
+//!
+//! Prints the store reads, the payload digest, the decode, the whole open through the
+//! engine, the manifest and advice sentence computed at server start, and the first search
+//! (which decodes the index), in milliseconds.
+use langonrock_core::engine::records::{HeadRecord, RevisionRecord};
+use langonrock_core::engine::{derived, derived_key, run, Digest, Engine, Key, Kind, Store};
+use langonrock_core::search::SearchOptions;
 use langonrock_node_mcp::file_store::Files;
 use std::time::Instant;
 
 fn main() {
     let a: Vec<String> = std::env::args().collect();
+    if a.len() < 3 {
+        eprintln!("usage: open_phases <data> <tenant> [query]");
+        std::process::exit(2);
+    }
     let (data, tenant) = (std::path::PathBuf::from(&a[1]), a[2].clone());
+    let query = a.get(3).cloned().unwrap_or_else(|| "foo".into());
+    let ms = |a: Instant| a.elapsed().as_secs_f64() * 1000.0;
     let mut store = Files::new(&data);
-    let t0 = Instant::now();
-    let head = store.read_head(&tenant).unwrap().unwrap();
-    let h = HeadRecord::decode(&head).unwrap().unwrap();
+
+    // The parts, by hand.
+    let head = store.read_head(&tenant).unwrap().expect("a head");
+    let h = HeadRecord::decode(&head).unwrap().expect("our format");
     let rb = store
         .get(&tenant, &Key::new(Kind::Revision, h.revision))
         .unwrap()
-        .unwrap();
-    let rev = RevisionRecord::decode(&rb, "r").unwrap();
-    let t1 = Instant::now();
+        .expect("the revision");
+    let rev = RevisionRecord::decode(&rb, "revision").unwrap();
+    let t = Instant::now();
     let bytes = store
         .get(&tenant, &derived_key(&rev.snapshot))
         .unwrap()
-        .unwrap();
-    let t2 = Instant::now();
+        .expect("a derived record");
+    let read = ms(t);
     let plen = u64::from_le_bytes(bytes[108..116].try_into().unwrap()) as usize;
-    let d = langonrock_core::engine::Digest::of(&bytes[derived::HEADER..derived::HEADER + plen]);
-    let t3 = Instant::now();
-    let dec = derived::decode(&bytes, &rev.snapshot, &rev.bundles).expect("decodes");
-    let t4 = Instant::now();
+    let t = Instant::now();
+    let _ = Digest::of(&bytes[derived::HEADER..derived::HEADER + plen]);
+    let sha = ms(t);
+    let t = Instant::now();
+    let dec = derived::decode(&bytes, &rev.snapshot, &rev.bundles).expect("it decodes");
+    let decode = ms(t);
+    let t = Instant::now();
     let ix = langonrock_core::search::Index::decode(dec.index_bytes().unwrap()).unwrap();
-    let t5 = Instant::now();
-    drop(ix);
-    drop(dec);
-    let t6 = Instant::now();
-    let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1000.0;
-    println!("head+revision {:.1} ms, read derived {:.1} ms ({} bytes, payload {}), sha256 {:.1} ms, decode (incl. sha) {:.1} ms, index decode {:.1} ms, drop {:.1} ms  [{}]",
-        ms(t0, t1), ms(t1, t2), bytes.len(), plen, ms(t2, t3), ms(t3, t4), ms(t4, t5), ms(t5, t6), d.0[0]);
+    let index = ms(t);
+    println!(
+        "record {} bytes (payload {plen}, index {}), {} concepts, {} terms, {} postings",
+        bytes.len(),
+        dec.index_bytes().map_or(0, <[u8]>::len),
+        dec.concepts(),
+        ix.term_count(),
+        ix.posting_count()
+    );
+    std::mem::forget((dec, ix, bytes));
+
+    // The engine, as the server runs it.
+    let t0 = Instant::now();
+    let mut e = Engine::new(&tenant).unwrap();
+    let op = e.open();
+    run(&mut e, &mut store, op).unwrap();
+    let open = ms(t0);
+    let s = e.read().unwrap();
+    assert!(s.from_derived(), "served from the derived record");
+    let t = Instant::now();
+    let m = langonrock_core::manifest::manifest(s.model(), &tenant, None, "2026-06-01").unwrap();
+    let advice = langonrock_core::tools::advice(&m);
+    let man = ms(t);
+    let t = Instant::now();
+    let r = s
+        .search(&tenant, &query, &SearchOptions::default(), "2026-06-01")
+        .unwrap();
+    let search = ms(t);
+    println!(
+        "read {read:.1}, sha256 {sha:.1}, decode {decode:.1} (incl. sha256), index decode {index:.1} | engine open {open:.1}, manifest+advice {man:.1}, first search {search:.1}, total {:.1} ms ({} {} bytes)",
+        ms(t0),
+        advice.len(),
+        r.len()
+    );
+    std::mem::forget(e);
 }

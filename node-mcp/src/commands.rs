@@ -109,13 +109,13 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             expand,
         } => {
             let mut conn = open_read(&target, io)?;
-            let s = conn.read()?;
             let opts = langonrock_core::search::SearchOptions {
                 k: k.unwrap_or(8),
                 bundle,
                 expand,
             };
-            let text = s.search(&target.tenant, &query, &opts, &clock::today())?;
+            let today = clock::today();
+            let text = conn.with_read(|s| s.search(&target.tenant, &query, &opts, &today))?;
             io.out.write_all(text.as_bytes()).map_err(write_err)?;
             // Rows: every line after the preamble, the hits line and the columns line.
             let rows = text
@@ -137,8 +137,8 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             source,
         } => {
             let mut conn = open_read(&target, io)?;
-            let s = conn.read()?;
             if source {
+                conn.read()?;
                 conn.check_sources(Some(ids.clone()))?;
             }
             let opts = langonrock_core::read::GetOptions {
@@ -148,19 +148,25 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
                 find,
                 source,
             };
-            let r = s.get(&ids, &opts)?;
-            let mut text = langonrock_core::read::render_cli(&r);
+            let (mut text, missing_ids, slices) = conn.with_read(|s| {
+                let r = s.get(&ids, &opts)?;
+                let missing: Vec<String> = r.missing().map(str::to_string).collect();
+                Ok((
+                    langonrock_core::read::render_cli(&r),
+                    missing,
+                    r.slices().count(),
+                ))
+            })?;
             if !text.is_empty() {
                 text.push('\n');
             }
             io.out.write_all(text.as_bytes()).map_err(write_err)?;
             let mut missing = 0;
-            for id in r.missing() {
+            for id in &missing_ids {
                 missing += 1;
                 writeln!(io.err, "warn: no such concept or section: {id}").map_err(write_err)?;
             }
-            stats(io, r.slices().count(), &text)?;
-            drop(r);
+            stats(io, slices, &text)?;
             leave(conn);
             Ok(i32::from(missing > 0))
         }

@@ -145,6 +145,11 @@ impl Conn {
         }
     }
 
+    /// The served state as last loaded (no refresh), when open.
+    pub fn served(&self) -> Option<Arc<Served>> {
+        self.engine.read().ok()
+    }
+
     /// Whether the served state was decoded from a derived record.
     pub fn served_from_derived(&self) -> bool {
         self.engine.read().is_ok_and(|s| s.from_derived())
@@ -200,6 +205,22 @@ impl Conn {
     pub fn read(&mut self) -> Result<Arc<Served>, Error> {
         self.refresh()?;
         self.engine.read()
+    }
+
+    /// Runs a read over the served state after a refresh. When the read met a text of a
+    /// derived record that does not match its source hash, the engine compiles the state
+    /// from the sources and the read runs once more: a bad derived record never fails a
+    /// read (engine.md §9.1 rule 4).
+    pub fn with_read<T>(&mut self, f: impl Fn(&Served) -> Result<T, Error>) -> Result<T, Error> {
+        let s = self.read()?;
+        match f(&s) {
+            Err(_) if s.derived_failed() => {
+                drop(s);
+                let s = self.read()?;
+                f(&s)
+            }
+            r => r,
+        }
     }
 
     /// One document's exact text and hash.

@@ -250,20 +250,18 @@ fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
             Ok(s) => (s.snapshot_id(), false),
             Err(e) => err_text(&e),
         },
-        ToolCall::Search { query, k, bundle } => match conn.read() {
-            Ok(s) => {
-                let opts = langonrock_core::search::SearchOptions {
-                    k,
-                    bundle,
-                    expand: true,
-                };
-                match s.search(conn.tenant(), &query, &opts, today) {
-                    Ok(t) => (t, false),
-                    Err(e) => err_text(&e),
-                }
+        ToolCall::Search { query, k, bundle } => {
+            let opts = langonrock_core::search::SearchOptions {
+                k,
+                bundle,
+                expand: true,
+            };
+            let tenant = conn.tenant().to_string();
+            match conn.with_read(|s| s.search(&tenant, &query, &opts, today)) {
+                Ok(t) => (t, false),
+                Err(e) => err_text(&e),
             }
-            Err(e) => err_text(&e),
-        },
+        }
         ToolCall::Get {
             ids,
             section,
@@ -271,26 +269,28 @@ fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
             limit,
             find,
             source,
-        } => match conn
-            .read()
-            .and_then(|s| conn.check_sources(source.then(|| ids.clone())).map(|()| s))
-        {
-            Ok(s) => {
-                // The table already applied the MCP default cap (read.md §3.3).
-                let opts = langonrock_core::read::GetOptions {
-                    section,
-                    offset: offset.map(|n| n as u64),
-                    limit: limit.map(|n| n as u64),
-                    find,
-                    source,
-                };
-                match s.get(&ids, &opts) {
-                    Ok(r) => (langonrock_core::read::render_mcp(&r), false),
-                    Err(e) => err_text(&e),
-                }
+        } => {
+            // The table already applied the MCP default cap (read.md §3.3).
+            let opts = langonrock_core::read::GetOptions {
+                section,
+                offset: offset.map(|n| n as u64),
+                limit: limit.map(|n| n as u64),
+                find,
+                source,
+            };
+            let checked = match source {
+                true => conn
+                    .read()
+                    .and_then(|_| conn.check_sources(Some(ids.clone()))),
+                false => Ok(()),
+            };
+            match checked.and_then(|()| {
+                conn.with_read(|s| Ok(langonrock_core::read::render_mcp(&s.get(&ids, &opts)?)))
+            }) {
+                Ok(t) => (t, false),
+                Err(e) => err_text(&e),
             }
-            Err(e) => err_text(&e),
-        },
+        }
         ToolCall::Write {
             bundle,
             path,
@@ -441,6 +441,13 @@ where
             "{}",
             crate::commands::no_revisions(&target.tenant, &target.data)
         );
+    }
+    // The first search needs the index: decode (or build) it on another thread while the
+    // session starts.
+    if let Some(s) = conn.served() {
+        let _ = std::thread::Builder::new()
+            .name("langonrock-index".into())
+            .spawn(move || s.warm_index(&crate::clock::today()));
     }
     let backend = Arc::new(TenantBackend::new(conn));
     let server = server_over(backend.clone(), mode);

@@ -71,7 +71,11 @@ try {
 } catch (e) {
   fail(e.message);
 }
-if ((await connection.history({ limit: 1 })).revisions.length === 0) {
+const empty = await connection.history({ limit: 1 }).then(
+  (page) => page.revisions.length === 0,
+  () => false,
+);
+if (empty) {
   process.stderr.write(`tenant "${connection.tenant}" has no revisions in ${dataRoot}; the first write creates it\n`);
 }
 // Requests still being answered when stdin ends are answered before the connection closes.

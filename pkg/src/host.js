@@ -13,11 +13,20 @@
  * @returns {Promise<{outcome: 'committed' | 'conflict' | 'indeterminate'} | {outcome: 'failed', error: Error}>}
  */
 export async function storeCommit(store, prepared) {
-  for (const { key, bytes } of prepared.records) {
+  if (typeof store.putMany === 'function') {
+    // A store that batches puts (IndexedDB: one transaction) takes them all at once.
     try {
-      await store.put(key, bytes);
+      await store.putMany(prepared.records);
     } catch (error) {
       return { outcome: 'failed', error };
+    }
+  } else {
+    for (const { key, bytes } of prepared.records) {
+      try {
+        await store.put(key, bytes);
+      } catch (error) {
+        return { outcome: 'failed', error };
+      }
     }
   }
   let swap;

@@ -97,6 +97,11 @@ export interface TenantStore {
    */
   put(key: StoreKey, bytes: Uint8Array): Promise<void>;
   /**
+   * Optional: puts several records at once with `put`'s contract for each (the IndexedDB
+   * store writes them in one transaction, all or none). A commit uses it when present.
+   */
+  putMany?(records: ReadonlyArray<{ key: StoreKey; bytes: Uint8Array }>): Promise<void>;
+  /**
    * Replaces the head with `next` if it still equals `expected` (null: no head). Rejects with
    * `STORE` when the head certainly did not move.
    */
@@ -411,6 +416,11 @@ export interface Connection {
   tools(options?: ToolOptions): Tool[];
   /** Exactly what the MCP server answers; never rejects. */
   callTool(name: string, args?: unknown): Promise<CallToolResult>;
+  /**
+   * Queues a put of the head's derived record (engine.md §9.1 rule 4), as the connection does
+   * after each commit and after an open that compiled. A read-only connection never does.
+   */
+  keepDerived(): void;
   /** The advice sentence of agent.md §7.2 for the manifest as last read; null if that fails. */
   adviceNow(): string | null;
   /** Every document, sorted by bundle then path (what an export writes). */

@@ -40,6 +40,9 @@ const CLOSED = 'connection is closed';
 
 const isoDate = (d) => d.toISOString().slice(0, 10);
 
+/** How long commits must pause before the head's derived record is written. */
+const DERIVED_DELAY_MS = 1000;
+
 /** Runs an op to its end against a tenant store. `onCommit(step)` may answer a commit step. */
 async function drive(engine, store, op, onCommit) {
   try {
@@ -89,7 +92,11 @@ export async function open(options) {
     engine.free();
     throw e;
   }
-  return new Connection(engine, tenantStore, Boolean(readOnly), now);
+  const conn = new Connection(engine, tenantStore, Boolean(readOnly), now);
+  // A writable connection keeps the head's derived record current (engine.md §9.1 rule 4),
+  // so that the next cold open decodes it instead of compiling.
+  if (!conn.readOnly && engine.hasHead() && !engine.servedFromDerived()) conn.keepDerived();
+  return conn;
 }
 
 class Connection {
@@ -102,6 +109,7 @@ class Connection {
   #committing = false;
   #closed = false;
   #closing = null;
+  #derivedTimer = null;
 
   constructor(engine, store, readOnly, now) {
     this.#engine = engine;
@@ -176,7 +184,9 @@ class Connection {
           if (refresh) await this.#run(this.#engine.refresh());
           const op = make(this.#engine, this.#date().toISOString());
           try {
-            return await drive(this.#engine, this.#store, op, onCommit);
+            const result = await drive(this.#engine, this.#store, op, onCommit);
+            this.keepDerived();
+            return result;
           } catch (e) {
             if (attempt > 0 && op.lostSwap) continue;
             throw e;
@@ -188,6 +198,28 @@ class Connection {
         this.#committing = false;
       }
     });
+  }
+
+  /**
+   * Schedules a put of the served state's derived record once commits pause for
+   * `DERIVED_DELAY_MS` (a run of commits writes it once, and none waits for its encoding);
+   * `close()` writes a pending one at once. Failures are ignored: derived records never
+   * change what a read returns.
+   */
+  keepDerived() {
+    if (this.#readOnly || this.#closed) return;
+    clearTimeout(this.#derivedTimer);
+    this.#derivedTimer = setTimeout(() => this.#flushDerived(), DERIVED_DELAY_MS);
+  }
+
+  #flushDerived() {
+    if (this.#derivedTimer === null) return;
+    clearTimeout(this.#derivedTimer);
+    this.#derivedTimer = null;
+    this.#queue(async () => {
+      const record = this.#engine.derivedRecord(this.#today());
+      if (record) await this.#store.put(record.key, record.bytes);
+    }).catch(() => undefined);
   }
 
   // -------------------------------------------------------------------------------------
@@ -369,6 +401,7 @@ class Connection {
   /** Waits for a commit in flight, then releases the store (js.md §1.2). */
   close() {
     if (this.#closing) return this.#closing;
+    this.#flushDerived();
     this.#closed = true;
     this.#closing = (async () => {
       await this.#queue(async () => undefined);

@@ -36,8 +36,10 @@ export function control() {
       c.gate = gate;
       return { reached: gate.reached, release: () => release() };
     },
-    async failAt(point) {
+    kinds: [],
+    async failAt(point, detail) {
       c.points.push(point);
+      if (point === 'get') for (const k of detail?.keys ?? []) c.kinds.push(k.kind);
       const g = c.gate;
       if (g && g.point === point) {
         c.gate = null;
@@ -281,6 +283,30 @@ export const cases = [
       const page = JSON.parse((await a.callTool('history', { limit: 1 })).text);
       assert.equal(page.revisions.length, 1);
       await a.close();
+    },
+  },
+  {
+    name: 'a writable connection keeps the head derived record; a cold open decodes it and answers the same',
+    async run({ lib, make, reopen }) {
+      const ctl = control();
+      const store = await make({ failAt: ctl.failAt });
+      const a = await connect(lib, store);
+      await a.transact(writes([['ops', 'runbook.md', doc('Runbook', 'Replay the export.')], ['sales', 'orders.md', doc('Orders', 'See [the runbook](../ops/runbook.md).')]]));
+      await a.write('ops', 'alerts.md', doc('Alerts'));
+      const before = await view(a);
+      const hits = await a.search('replay export');
+      await a.close();
+      const t = await (await reopen(store)).open(TENANT);
+      const derived = (await t.keys()).filter((k) => k.key.kind === 'derived');
+      assert.equal(derived.length, 1, 'written once for the run of commits, at close');
+      await t.close();
+      const cold = control();
+      const b = await connect(lib, await reopen(store, { failAt: cold.failAt }));
+      assert.ok(cold.kinds.includes('derived'), `the open read ${cold.kinds.join(' ')}`);
+      assert.ok(!cold.kinds.includes('source'), 'the open decoded the derived record instead of reading sources');
+      assert.deepEqual(await view(b), before, 'decoded from the derived record');
+      assert.equal(await b.search('replay export'), hits);
+      await b.close();
     },
   },
   {

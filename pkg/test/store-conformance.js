@@ -59,6 +59,22 @@ const sourceRecord = async (s) => {
 
 export const cases = [
   {
+    name: 'putMany, where a store has it, writes every record or, after a conflicting put, none',
+    async run({ make }) {
+      const t = await open(await make());
+      if (typeof t.putMany !== 'function') return;
+      const a = await sourceRecord('batch a');
+      const b = await sourceRecord('batch b');
+      await t.putMany([a, b]);
+      assert.deepEqual(await t.getMany([a.key, b.key]), [a.bytes, b.bytes]);
+      const c = await sourceRecord('batch c');
+      const clash = { key: a.key, bytes: bytes('other bytes') };
+      await assert.rejects(t.putMany([c, clash]), 'CORRUPT', 'database corruption: ');
+      assert.equal(await t.get(c.key), null, 'nothing of the refused batch is written');
+      assert.deepEqual(await t.get(a.key), a.bytes);
+    },
+  },
+  {
     name: 'an empty tenant has no head, no records and no keys',
     async run({ make }) {
       const t = await open(await make());

@@ -7,6 +7,8 @@
 mod compile;
 /// The store conformance suite of engine.md §9.3, reusable by every Rust store.
 mod conformance;
+/// Derived records: opening from one reads like compiling; bad ones are ignored.
+mod derived;
 /// The engine against the memory store: refusals, results, lifecycle.
 mod engine;
 /// Property tests of the engine: random commits with injected failures.

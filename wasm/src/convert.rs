@@ -253,6 +253,14 @@ fn keys(ks: &[Key]) -> Array {
     ks.iter().map(key).collect()
 }
 
+/// A record to put: `{key: {kind, digest}, bytes}`.
+pub fn record(k: &Key, b: &[u8]) -> Object {
+    let o = Object::new();
+    set(&o, "key", &key(k));
+    set(&o, "bytes", &bytes(b));
+    o
+}
+
 /// A store step as the object `serveNeed` answers.
 pub fn need(n: &Need) -> JsValue {
     let o = Object::new();
@@ -272,12 +280,7 @@ pub fn need(n: &Need) -> JsValue {
             let records: Array = p
                 .records
                 .iter()
-                .map(|(k, b)| {
-                    let r = Object::new();
-                    set(&r, "key", &key(k));
-                    set(&r, "bytes", &bytes(b));
-                    JsValue::from(r)
-                })
+                .map(|(k, b)| JsValue::from(record(k, b)))
                 .collect();
             set(&o, "records", &records);
             set(&o, "revision", &JsValue::from_str(&p.revision.to_hex()));

@@ -209,6 +209,20 @@ impl WasmEngine {
         js(convert::to_js(&self.served()?.list_source()))
     }
 
+    /// The derived record of the served state (engine.md §9.1 rule 4): `{key, bytes}` for
+    /// the host to put, or undefined for an empty tenant or one not open.
+    #[wasm_bindgen(js_name = derivedRecord)]
+    pub fn derived_record(&self, today: &str) -> Option<js_sys::Object> {
+        let (key, bytes) = self.engine.read().ok()?.derived_record(today)?;
+        Some(convert::record(&key, &bytes))
+    }
+
+    /// Whether the served state was decoded from a derived record rather than compiled.
+    #[wasm_bindgen(js_name = servedFromDerived)]
+    pub fn served_from_derived(&self) -> bool {
+        self.engine.read().is_ok_and(|s| s.from_derived())
+    }
+
     /// Every document as `[bundle, path, text]`, sorted by bundle then path (for export).
     pub fn documents(&self) -> JsResult<js_sys::Array> {
         let s = self.served()?;

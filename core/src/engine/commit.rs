@@ -165,6 +165,10 @@ pub(crate) fn stage(
     let old_head = eng.head.clone();
     let (state, sealed) = edit.finish();
     verify_kept_sources(eng, ctx, &old.state, &state)?;
+    if old.check_all_texts().is_err() {
+        // A text of the derived record did not match its source: compile and run again.
+        return Err(eng.drop_derived(ctx));
+    }
     let old_baselines = old_head
         .as_ref()
         .map(|h| h.record.baselines.clone())

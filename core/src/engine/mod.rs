@@ -569,7 +569,14 @@ impl Served {
         Ok(())
     }
 
-    /// Whether a text of this state failed its check.
+    /// Whether a text decoded from a derived record failed its check against its source
+    /// hash. The engine then compiles the state on its next operation, and a read that
+    /// failed for it should run again on the new state (a bad derived record must never
+    /// fail a read).
+    pub fn derived_failed(&self) -> bool {
+        self.poisoned()
+    }
+
     fn poisoned(&self) -> bool {
         self.texts
             .as_ref()
@@ -656,6 +663,12 @@ impl Served {
         })?
     }
 
+    /// Builds (or decodes, or re-dates) the search index for `today` ahead of the first
+    /// search, for a host that can do it on another thread while it answers other requests.
+    pub fn warm_index(&self, today: &str) {
+        let _ = self.with_index(today, |_, _| ());
+    }
+
     /// Runs `f` with the model and its search index dated `today`. Fails only when a text
     /// decoded from a derived record that the index must read fails its check.
     pub fn with_index<T>(
@@ -667,12 +680,13 @@ impl Served {
         let index = match guard.take_built(&self.model) {
             Some(mut index) => {
                 if index.today() != today {
-                    // Re-dating re-reads the concepts whose status can change with the date.
-                    let dated = self
-                        .model
-                        .concepts
-                        .iter()
-                        .filter(|c| c.parsed.stale_after.is_some());
+                    // Re-dating re-reads the concepts whose status changes with the date.
+                    let was = index.today().to_string();
+                    let dated = self.model.concepts.iter().filter(|c| {
+                        c.parsed.stale_after.is_some()
+                            && crate::manifest::status_for(c, &was)
+                                != crate::manifest::status_for(c, today)
+                    });
                     if let Err(e) = self.check_texts(dated.map(|c| &**c)) {
                         *guard = IndexSlot::Built(Box::new(index));
                         return Err(e);
@@ -936,6 +950,7 @@ impl Engine {
     pub fn read_source(&self, bundle: &str, path: &str) -> Op<Option<SourceContent>> {
         let (bundle, path) = (bundle.to_string(), path.to_string());
         Op::new(move |eng, ctx| {
+            reopen_if_closed(eng, ctx)?;
             let s = eng.read()?;
             let doc = s
                 .state
@@ -955,6 +970,7 @@ impl Engine {
     /// not match its hash fails closed with `database corruption: …`.
     pub fn check_sources(&self, ids: Option<Vec<String>>) -> Op<()> {
         Op::new(move |eng, ctx| {
+            reopen_if_closed(eng, ctx)?;
             if !eng.lazy_sources {
                 return Ok(Progress::Done(()));
             }
@@ -1017,16 +1033,22 @@ impl Engine {
         ctx.need(&keys)?;
         for (key, text) in &todo {
             if ctx.bytes(key) != text.as_bytes() {
-                let derived = self.served.recorded.map(|r| derived_key(&r));
-                self.distrusted = derived;
-                self.status = Status::Closed;
-                self.head = None;
-                let name = derived.map(|k| k.to_string()).unwrap_or_default();
-                return Err(Error::corrupt(format!("{name} does not match {key}")).into());
+                return Err(self.drop_derived(ctx));
             }
             self.verified.insert(key.digest);
         }
         Ok(())
+    }
+
+    /// The served state's derived record disagrees with a verified source: never serve it
+    /// again, and make the op read the head and run again, now compiling (a bad derived
+    /// record never fails an operation).
+    fn drop_derived(&mut self, ctx: &mut Ctx) -> Flow {
+        self.distrusted = self.served.recorded.map(|r| derived_key(&r));
+        self.status = Status::Closed;
+        self.head = None;
+        ctx.forget_head();
+        Flow::Need(Need::Head)
     }
 
     /// Reports a commit's outcome (engine.md §8.4). Called by [`Op::resume`]; hosts answer
@@ -1280,7 +1302,12 @@ impl Engine {
         };
         let record = HeadRecord::decode(&bytes)?.ok_or_else(|| foreign_format(&self.tenant))?;
         let rev = self.fetch_revision(ctx, record.revision)?;
-        let fresh = !matches!(self.status, Status::Open);
+        let mut fresh = !matches!(self.status, Status::Open);
+        if !fresh && self.served.check_all_texts().is_err() {
+            // The served texts came from a derived record that proved bad: compile.
+            self.distrusted = self.served.recorded.map(|r| derived_key(&r));
+            fresh = true;
+        }
         if fresh || !self.linker_ready {
             if let Some(d) = self.try_derived(ctx, &rev)? {
                 self.reset();
@@ -1340,6 +1367,15 @@ pub(crate) fn ensure_current(eng: &mut Engine, ctx: &mut Ctx) -> Flowing<bool> {
         }
         Err(need) => Err(need),
     }
+}
+
+/// Loads the head again when an earlier step of this op dropped the served state (its
+/// derived record disagreed with a source).
+fn reopen_if_closed(eng: &mut Engine, ctx: &mut Ctx) -> Flowing<()> {
+    if matches!(eng.status, Status::Closed) && eng.distrusted.is_some() {
+        ensure_current(eng, ctx)?;
+    }
+    Ok(())
 }
 
 /// Checks a host-supplied commit time.

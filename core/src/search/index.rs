@@ -1009,6 +1009,8 @@ impl Index {
         let nt = r.count()?;
         let mut prev_term: Option<&str> = None;
         let mut sums = vec![0u64; nd];
+        // A posting takes two bytes or more: room for all of them at once.
+        ix.base.reserve((r.b.len() - r.at) / 2);
         for t in 0..nt {
             let text = r.str()?;
             if prev_term.is_some_and(|p| p >= text) || text.is_empty() || text.contains('\0') {
@@ -1085,7 +1087,20 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    #[inline(always)]
     fn u64(&mut self) -> Result<u64> {
+        // Most numbers of an index (posting gaps, counts) fit in one byte.
+        if let Some(&byte) = self.b.get(self.at) {
+            if byte < 0x80 {
+                self.at += 1;
+                return Ok(u64::from(byte));
+            }
+        }
+        self.u64_long()
+    }
+
+    #[inline(never)]
+    fn u64_long(&mut self) -> Result<u64> {
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
             let Some(&byte) = self.b.get(self.at) else {
@@ -1100,6 +1115,7 @@ impl<'a> Reader<'a> {
         Err(corrupt("bad integer"))
     }
 
+    #[inline(always)]
     fn u32(&mut self) -> Result<u32> {
         u32::try_from(self.u64()?).map_err(|_| corrupt("integer out of range"))
     }

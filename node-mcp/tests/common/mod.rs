@@ -164,6 +164,15 @@ impl Rpc {
         )
     }
 
+    /// Closes stdin, as a client that ends the session, and waits for the server to exit.
+    pub(crate) fn finish(self) -> std::process::ExitStatus {
+        let Rpc {
+            mut child, stdin, ..
+        } = self;
+        drop(stdin);
+        child.wait().expect("wait for the server")
+    }
+
     /// SIGKILL.
     pub(crate) fn kill(mut self) {
         let _ = self.child.kill();

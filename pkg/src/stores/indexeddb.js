@@ -242,6 +242,42 @@ class IdbTenant {
     });
   }
 
+  /**
+   * Puts several records in one read-write transaction (`{durability: "strict"}`), with the
+   * contract of `put` for each: all are durable when it resolves, and a conflicting put
+   * aborts the whole transaction, so none of them is written. Failure injection is asked at
+   * `put` for each key first, as the puts one by one would ask it.
+   */
+  async putMany(records) {
+    checkOpen(this.#closed);
+    const items = records.map(({ key, bytes }) => ({ key, k: keyString(key), data: copyBytes(bytes) }));
+    for (const { key } of items) {
+      if (await injected(this.failAt, 'put', { key })) throw injectedError('put');
+    }
+    if (items.length === 0) return;
+    const db = await this.#db();
+    const putTime = this.now();
+    await transact(db, ['records'], 'readwrite', (tx, api) => {
+      const os = tx.objectStore('records');
+      let failed = false;
+      for (const { key, k, data } of items) {
+        request(
+          os.get([this.tenant, k]),
+          (old) => {
+            if (failed) return;
+            if (old && !sameBytes(new Uint8Array(old.bytes), data) && isContentAddressed(key.kind)) {
+              failed = true;
+              api.fail(conflictingPut(k));
+              return;
+            }
+            os.put({ tenant: this.tenant, key: k, bytes: data, putTime, size: data.byteLength });
+          },
+          api,
+        );
+      }
+    });
+  }
+
   async swapHead(expected, next) {
     checkOpen(this.#closed);
     const exp = expected === null ? null : copyBytes(expected, 'expected head');

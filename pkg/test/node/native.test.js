@@ -221,7 +221,8 @@ test('a corrupt files tenant opens failing closed; verify reports it as the nati
   const second = await conn.write('ops', 'b.md', '---\ntype: note\n---\nLost.\n');
   const before = await conn.manifest();
   await conn.close();
-  await rm(join(dataRoot, 'tenants', 'acme', 'sources', second.hash));
+  // The head revision's record: opening needs it, whatever derived record there is.
+  await rm(join(dataRoot, 'tenants', 'acme', 'revisions', second.revision));
   const broken = await open({ tenant: 'acme', store: files({ dataRoot }), now });
   try {
     const e = await broken.manifest().catch((x) => x);

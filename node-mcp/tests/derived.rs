@@ -1,0 +1,162 @@
+//! Derived records with the real binary (engine.md §9.1 rules 4 and 5): writable commands
+//! and a writable MCP server keep the head's derived record; reads served from it print
+//! exactly what reads that compile print; read-only commands and a `--read-only` server
+//! never write one.
+
+mod common;
+
+use common::{run, text, Rpc, TempDir};
+use langonrock_core::engine::{derived_key, Digest};
+use std::path::{Path, PathBuf};
+
+const A: &str = "---\ntype: table\ndescription: Orders placed online.\n---\nOrders. See [[b]].\n\n# Schema\n\n| id |\n";
+const B: &str =
+    "---\ntype: runbook\nstale_after: 2026-01-01\n---\nHow to replay a failed order export.\n";
+
+fn ok(data: &Path, args: &[&str], stdin: &str) -> String {
+    let (code, out, err) = text(&run(data, args, stdin.as_bytes()));
+    assert_eq!(code, 0, "{args:?}: {err}");
+    out
+}
+
+fn derived_dir(data: &Path) -> PathBuf {
+    data.join("tenants/t/derived")
+}
+
+fn derived_names(data: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(derived_dir(data))
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// The name of the head's derived record.
+fn head_record(data: &Path) -> String {
+    let snap = ok(data, &["snapshot", "--tenant", "t"], "");
+    derived_key(&Digest::from_hex(snap.trim()).expect("a snapshot id"))
+        .digest
+        .to_hex()
+}
+
+const READS: [&[&str]; 8] = [
+    &["manifest", "--tenant", "t"],
+    &["search", "orders replay", "--tenant", "t"],
+    &["get", "a", "b", "--tenant", "t"],
+    &["get", "a", "--source", "--tenant", "t"],
+    &["get", "a", "--section", "schema", "--tenant", "t"],
+    &["snapshot", "--tenant", "t"],
+    &["source", "--tenant", "t"],
+    &["read", "sales", "a.md", "--tenant", "t"],
+];
+
+#[test]
+fn writable_commands_keep_it_and_reads_never_write() {
+    let d = TempDir::new("derived-cli");
+    let data = d.path();
+    ok(
+        data,
+        &["write", "sales", "a.md", "--create", "--tenant", "t"],
+        A,
+    );
+    ok(
+        data,
+        &["write", "ops", "b.md", "--create", "--tenant", "t"],
+        B,
+    );
+    // Each writable command left its head's record (collection removes older ones).
+    let head = head_record(data);
+    assert!(
+        derived_names(data).contains(&head),
+        "{:?}",
+        derived_names(data)
+    );
+
+    let with: Vec<_> = READS.iter().map(|a| text(&run(data, a, b""))).collect();
+    std::fs::remove_dir_all(derived_dir(data)).expect("remove derived/");
+    for (args, want) in READS.iter().zip(&with) {
+        assert_eq!(&text(&run(data, args, b"")), want, "{args:?}");
+    }
+    let out = d.path().join("export");
+    for args in [
+        &["history", "--tenant", "t"][..],
+        &["verify", "--tenant", "t"][..],
+        &["gc", "--dry-run", "--tenant", "t"][..],
+        &["export", out.to_str().unwrap_or_default(), "--tenant", "t"][..],
+    ] {
+        ok(data, args, "");
+    }
+    assert!(!derived_dir(data).exists(), "a read-only command wrote");
+
+    // A read-only server never writes either.
+    let dsn = format!("okf://{}?tenant=t", data.display());
+    let mut rpc = Rpc::start(&dsn, &["--read-only"]);
+    let (found, is_error) = rpc.call("search", serde_json::json!({"query": "orders"}));
+    assert!(!is_error && found.contains("\na\tsales\t"), "{found}");
+    assert!(rpc.finish().success());
+    assert!(!derived_dir(data).exists(), "a --read-only server wrote");
+
+    // A writable server that compiled puts the record when the session ends.
+    let mut rpc = Rpc::start(&dsn, &[]);
+    let (again, _) = rpc.call("search", serde_json::json!({"query": "orders"}));
+    assert_eq!(again, found);
+    assert!(rpc.finish().success());
+    assert_eq!(derived_names(data), vec![head.clone()]);
+
+    // A server opened from the record commits; the new head's record follows.
+    let mut rpc = Rpc::start(&dsn, &[]);
+    let (w, is_error) = rpc.call(
+        "write",
+        serde_json::json!({"bundle": "sales", "path": "c.md", "content": "---\ntype: note\n---\nCarts.\n"}),
+    );
+    assert!(!is_error, "{w}");
+    assert!(rpc.finish().success());
+    let new_head = head_record(data);
+    assert_ne!(new_head, head);
+    assert!(derived_names(data).contains(&new_head));
+    let with: Vec<_> = READS.iter().map(|a| text(&run(data, a, b""))).collect();
+    std::fs::remove_dir_all(derived_dir(data)).expect("remove derived/");
+    for (args, want) in READS.iter().zip(&with) {
+        assert_eq!(&text(&run(data, args, b"")), want, "{args:?}");
+    }
+}
+
+#[test]
+fn a_corrupt_record_on_disk_is_ignored() {
+    let d = TempDir::new("derived-bad");
+    let data = d.path();
+    ok(
+        data,
+        &["write", "sales", "a.md", "--create", "--tenant", "t"],
+        A,
+    );
+    ok(
+        data,
+        &["write", "ops", "b.md", "--create", "--tenant", "t"],
+        B,
+    );
+    let head = head_record(data);
+    let file = derived_dir(data).join(&head);
+    let good = std::fs::read(&file).expect("the head's record");
+    let want: Vec<_> = READS.iter().map(|a| text(&run(data, a, b""))).collect();
+    let mut flipped = good.clone();
+    flipped[200] ^= 1;
+    let mut text_flipped = good.clone();
+    let at = text_flipped.len() - 3;
+    text_flipped[at] ^= 0x01;
+    for bad in [
+        flipped,
+        good[..good.len() / 3].to_vec(),
+        Vec::new(),
+        text_flipped,
+    ] {
+        std::fs::write(&file, &bad).expect("write");
+        for (args, want) in READS.iter().zip(&want) {
+            assert_eq!(&text(&run(data, args, b"")), want, "{args:?}");
+        }
+    }
+}
