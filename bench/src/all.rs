@@ -336,7 +336,17 @@ fn build_binary() -> Result<(), String> {
     };
     eprintln!("cargo build --release -p langonrock-node-mcp …");
     let status = Command::new(cargo)
-        .args(["build", "--release", "-q", "-p", "langonrock-node-mcp"])
+        // With the bench selected too, features unify as under `cargo run -p
+        // langonrock-bench`, so neither build invalidates the other's artifacts.
+        .args([
+            "build",
+            "--release",
+            "-q",
+            "-p",
+            "langonrock-node-mcp",
+            "-p",
+            "langonrock-bench",
+        ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .status()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
@@ -357,7 +367,9 @@ pub fn run(opts: &Options) -> Result<All, String> {
         ..All::default()
     };
     all.load.extend(loadavg());
+    let phase = Instant::now();
     build_binary()?;
+    all.build_ms = ms(phase.elapsed());
     let bin = find_binary()?;
     all.binary_bytes = std::fs::metadata(&bin).map_or(0, |m| m.len());
     let root = std::env::temp_dir().join(format!("langonrock-bench-{}", std::process::id()));
@@ -440,12 +452,15 @@ pub fn run(opts: &Options) -> Result<All, String> {
                     in_process_ms,
                 },
             });
-            let _ = std::fs::remove_dir_all(&tree);
-            let _ = std::fs::remove_dir_all(&data);
         }
         Ok(())
     })();
+    // Deleting 20,000-file trees takes tens of seconds on this disk: done once, after every
+    // measurement, so it never competes with one.
+    eprintln!("deleting {} …", root.display());
+    let phase = Instant::now();
     let _ = std::fs::remove_dir_all(&root);
+    all.cleanup_ms = ms(phase.elapsed());
     result?;
     eprintln!("retrieval …");
     let (runs, samples, n) = retrieval_runs(opts.okf_samples.as_deref())?;

@@ -410,7 +410,7 @@ fn cmd_all(args: &[String]) -> Result<ExitCode, String> {
             })
             .collect::<Result<_, _>>()?,
     };
-    let trials: usize = flag(args, "--trials")?.unwrap_or(if quick { 2 } else { 10 });
+    let trials: usize = flag(args, "--trials")?.unwrap_or(if quick { 2 } else { 20 });
     let out = flag::<String>(args, "--out")?
         .map(PathBuf::from)
         .unwrap_or_else(|| manifest_dir().join("../docs/benchmarks.md"));

@@ -127,6 +127,12 @@ pub struct All {
     pub cpu_ms: f64,
     /// Whether this was a `--quick` smoke run.
     pub quick: bool,
+    /// `cargo build` of the binary at the start (under `cargo run`), ms.
+    #[serde(default)]
+    pub build_ms: f64,
+    /// Deleting the trees and data roots at the end, ms.
+    #[serde(default)]
+    pub cleanup_ms: f64,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -264,17 +270,23 @@ pub fn markdown(a: &All, notes: &str) -> String {
         let cold: f64 = a.sizes.iter().map(|s| s.phases.cold_ms).sum();
         let inproc: f64 = a.sizes.iter().map(|s| s.phases.in_process_ms).sum();
         let rss: f64 = a.sizes.iter().map(|s| s.phases.rss_ms).sum();
+        let trees: f64 = a.sizes.iter().map(|s| s.write_tree_ms).sum();
         let _ = writeln!(
             w,
-            "Where the run's time went: `langonrock import` of the three trees {:.0} s, cold \
-             first searches {:.0} s, the in-process measurements {:.0} s, the RSS children {:.0} s, \
-             the rest (writing the trees, the token tax, the MCP cross-check, retrieval, \
-             `billing.py`) {:.0} s.\n",
+            "Where the run's time went: checking the build {:.0} s, generating and writing the \
+             trees {:.0} s, `langonrock import` of the three trees {:.0} s, cold first searches \
+             {:.0} s, the in-process measurements {:.0} s, the RSS children {:.0} s, deleting the \
+             trees and data roots at the end {:.0} s, the rest (the token tax, the MCP \
+             cross-check, retrieval, `billing.py`) {:.0} s.\n",
+            a.build_ms / 1000.0,
+            trees / 1000.0,
             import / 1000.0,
             cold / 1000.0,
             inproc / 1000.0,
             rss / 1000.0,
-            (a.total_ms - import - cold - inproc - rss) / 1000.0
+            a.cleanup_ms / 1000.0,
+            (a.total_ms - a.build_ms - trees - import - cold - inproc - rss - a.cleanup_ms)
+                / 1000.0
         );
     }
     let _ = writeln!(w, "```sh\ncargo run --release -p langonrock-bench -- all            # everything below, rewrites this page\ncargo run --release -p langonrock-bench -- all --quick    # a smoke run (few repetitions)\ncargo run --release -p langonrock-bench -- sessions       # session bills at 500 concepts\ncargo run --release -p langonrock-bench -- retrieval      # hit@8 and MRR\nbench/scripts/crosscheck-billing.sh ../shared/bench       # billing.py over our turns\ncargo test -p langonrock-bench\n```\n");
@@ -846,8 +858,9 @@ pub fn markdown(a: &All, notes: &str) -> String {
     let _ = writeln!(
         w,
         "Over the core's memory store (the engine's own cost) and over the native files store \
-         through the binary's connection (`Conn`: writer lock, records staged, fsynced and \
-         renamed, directory fsynced, head swapped). Edit to search: append a unique marker to a \
+         through the binary's connection (`Conn`: writer lock; a commit's records staged \
+         together, made durable with one `syncfs`, renamed, one fsync per directory; head \
+         swapped). Edit to search: append a unique marker to a \
          concept, commit, then a search must return that concept first and a `get` with `find` \
          must locate the marker; the first edit after opening is timed on its own (a connection \
          that opened from a derived record builds its incremental linker on its first commit), \
@@ -910,9 +923,10 @@ pub fn markdown(a: &All, notes: &str) -> String {
     }
     let _ = writeln!(
         w,
-        "\nOn-CPU time of the files store excludes the time the kernel spends in fsync on the \
-         device's behalf while the thread sleeps; the gap between the files wall clock and its \
-         CPU is mostly that wait.\n"
+        "\nOn-CPU time of the files store excludes the time the thread sleeps in `syncfs` and \
+         fsync while the device writes; the gap between the files wall clock and its CPU is \
+         mostly that wait. `syncfs` flushes the whole file system, so other programs' dirty \
+         pages on a shared disk add to it.\n"
     );
 
     // ---- Binary

@@ -78,17 +78,17 @@ impl Runs {
             };
         }
         let slow = match concepts {
-            0..=1000 => 9,
-            1001..=5000 => 5,
-            _ => 3,
+            0..=1000 => 15,
+            1001..=5000 => 9,
+            _ => 7,
         };
         Runs {
             slow,
             warm: (10, 100),
-            manifest: if concepts > 5000 { (2, 20) } else { (10, 100) },
-            edits: 20,
-            txns: 10,
-            history: 20,
+            manifest: if concepts > 5000 { (3, 30) } else { (10, 100) },
+            edits: 30,
+            txns: 20,
+            history: 30,
         }
     }
 }
