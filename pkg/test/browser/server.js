@@ -46,7 +46,7 @@ export function serve(root) {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const { port } = server.address();
-      resolve({ url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(() => r())) });
+      resolve({ url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => { server.close(() => r()); server.closeAllConnections(); }) });
     });
   });
 }
