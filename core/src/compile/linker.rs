@@ -268,24 +268,7 @@ impl Linker {
                 md_keys.dedup();
                 wiki_keys.sort_unstable();
                 wiki_keys.dedup();
-                for k in &md_keys {
-                    self.md_refs
-                        .entry(k.clone())
-                        .or_default()
-                        .insert(key.clone());
-                }
-                for n in &wiki_keys {
-                    self.wiki_refs
-                        .entry(n.clone())
-                        .or_default()
-                        .insert(key.clone());
-                }
-                for id in &fc.concept.links {
-                    self.backlinks
-                        .entry(id.clone())
-                        .or_default()
-                        .insert(key.clone());
-                }
+                self.register(&key, &md_keys, &wiki_keys, &fc.concept.links);
                 self.local_keys
                     .entry(fc.local.clone())
                     .or_default()
@@ -571,24 +554,7 @@ impl Linker {
                 links: links.clone(),
                 diagnostics,
             });
-            for id in &links {
-                self.backlinks
-                    .entry(id.clone())
-                    .or_default()
-                    .insert(key.clone());
-            }
-            for k in &md_keys {
-                self.md_refs
-                    .entry(k.clone())
-                    .or_default()
-                    .insert(key.clone());
-            }
-            for n in &wiki_keys {
-                self.wiki_refs
-                    .entry(n.clone())
-                    .or_default()
-                    .insert(key.clone());
-            }
+            self.register(key, &md_keys, &wiki_keys, &links);
             let e = self.entry_mut(key).expect("retained above");
             e.md_keys = md_keys;
             e.wiki_keys = wiki_keys;
@@ -617,6 +583,29 @@ impl Linker {
 
     fn entry_mut(&mut self, key: &Key) -> Option<&mut Entry> {
         self.docs.get_mut(&key.0).and_then(|b| b.get_mut(&key.1))
+    }
+
+    /// Records a concept in the dependency indexes: the paths its Markdown links reach, the
+    /// names its wiki links try, and the ids it links to (the inverse of `unregister_key`).
+    fn register(&mut self, key: &Key, md_keys: &[Key], wiki_keys: &[String], links: &[String]) {
+        for k in md_keys {
+            self.md_refs
+                .entry(k.clone())
+                .or_default()
+                .insert(key.clone());
+        }
+        for n in wiki_keys {
+            self.wiki_refs
+                .entry(n.clone())
+                .or_default()
+                .insert(key.clone());
+        }
+        for id in links {
+            self.backlinks
+                .entry(id.clone())
+                .or_default()
+                .insert(key.clone());
+        }
     }
 
     fn unregister_key(&mut self, key: &Key) {
