@@ -17,6 +17,7 @@ pub mod compile;
 pub mod dsn;
 pub mod engine;
 pub mod error;
+pub mod folder;
 pub mod hash;
 pub mod manifest;
 pub mod read;

@@ -1,10 +1,11 @@
 //! The CLI commands that open a tenant (cli.md §3), over the files store.
 
 use crate::args::{Command, Target, WriteMode};
-use crate::cli::{stats, write_err, CliError, Io};
+use crate::cli::{count, print_diagnostics, stats, strict_failure, write_err, CliError, Io};
 use crate::clock;
 use crate::conn::{self, Conn};
 use crate::file_store::Files;
+use crate::progress::Progress;
 use langonrock_core::engine::{parse_transaction, HistoryRequest, RepairRequest, RestoreRequest};
 use langonrock_core::{manifest, validate, Error};
 
@@ -174,7 +175,8 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             let mut conn = open_read(&target, io)?;
             let s = conn.read()?;
             out_line(io, &s.snapshot_id())?;
-            writeln!(io.err, "{} concepts", s.concepts()).map_err(write_err)?;
+            writeln!(io.err, "{}", count(s.concepts(), "concept", "concepts"))
+                .map_err(write_err)?;
             leave(conn);
             Ok(0)
         }
@@ -458,7 +460,10 @@ fn export(conn: &mut Conn, dir: &Path, io: &mut Io<'_>) -> Result<i32, CliError>
     let mut n = 0usize;
     std::fs::create_dir_all(dir)
         .map_err(|e| CliError(format!("cannot create {}: {e}", dir.display())))?;
-    for (bundle, path, text) in s.documents() {
+    let total = s.documents().count();
+    let docs = s.documents();
+    let mut bar = Progress::new(io.tty);
+    for (bundle, path, text) in docs {
         let file = dir.join(bundle).join(path);
         if let Some(parent) = file.parent() {
             std::fs::create_dir_all(parent)
@@ -467,7 +472,9 @@ fn export(conn: &mut Conn, dir: &Path, io: &mut Io<'_>) -> Result<i32, CliError>
         std::fs::write(&file, text.as_bytes())
             .map_err(|e| CliError(format!("cannot write {}: {e}", file.display())))?;
         n += 1;
+        bar.files("writing", n, total);
     }
+    bar.clear();
     writeln!(io.err, "exported {}", plural(n as u64, "file")).map_err(write_err)?;
     Ok(0)
 }
@@ -477,9 +484,6 @@ fn file_stamp(path: &Path) -> Option<(u64, std::time::SystemTime)> {
     Some((m.len(), m.modified().ok()?))
 }
 
-/// From this many documents on, `import` prints its phases on stderr.
-const LONG_IMPORT: usize = 1000;
-
 fn import(
     target: &Target,
     dir: &Path,
@@ -487,21 +491,13 @@ fn import(
     strict: bool,
     io: &mut Io<'_>,
 ) -> Result<i32, CliError> {
-    let read = crate::folder::read_folder(dir, bundle)?;
-    for w in &read.warnings {
-        writeln!(io.err, "{w}").map_err(write_err)?;
-    }
-    // Long imports say what they are doing on stderr, phase by phase.
-    let long = read.docs.len() >= LONG_IMPORT;
-    if long {
-        writeln!(
-            io.err,
-            "import: read {} files from {}",
-            read.docs.len(),
-            dir.display()
-        )
-        .map_err(write_err)?;
-    }
+    let mut bar = Progress::new(io.tty);
+    let read = crate::folder::read_folder_with(dir, bundle, &mut |done, total| {
+        bar.files("reading", done, total)
+    })?;
+    bar.clear();
+    // The decision, before anything is committed.
+    writeln!(io.err, "{}", read.line).map_err(write_err)?;
     let stamps: Vec<_> = read
         .docs
         .iter()
@@ -530,35 +526,32 @@ fn import(
                 )
             })
     };
-    let err = &mut *io.err;
-    let mut progress = |line: &str| {
-        if long {
-            // Each phase of a large import takes seconds: say it as it starts.
-            let _ = writeln!(err, "{line}");
-            let _ = err.flush();
-        }
-    };
+    let mut progress = |line: &str| bar.phase(line.strip_prefix("import: ").unwrap_or(line));
     let r = conn.import(req, &mut unchanged, &mut progress)?;
-    for d in &r.diagnostics {
-        writeln!(
-            io.err,
-            "{}: {}/{}: {}",
-            d.level, d.bundle, d.path, d.message
-        )
-        .map_err(write_err)?;
-    }
+    bar.clear();
+    print_diagnostics(
+        io,
+        r.diagnostics.iter().map(|d| {
+            (
+                d.level.as_str(),
+                d.bundle.as_str(),
+                d.path.as_str(),
+                d.message.as_str(),
+            )
+        }),
+    )?;
     if strict && !r.diagnostics.is_empty() {
-        return Ok(1);
+        return Err(CliError(strict_failure(r.diagnostics.len(), true)));
     }
     let n = r.bundles.len();
     writeln!(
         io.err,
-        "snapshot {} ({}), {n} {} ({}), {} concepts",
+        "snapshot {} ({}), {} ({}), {}",
         &r.snapshot[..12.min(r.snapshot.len())],
         if r.reused { "reused" } else { "new" },
-        if n == 1 { "bundle" } else { "bundles" },
+        count(n, "bundle", "bundles"),
         r.bundles.join(", "),
-        r.concepts
+        count(r.concepts, "concept", "concepts")
     )
     .map_err(write_err)?;
     Ok(0)

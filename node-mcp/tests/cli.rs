@@ -129,7 +129,7 @@ fn write_read_manifest_source_delete() {
     assert_eq!(
         err,
         format!(
-            "1 concepts, {} bytes, ~{} tokens\n",
+            "1 concept, {} bytes, ~{} tokens\n",
             want.len(),
             want.len().div_ceil(4)
         )
@@ -138,7 +138,7 @@ fn write_read_manifest_source_delete() {
     assert_eq!(out, format!("{DOC_HASH}\t42\tsales/orders.md\torders\n"));
     assert_eq!(err, "1 file\n");
     let (snap, err) = ok(data, &args(&["snapshot"]), "");
-    assert!(snap.len() == 65 && snap.ends_with('\n') && err == "1 concepts\n");
+    assert!(snap.len() == 65 && snap.ends_with('\n') && err == "1 concept\n");
     fails(
         data,
         &args(&["delete", "sales", "orders.md"]),
@@ -217,7 +217,7 @@ fn transact_and_restore() {
     assert_eq!(r["concepts"], 2);
     assert_eq!(
         r["diagnostics"][0]["message"],
-        "no frontmatter, compiled as plain markdown, not an OKF concept"
+        "no frontmatter: a plain Markdown concept; add frontmatter with a type to make it OKF"
     );
     let first = r["revision"].as_str().unwrap_or_default().to_string();
     fails(
@@ -307,7 +307,7 @@ fn import_export_and_bad_folders() {
         "",
     );
     assert!(
-        err.starts_with("snapshot ") && err.ends_with(" (new), 1 bundle (inbox), 1 concepts\n"),
+        err.contains("\nsnapshot ") && err.ends_with(" (new), 1 bundle (inbox), 1 concept\n"),
         "{err}"
     );
     let (_, err2) = ok(
@@ -321,7 +321,7 @@ fn import_export_and_bad_folders() {
         "",
     );
     assert!(
-        err2.contains(" (reused), 1 bundle (inbox), 1 concepts\n"),
+        err2.contains(" (reused), 1 bundle (inbox), 1 concept\n"),
         "{err2}"
     );
     // A database edit since the import, and a folder edit of the same file: a conflict.
@@ -336,7 +336,7 @@ fn import_export_and_bad_folders() {
     )
     .unwrap_or_default();
     fails(&data, &["import", folder.to_str().unwrap_or_default(), "--tenant", "n"], b"",
-        "error: folder and database both changed inbox/My Note.md; reconcile the source hashes before importing\n");
+        &format!("reading {} as 1 bundle, one per subfolder\nerror: folder and database both changed inbox/My Note.md; reconcile the source hashes before importing\n", folder.display()));
     // Bad folders: nothing written.
     let bad = d.path().join("bad");
     std::fs::create_dir_all(bad.join("b")).unwrap_or_default();
