@@ -329,6 +329,29 @@ pub fn plan(entries: &[Entry<'_>], opts: &Options<'_>) -> Result<Plan> {
     })
 }
 
+/// What a host's walk can fail on, for [`walk_error`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WalkProblem {
+    /// The folder does not exist.
+    NotFound,
+    /// The path names a file.
+    NotAFolder,
+    /// A folder or file could not be read; the detail is the system's reason.
+    Unreadable,
+}
+
+/// The host's walk errors, worded once for every host: `no such folder: <p>`, `<p> is a
+/// file, not a folder: import the folder that holds it`, `cannot read <p>: <reason>`.
+pub fn walk_error(problem: WalkProblem, path: &str, reason: &str) -> Error {
+    Error::Invalid(match problem {
+        WalkProblem::NotFound => format!("no such folder: {path}"),
+        WalkProblem::NotAFolder => {
+            format!("{path} is a file, not a folder: import the folder that holds it")
+        }
+        WalkProblem::Unreadable => format!("cannot read {path}: {reason}"),
+    })
+}
+
 /// The error for a folder without a document, naming why.
 fn nothing_to_import(entries: &[Entry<'_>], opts: &Options<'_>) -> Error {
     let visible: Vec<&Entry<'_>> = entries.iter().filter(|e| !is_hidden_path(e.path)).collect();

@@ -4,7 +4,7 @@
 //! call too.
 
 use langonrock_core::compile::SourceDoc;
-use langonrock_core::folder::{self, Entry, EntryKind, Layout, Options};
+use langonrock_core::folder::{self, Entry, EntryKind, Layout, Options, WalkProblem};
 use langonrock_core::Error;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -45,22 +45,22 @@ pub fn io_text(e: &std::io::Error) -> String {
 }
 
 fn cannot_read(p: &Path, e: &std::io::Error) -> Error {
-    Error::Invalid(format!("cannot read {}: {}", p.display(), io_text(e)))
+    folder::walk_error(
+        WalkProblem::Unreadable,
+        &p.display().to_string(),
+        &io_text(e),
+    )
 }
 
 /// Checks that `dir` is a folder, with an error that names it and says what is wrong.
 pub fn check_folder(dir: &Path) -> Result<(), Error> {
+    let shown = dir.display().to_string();
     match fs::metadata(dir) {
         Ok(m) if m.is_dir() => Ok(()),
-        Ok(_) => Err(Error::Invalid(format!(
-            "{} is a file, not a folder: give the folder that holds it, or store one file with `langonrock write <bundle> <path> --from {}`",
-            dir.display(),
-            dir.display()
-        ))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::Invalid(format!(
-            "no such folder: {}",
-            dir.display()
-        ))),
+        Ok(_) => Err(folder::walk_error(WalkProblem::NotAFolder, &shown, "")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(folder::walk_error(WalkProblem::NotFound, &shown, ""))
+        }
         Err(e) => Err(cannot_read(dir, &e)),
     }
 }

@@ -69,7 +69,7 @@ async function connection(): Promise<void> {
   const called = await c.callTool('get', { ids: ['orders'] });
   const isError: boolean = called.isError;
   const imported = await importFolder(c, './notes', { bundle: 'ops', strict: true });
-  const warnings: string[] = imported.warnings;
+  const warnings: string = imported.line;
   const exported: number = (await exportFolder(c, './out')).files;
   const advice: string | null = c.adviceNow();
   const tenant: string = c.tenant;
