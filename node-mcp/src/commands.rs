@@ -162,12 +162,13 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
                 text.push('\n');
             }
             io.out.write_all(text.as_bytes()).map_err(write_err)?;
-            let mut missing = 0;
-            for id in &missing_ids {
-                missing += 1;
-                writeln!(io.err, "warn: no such concept or section: {id}").map_err(write_err)?;
-            }
+            // A missing id fails the command (exit 1): an error line each, after the
+            // stats of what was found.
+            let missing = missing_ids.len();
             stats(io, slices, &text)?;
+            for id in &missing_ids {
+                writeln!(io.err, "error: no such concept or section: {id}").map_err(write_err)?;
+            }
             leave(conn);
             Ok(i32::from(missing > 0))
         }
@@ -214,7 +215,10 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
                     leave(conn);
                     Ok(0)
                 }
-                None => Err(CliError("no such concept".into())),
+                None => {
+                    let list = conn.read()?.list_source();
+                    Err(CliError(no_document(&list, &target.tenant, &bundle, &path)))
+                }
             }
         }
         Command::Write {
@@ -396,6 +400,49 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
         } => import(&target, &dir, bundle.as_deref(), strict, io),
         Command::Mcp { .. } | Command::Help | Command::Version | Command::Compile { .. } => Err(
             CliError("internal error: command routed to the store".into()),
+        ),
+    }
+}
+
+/// The error of `read` for a document that does not exist (docs/cli.md): it names the path
+/// as a path, and says what exists instead: the bundles, or a document of that name or id.
+fn no_document(
+    list: &[langonrock_core::engine::SourceEntry],
+    tenant: &str,
+    bundle: &str,
+    path: &str,
+) -> String {
+    let in_bundle: Vec<_> = list
+        .iter()
+        .filter(|e| e.bundle.eq_ignore_ascii_case(bundle))
+        .collect();
+    if in_bundle.is_empty() {
+        let mut bundles: Vec<&str> = list.iter().map(|e| e.bundle.as_str()).collect();
+        bundles.dedup();
+        return if bundles.is_empty() {
+            format!("no bundle \"{bundle}\": tenant \"{tenant}\" holds no documents")
+        } else {
+            format!(
+                "no bundle \"{bundle}\" in tenant \"{tenant}\"; its bundles: {}",
+                bundles.join(", ")
+            )
+        };
+    }
+    let shown = format!("{}/{}", in_bundle[0].bundle, validate::nfc(path));
+    let last = path.rsplit('/').next().unwrap_or(path);
+    let stem = last.strip_suffix(".md").unwrap_or(last);
+    let near = in_bundle.iter().find(|e| {
+        e.path.rsplit('/').next() == Some(last)
+            || e.path.rsplit('/').next() == Some(&format!("{stem}.md"))
+            || e.id.as_deref() == Some(path)
+    });
+    match near {
+        Some(e) => format!(
+            "no document {shown}: paths are relative to the bundle; did you mean {}/{}?",
+            e.bundle, e.path
+        ),
+        None => format!(
+            "no document {shown}: paths are relative to the bundle (`langonrock source` lists them)"
         ),
     }
 }

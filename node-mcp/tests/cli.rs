@@ -62,7 +62,7 @@ fn usage_version_and_argument_errors() {
         d.path(),
         &["mcp", "okf://data/x?tenant=t"],
         b"",
-        "error: invalid dsn \"okf://data/x?tenant=t\"\n",
+        "error: invalid dsn \"okf://data/x?tenant=t\": expected okf:///absolute/path?tenant=<name>\n",
     );
     // Nothing was created by any of these.
     assert!(!d.path().join("tenants").exists());
@@ -121,7 +121,7 @@ fn write_read_manifest_source_delete() {
         data,
         &args(&["read", "sales", "nope.md"]),
         b"",
-        "error: no such concept\n",
+        "error: no document sales/nope.md: paths are relative to the bundle (`langonrock source` lists them)\n",
     );
     let (out, err) = ok(data, &args(&["manifest"]), "");
     let want = "# tenant: acme\n# bundles: sales\nid\tbundle\tkind\tstatus\tgrain\tsummary\tlinks\norders\tsales\ttable\t-\t-\tOrders placed online.\t-\n";
@@ -287,6 +287,58 @@ fn transact_and_restore() {
     );
     let (read, _) = ok(data, &["read", "b", "a.md", "--tenant", "t"], "");
     assert_eq!(read, DOC);
+}
+
+#[test]
+fn messages_say_what_failed_and_what_to_do() {
+    let d = TempDir::new("cli-messages");
+    let data = d.path();
+    let args = |a: &[&'static str]| -> Vec<&'static str> {
+        let mut v = a.to_vec();
+        v.extend(["--tenant", "acme"]);
+        v
+    };
+    // `help` is a command.
+    let (out, err) = ok(data, &["help"], "");
+    assert!(out.starts_with("usage: langonrock <command>") && err.is_empty());
+    ok(
+        data,
+        &args(&["write", "sales", "tables/orders.md", "--create"]),
+        DOC,
+    );
+    // A missing id fails with an error line; what was found is still printed.
+    let (code, out, err) = text(&run(data, &args(&["get", "orders", "nosuch"]), b""));
+    assert_eq!(code, 1);
+    assert!(out.starts_with("@@ orders\n"), "{out}");
+    assert!(
+        err.starts_with("1 concept, ")
+            && err.ends_with(" tokens\nerror: no such concept or section: nosuch\n"),
+        "{err}"
+    );
+    assert!(!err.contains("warn:"), "{err}");
+    // A wrong path is named as a path, with the one that exists.
+    fails(
+        data,
+        &args(&["read", "sales", "orders.md"]),
+        b"",
+        "error: no document sales/orders.md: paths are relative to the bundle; did you mean sales/tables/orders.md?\n",
+    );
+    fails(
+        data,
+        &args(&["read", "sale", "tables/orders.md"]),
+        b"",
+        "error: no bundle \"sale\" in tenant \"acme\"; its bundles: sales\n",
+    );
+    // Plurals: one of each.
+    let (_, err) = ok(data, &args(&["snapshot"]), "");
+    assert_eq!(err, "1 concept\n");
+    // DSN errors show the form expected.
+    fails(
+        data,
+        &["mcp", "okf:///srv/kb"],
+        b"",
+        "error: dsn \"okf:///srv/kb\" names no tenant: expected okf:///absolute/path?tenant=<name>\n",
+    );
 }
 
 #[test]

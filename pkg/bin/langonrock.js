@@ -58,7 +58,9 @@ const dsn = positional[0];
 
 let target;
 try {
-  target = parseDsn(dsn, process.platform === 'win32');
+  // `~` in okf://~/… is the home directory, as in the native binary.
+  const home = process.platform === 'win32' ? process.env.USERPROFILE : process.env.HOME;
+  target = parseDsn(dsn, process.platform === 'win32', home || homedir());
 } catch (e) {
   fail(e.message);
 }

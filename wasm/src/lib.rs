@@ -139,11 +139,13 @@ pub fn hidden_name(name: &str) -> bool {
     folder::hidden(name)
 }
 
-/// Parses a DSN of cli.md §5: `{data, tenant}`, `data` null for the default data root.
-/// `windows`: the host takes `okf:///C:/…` as the drive path `C:/…`.
+/// Parses a DSN of docs/cli.md ("DSN"): `{data, tenant}`, `data` null for the default data
+/// root. `windows`: the host takes `okf:///C:/…` as the drive path `C:/…`; `home`: the home
+/// directory that `~` in `okf://~/…` stands for.
 #[wasm_bindgen(js_name = parseDsn)]
-pub fn parse_dsn(dsn: &str, windows: bool) -> Result<JsValue, JsValue> {
-    let d = langonrock_core::dsn::parse_dsn(dsn, windows).map_err(|e| error::to_js(&e))?;
+pub fn parse_dsn(dsn: &str, windows: bool, home: Option<String>) -> Result<JsValue, JsValue> {
+    let d = langonrock_core::dsn::parse_dsn_home(dsn, windows, home.as_deref())
+        .map_err(|e| error::to_js(&e))?;
     convert::to_js(&serde_json::json!({"data": d.data, "tenant": d.tenant}))
         .map_err(|e| error::to_js(&e))
 }

@@ -263,7 +263,21 @@ test("the package's langonrock mcp serves a files tenant over stdio, as the nati
   assert.deepEqual(again.byId.get(3).result, { content: [{ type: 'text', text: 'unknown tool "transact"' }], isError: true });
   assert.equal(again.byId.get(4).result.contents[0].text, native.byId.get(4).result.contents[0].text);
   const bad = await mcpSession([process.execPath, JS_BIN, 'mcp', 'okf://host/x?tenant=a'], []);
-  assert.deepEqual([bad.code, bad.stderr], [1, 'error: invalid dsn "okf://host/x?tenant=a"\n']);
+  assert.deepEqual([bad.code, bad.stderr], [1, 'error: invalid dsn "okf://host/x?tenant=a": expected okf:///absolute/path?tenant=<name>\n']);
+});
+
+test('okf://~/… is under the home directory, in the package\'s bin as in the native binary', async () => {
+  const home = join(root, 'home');
+  const write = { method: 'tools/call', params: { name: 'write', arguments: { bundle: 'inbox', path: 'a.md', content: '# A\n' } } };
+  const get = { method: 'tools/call', params: { name: 'get', arguments: { ids: ['a'] } } };
+  const js = await mcpSession([process.execPath, JS_BIN, 'mcp', 'okf://~/kb?tenant=acme'], [write], { env: { HOME: home } });
+  assert.equal(js.code, 0, js.stderr);
+  assert.equal(toolText(js.byId.get(1)).isError, false);
+  const native = await mcpSession([NATIVE, 'mcp', 'okf://~/kb?tenant=acme'], [get], { env: { HOME: home } });
+  assert.equal(native.code, 0, native.stderr);
+  assert.match(toolText(native.byId.get(1)).text, /^@@ a\n/);
+  const listed = await cli(['source', '--data', join(home, 'kb'), '--tenant', 'acme']);
+  assert.match(listed.stdout, /\tinbox\/a\.md\ta\n$/);
 });
 
 test('a corrupt files tenant opens failing closed; verify reports it as the native binary does, and repair recovers it', async () => {
