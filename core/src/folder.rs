@@ -5,8 +5,9 @@
 //! kind of every entry, the folder's own name and the `--bundle` option. It decides whether
 //! the folder is a folder of bundles or one bundle, says so in one line, maps every
 //! document to its `(bundle, path)` and refuses, naming the reason, a folder that has
-//! nothing to import. The host walks the folder (skipping names for which [`hidden`] holds,
-//! not following symbolic links), then reads the planned files.
+//! nothing to import. The host walks the folder without following symbolic links and
+//! without descending into names for which [`hidden`] holds (it reports those names
+//! themselves, so a refusal can say why), then reads the planned files.
 
 use crate::compile::check_names;
 use crate::error::{Error, Result};
@@ -367,9 +368,12 @@ fn nothing_to_import(entries: &[Entry<'_>], opts: &Options<'_>) -> Error {
         .map(|e| e.path)
         .collect();
     links.sort_unstable();
-    let hidden_md = entries.iter().any(|e| {
-        e.kind == EntryKind::File && validate::ends_with_md(e.path) && is_hidden_path(e.path)
-    });
+    let mut hidden: Vec<&str> = entries
+        .iter()
+        .filter(|e| is_hidden_path(e.path))
+        .map(|e| e.path)
+        .collect();
+    hidden.sort_unstable();
     let why = if !files.is_empty() {
         format!(
             "{} and none ends in .md ({})",
@@ -381,8 +385,11 @@ fn nothing_to_import(entries: &[Entry<'_>], opts: &Options<'_>) -> Error {
             "only symbolic links, which import does not follow ({})",
             some_of(&links)
         )
-    } else if hidden_md {
-        "its Markdown files are all under names starting with \".\", which import skips".into()
+    } else if !hidden.is_empty() {
+        format!(
+            "it holds only names starting with \".\", which import skips ({})",
+            some_of(&hidden)
+        )
     } else if entries.is_empty() {
         "the folder is empty".into()
     } else {

@@ -83,7 +83,20 @@ fn walk(dir: &Path) -> Result<Vec<Found>, Error> {
             let e = e.map_err(|e| cannot_read(&d, &e))?;
             let path = e.path();
             let os = e.file_name();
-            if folder::hidden(&os.to_string_lossy()) {
+            let lossy = os.to_string_lossy();
+            if folder::hidden(&lossy) {
+                // Reported, never entered: the plan leaves it out, and names it when the
+                // folder holds nothing else.
+                let rel = if prefix.is_empty() {
+                    lossy.into_owned()
+                } else {
+                    format!("{prefix}/{lossy}")
+                };
+                found.push(Found {
+                    rel,
+                    kind: EntryKind::Other,
+                    file: path,
+                });
                 continue;
             }
             let name = os.to_str().ok_or_else(|| {

@@ -38,9 +38,14 @@ async function walk(dir) {
       throw unreadable(d, e);
     }
     for (const e of entries) {
-      if (hiddenName(e.name)) continue;
       const path = prefix === '' ? e.name : `${prefix}/${e.name}`;
       const file = join(d, e.name);
+      // Reported, never entered: the plan leaves it out, and names it when the folder
+      // holds nothing else.
+      if (hiddenName(e.name)) {
+        found.push({ path, kind: 'other', file });
+        continue;
+      }
       // A Dirent describes a symbolic link itself, never its target.
       let kind = 'other';
       if (e.isDirectory()) {

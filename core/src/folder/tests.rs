@@ -156,9 +156,13 @@ fn nothing_to_import_names_the_reason() {
         err(&files(&["a.txt", "b/c.png", "d.csv", "e.pdf"]), &o),
         "nothing to import in ./in: 4 files and none ends in .md (a.txt, b/c.png, d.csv and 1 more)"
     );
+    let hidden = [Entry {
+        path: ".obsidian",
+        kind: EntryKind::Dir,
+    }];
     assert_eq!(
-        err(&files(&[".obsidian/notes.md"]), &o),
-        "nothing to import in ./in: its Markdown files are all under names starting with \".\", which import skips"
+        err(&hidden, &o),
+        "nothing to import in ./in: it holds only names starting with \".\", which import skips (.obsidian)"
     );
     let link = [Entry {
         path: "loop",
