@@ -17,6 +17,7 @@ import {
   advice as adviceFor,
 } from '../gen/langonrock_wasm.js';
 import { LangonrockError, invalidError } from './errors.js';
+import { loadSdk } from './sdk.js';
 import { serial, serveNeed } from './host.js';
 
 export { CODES, LangonrockError } from './errors.js';
@@ -456,14 +457,11 @@ function toolDefinitions({ databaseTools = false, readOnly = false } = {}, advic
 
 /**
  * An MCP server of the official TypeScript SDK over a connection (js.md §6), loaded only
- * when this is called.
+ * when this is called. The SDK is an optional peer dependency of the package.
  */
 export async function createMcpServer(connection, advice, options = {}) {
   ready();
-  const [{ Server }, types] = await Promise.all([
-    import('@modelcontextprotocol/sdk/server/index.js'),
-    import('@modelcontextprotocol/sdk/types.js'),
-  ]);
+  const [{ Server }, types] = await loadSdk(['server/index.js', 'types.js']);
   const mode = { databaseTools: Boolean(options?.databaseTools), readOnly: Boolean(options?.readOnly) };
   const fixed = advice === undefined ? connection.adviceNow() : advice;
   const tools = toolDefinitions(mode, fixed);
