@@ -7,11 +7,11 @@
 # pasted. LANGONROCK_DEMO_DATA=<dir> keeps the data root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$HOME/.cargo/bin:$PATH"
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$HOME/.cargo/bin:$PATH"
 
 echo "building langonrock (cargo build --release; a few minutes the first time)" >&2
 cargo build --release --locked --quiet -p langonrock-node-mcp
-bin=./target/release/langonrock
+bin=${CARGO_TARGET_DIR:-target}/release/langonrock
 data=${LANGONROCK_DEMO_DATA:-$(mktemp -d)}
 
 # A word as it can be pasted into a shell: as it is when plain, else in single quotes.
