@@ -700,13 +700,4 @@ impl Drop for Connection {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn assert_send_sync<T: Send + Sync>() {}
-
-    #[test]
-    fn a_connection_is_send_and_sync() {
-        assert_send_sync::<Connection>();
-    }
-}
+mod tests;

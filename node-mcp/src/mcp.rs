@@ -138,7 +138,15 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.map(serde_json::Value::Object);
-        let (text, is_error) = self.call(&request.name, args.as_ref());
+        // The call blocks (a commit waits for its store): it runs on the blocking pool, so
+        // the session goes on answering other requests meanwhile (reads of the published
+        // state while a commit is in flight).
+        let server = self.clone();
+        let name = request.name.to_string();
+        let (text, is_error) =
+            tokio::task::spawn_blocking(move || server.call(&name, args.as_ref()))
+                .await
+                .unwrap_or_else(|_| ("the tool call failed unexpectedly".into(), true));
         Ok(text_result(text, is_error).into())
     }
 
@@ -163,7 +171,12 @@ impl ServerHandler for McpServer {
                 Some(serde_json::json!({"uri": request.uri})),
             ));
         }
-        match self.backend.manifest(&(self.today)()) {
+        let server = self.clone();
+        let manifest =
+            tokio::task::spawn_blocking(move || server.backend.manifest(&(server.today)()))
+                .await
+                .unwrap_or_else(|_| Err("the manifest read failed unexpectedly".into()));
+        match manifest {
             Ok(text) => Ok(ReadResourceResult::new(vec![ResourceContents::text(
                 text,
                 tools::MANIFEST_URI,
