@@ -190,7 +190,7 @@ fn compile(
         })
         .collect();
     let model = link(docs, Ambiguity::Refuse)?;
-    let today = crate::clock::today();
+    let today = langonrock::clock::today();
     // A folder that is one bundle prints the single-bundle form, as with --bundle.
     let text = match &read.layout {
         Layout::OneBundle { bundle, .. } => manifest::compile_manifest(&model, bundle, &today),
