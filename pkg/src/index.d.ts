@@ -170,9 +170,12 @@ export type Open = (options: OpenOptions) => Promise<Connection>;
  */
 export declare const open: Open;
 
-/** A compile diagnostic (compile.md §9). */
+/**
+ * A compile diagnostic: `warn`, or `info` for the one note a document without frontmatter
+ * gets (a plain Markdown concept; docs/import.md).
+ */
 export interface Diagnostic {
-  level: 'warn';
+  level: 'warn' | 'info';
   bundle: string;
   /** Bundle-relative. */
   path: string;
