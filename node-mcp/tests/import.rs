@@ -69,6 +69,11 @@ fn a_flat_folder_is_one_bundle_named_after_it() {
         listed.contains("\tmy-notes/groceries.md\tgroceries\n"),
         "{listed}"
     );
+    // `compile` reads it alike, and prints the single-bundle form of a folder that is one.
+    let (code, out, cerr) = text(&run(&data, &["compile", s(&notes)], b""));
+    assert_eq!(code, 0, "{cerr}");
+    assert!(out.starts_with("# bundle: my-notes\n"), "{out}");
+    assert!(cerr.starts_with(&format!("{}\n", lines[0])), "{cerr}");
     // Both are concepts: searchable.
     let (_, hits, _) = text(&run(&data, &["search", "milk", "--tenant", "t"], b""));
     assert!(hits.contains("\ngroceries\tmy-notes\t-\t"), "{hits}");
