@@ -189,12 +189,9 @@ pub fn plan(entries: &[Entry<'_>], opts: &Options<'_>) -> Result<Plan> {
     if docs.is_empty() {
         return Err(nothing_to_import(entries, opts));
     }
-    let mut links: Vec<&str> = entries
-        .iter()
-        .filter(|e| e.kind == EntryKind::Link && !is_hidden_path(e.path))
-        .map(|e| e.path)
-        .collect();
-    links.sort_unstable();
+    let links = sorted_paths(entries, |e| {
+        e.kind == EntryKind::Link && !is_hidden_path(e.path)
+    });
     let at_root = |p: &str| !p.contains('/');
     let mut root_docs: Vec<&str> = docs.iter().map(|d| d.1).filter(|p| at_root(p)).collect();
     root_docs.sort_unstable();
@@ -353,27 +350,19 @@ pub fn walk_error(problem: WalkProblem, path: &str, reason: &str) -> Error {
     })
 }
 
+/// The paths of the entries that `keep` holds for, sorted (messages list them in order).
+fn sorted_paths<'a>(entries: &[Entry<'a>], keep: impl Fn(&Entry<'a>) -> bool) -> Vec<&'a str> {
+    let mut v: Vec<&str> = entries.iter().filter(|e| keep(e)).map(|e| e.path).collect();
+    v.sort_unstable();
+    v
+}
+
 /// The error for a folder without a document, naming why.
 fn nothing_to_import(entries: &[Entry<'_>], opts: &Options<'_>) -> Error {
-    let visible: Vec<&Entry<'_>> = entries.iter().filter(|e| !is_hidden_path(e.path)).collect();
-    let mut files: Vec<&str> = visible
-        .iter()
-        .filter(|e| e.kind == EntryKind::File)
-        .map(|e| e.path)
-        .collect();
-    files.sort_unstable();
-    let mut links: Vec<&str> = visible
-        .iter()
-        .filter(|e| e.kind == EntryKind::Link)
-        .map(|e| e.path)
-        .collect();
-    links.sort_unstable();
-    let mut hidden: Vec<&str> = entries
-        .iter()
-        .filter(|e| is_hidden_path(e.path))
-        .map(|e| e.path)
-        .collect();
-    hidden.sort_unstable();
+    let visible_of = |kind| move |e: &Entry<'_>| e.kind == kind && !is_hidden_path(e.path);
+    let files = sorted_paths(entries, visible_of(EntryKind::File));
+    let links = sorted_paths(entries, visible_of(EntryKind::Link));
+    let hidden = sorted_paths(entries, |e| is_hidden_path(e.path));
     let why = if !files.is_empty() {
         format!(
             "{} and none ends in .md ({})",
