@@ -7,7 +7,8 @@
 
 import { lstat, mkdir, readdir, readFile, realpath, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { folderWalkError, hiddenName, planFolder } from '../gen/langonrock_wasm.js';
+import { folderWalkError, hiddenName } from '../gen/langonrock_wasm.js';
+import { planFolder } from './index.js';
 import { LangonrockError, invalidError } from './errors.js';
 
 /** An IO error's reason as the native binary words it: lower-case, no code. */

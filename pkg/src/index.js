@@ -15,6 +15,7 @@ import {
   toolList,
   manifestResource,
   advice as adviceFor,
+  planFolder as wasmPlanFolder,
 } from '../gen/langonrock_wasm.js';
 import { LangonrockError, invalidError } from './errors.js';
 import { loadSdk } from './sdk.js';
@@ -491,4 +492,18 @@ export async function createMcpServer(connection, advice, options = {}) {
     return { contents: [{ uri: resource.uri, mimeType: resource.mimeType, text }] };
   });
   return server;
+}
+
+/**
+ * The folder rule (docs/import.md), for hosts that walk a folder themselves (the notes page
+ * reads a picked or dropped folder in the browser): `entries` are the `{path, kind}` the walk
+ * found (`kind` one of `file`, `link`, `dir`, `other`; relative paths with `/`; names starting
+ * with `.` reported but not entered), `options` `{bundle?, name?, shown}`. Returns `{layout,
+ * bundle?, chosen?, bundles, documents: [{entry, bundle, path}], line}`, the same plan the
+ * native `import` and `importFolder` follow; throws `INVALID` for a folder with nothing to
+ * import, naming why.
+ */
+export function planFolder(entries, options = {}) {
+  ready();
+  return wasmPlanFolder(entries, options ?? {});
 }
