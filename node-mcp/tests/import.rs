@@ -409,4 +409,28 @@ fn the_progress_line_is_drawn_on_a_terminal_only() {
     assert!(tty.contains("/s"), "{tty:?}");
     // The line is cleared before the status line.
     assert!(tty.contains("1 bundle (b), 400 concepts"), "{tty:?}");
+    // `export` shows one too, on a terminal only.
+    let out_dir = d.path().join("exported");
+    let cmd = format!(
+        "{} export {} --data {} --tenant u",
+        common::bin(),
+        s(&out_dir),
+        s(&data)
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .output()
+        .expect("script(1)");
+    let tty = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        tty.contains("writing ") && tty.contains("/400 files, "),
+        "{tty:?}"
+    );
+    assert!(tty.contains("exported 400 files"), "{tty:?}");
+    let piped = text(&run(
+        &data,
+        &["export", s(&d.path().join("again")), "--tenant", "u"],
+        b"",
+    ));
+    assert_eq!(piped, (0, String::new(), "exported 400 files\n".into()));
 }
