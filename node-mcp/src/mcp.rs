@@ -218,12 +218,19 @@ use langonrock_core::{manifest, validate, Error};
 
 /// The MCP backend over one tenant connection of the files store.
 pub struct TenantBackend {
-    conn: Conn,
+    conn: Arc<Conn>,
 }
 
 impl TenantBackend {
     /// A backend over `conn`.
     pub fn new(conn: Conn) -> TenantBackend {
+        TenantBackend {
+            conn: Arc::new(conn),
+        }
+    }
+
+    /// A backend over a connection the caller shares.
+    pub fn new_shared(conn: Arc<Conn>) -> TenantBackend {
         TenantBackend { conn }
     }
 
