@@ -20,6 +20,7 @@ pub mod error;
 pub mod hash;
 pub mod manifest;
 pub mod read;
+pub mod rows;
 pub mod search;
 pub mod snapshot;
 pub mod text;

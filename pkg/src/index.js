@@ -267,6 +267,22 @@ class Connection {
     return e.snapshot();
   }
 
+  /** The manifest as data: the TSV's rows as objects, in its order. */
+  async manifestRows(bundle) {
+    const e = await this.#beforeRead();
+    return e.manifestRows(bundle ?? undefined, this.#today());
+  }
+
+  /** A search as data: the search TSV's rows as objects, in its order. */
+  async searchRows(query, options) {
+    return this.#withRead((e) => e.searchRows(query, options, this.#today()));
+  }
+
+  /** One concept's compiled fields, or null for an unknown id. */
+  async concept(id) {
+    return this.#withRead((e) => e.conceptInfo(String(id), this.#today()));
+  }
+
   async listSource() {
     const e = await this.#beforeRead();
     return e.listSource();

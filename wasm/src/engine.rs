@@ -198,6 +198,44 @@ impl WasmEngine {
         js(s.search(self.engine.tenant(), &query, &opts, today))
     }
 
+    /// The manifest as data (see core's `rows`): `{tenant, bundles, rows: [{id, bundle,
+    /// path, kind, status, grain, summary, title, links}]}`, the TSV's rows in its order.
+    #[wasm_bindgen(js_name = manifestRows)]
+    pub fn manifest_rows(&self, bundle: Option<String>, today: &str) -> JsResult<JsValue> {
+        let s = self.served()?;
+        js(langonrock_core::rows::manifest_rows(
+            s.model(),
+            self.engine.tenant(),
+            bundle.as_deref(),
+            today,
+        )
+        .and_then(|r| convert::to_js(&r)))
+    }
+
+    /// A search as data: `{query, bundle, direct, linked, hits: [row + {pos, linked}]}`, the
+    /// search TSV's rows in its order.
+    #[wasm_bindgen(js_name = searchRows)]
+    pub fn search_rows(&self, query: JsValue, options: JsValue, today: &str) -> JsResult<JsValue> {
+        let query = query
+            .as_string()
+            .ok_or_else(|| to_js(&Error::Invalid("search query must be a string".into())))?;
+        let opts = js(convert::search_options(&options))?;
+        let s = self.served()?;
+        js(s.search_rows(&query, &opts, today)
+            .and_then(|r| convert::to_js(&r)))
+    }
+
+    /// One concept's compiled fields (its row, the full `description`, `frontmatter`,
+    /// `bodyStart`, `sections`, `diagnostics`), or null for an unknown id.
+    #[wasm_bindgen(js_name = conceptInfo)]
+    pub fn concept_info(&self, id: &str, today: &str) -> JsResult<JsValue> {
+        let s = self.served()?;
+        match js(s.concept_info(id, today))? {
+            Some(c) => js(convert::to_js(&c)),
+            None => Ok(JsValue::NULL),
+        }
+    }
+
     /// `snapshot()` (read.md §5): `{snapshot, concepts}`.
     pub fn snapshot(&self) -> JsResult<JsValue> {
         Ok(convert::snapshot(&self.served()?.snapshot()))
