@@ -73,7 +73,6 @@ pub fn transcript(script: &Value) -> String {
             .unwrap(),
     );
     let backend = Arc::new(TenantBackend::new_shared(conn.clone()));
-    let today = s("today");
     let server = McpServer::new(
         backend,
         Mode {
@@ -81,7 +80,6 @@ pub fn transcript(script: &Value) -> String {
             read_only: false,
         },
         None,
-        Arc::new(move || today.clone()),
     );
     let mut out = String::new();
     for (i, call) in script["calls"].as_array().unwrap().iter().enumerate() {
