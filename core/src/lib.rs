@@ -19,6 +19,7 @@ pub mod dsn;
 pub mod engine;
 pub mod error;
 pub mod hash;
+pub mod layout;
 pub mod manifest;
 pub mod read;
 pub mod rows;
