@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 
 pub mod compile;
+pub mod conformance;
 pub mod connection;
 pub mod dsn;
 pub mod engine;

@@ -135,3 +135,172 @@ impl WasmHeadCheck {
         self.check.forget();
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// The conformance suite (the core's interpreter of tests/data/conformance.json)
+
+/// The cases of a conformance file, for a store that is `strict` (a memory store) or not:
+/// `[{name, case}]`, `case` as JSON text for [`WasmConformance`].
+#[wasm_bindgen(js_name = conformanceCases)]
+pub fn conformance_cases(file: &str, strict: bool) -> Result<JsValue, JsValue> {
+    let cases =
+        langonrock_core::conformance::cases(file, strict).map_err(|m| to_js(&Error::Invalid(m)))?;
+    let list: Vec<serde_json::Value> = cases
+        .into_iter()
+        .map(|(name, case)| serde_json::json!({"name": name, "case": case.to_string()}))
+        .collect();
+    convert::to_js(&list).map_err(|e| to_js(&e))
+}
+
+/// One conformance case, played by the core: `resume(reply)` gives the next store call
+/// (`{call: "readHead"|"getMany"|"put"|"swap"|"commit"|"keys"|"remove"|"reopen"|"fault"|"pause",
+/// store, …}`; the engine-like calls carry the fields of a `serveNeed` step and take its
+/// answers), then `{done: true}`, or throws the failure's message.
+#[wasm_bindgen]
+pub struct WasmConformance {
+    runner: langonrock_core::conformance::Runner,
+    last: Option<langonrock_core::conformance::Call>,
+}
+
+fn set(o: &js_sys::Object, k: &str, v: &JsValue) {
+    let _ = js_sys::Reflect::set(o, &JsValue::from_str(k), v);
+}
+
+fn get(v: &JsValue, k: &str) -> JsValue {
+    js_sys::Reflect::get(v, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn has(v: &JsValue, k: &str) -> bool {
+    v.is_object() && js_sys::Reflect::has(v, &JsValue::from_str(k)).unwrap_or(false)
+}
+
+#[wasm_bindgen]
+impl WasmConformance {
+    /// A runner of one case (its JSON text) on `tenant`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(case: &str, tenant: &str) -> Result<WasmConformance, JsValue> {
+        let case: serde_json::Value = serde_json::from_str(case)
+            .map_err(|e| to_js(&Error::Invalid(format!("conformance case: {e}"))))?;
+        Ok(WasmConformance {
+            runner: langonrock_core::conformance::Runner::new(case, tenant),
+            last: None,
+        })
+    }
+
+    /// Advances the case with the reply to the last call (undefined first).
+    pub fn resume(&mut self, reply: JsValue) -> Result<JsValue, JsValue> {
+        use langonrock_core::conformance::{Call, Reply, RunStep};
+        use langonrock_core::engine::{Answer, Need, StoreError, SwapOutcome};
+        let reply = match self.last.take() {
+            None => None,
+            Some(call) => Some(if has(&reply, "failed") {
+                let f = get(&reply, "failed");
+                let m = get(&f, "message").as_string().unwrap_or_default();
+                Reply::Failed(
+                    if get(&f, "kind").as_string().as_deref() == Some("corrupt") {
+                        StoreError::Corrupt(m)
+                    } else {
+                        StoreError::Failed(m)
+                    },
+                )
+            } else {
+                match call {
+                    Call::Put { .. } | Call::Reopen | Call::Fault { .. } | Call::Pause { .. } => {
+                        Reply::Done
+                    }
+                    Call::Swap { .. } => {
+                        Reply::Swap(match get(&reply, "swap").as_string().as_deref() {
+                            Some("swapped") => SwapOutcome::Swapped,
+                            Some("conflict") => SwapOutcome::Conflict,
+                            Some("indeterminate") => {
+                                SwapOutcome::Indeterminate("indeterminate".into())
+                            }
+                            _ => SwapOutcome::Failed("the swap failed".into()),
+                        })
+                    }
+                    _ => match convert::answer(&reply).map_err(|e| to_js(&e))? {
+                        Answer::Head(h) => Reply::Head(h),
+                        Answer::Records(r) => Reply::Records(r),
+                        Answer::Outcome(o) => Reply::Outcome(o),
+                        Answer::Keys(k) => Reply::Keys(k),
+                        Answer::Removed(k) => Reply::Removed(k),
+                        Answer::Failed(e) => Reply::Failed(e),
+                    },
+                }
+            }),
+        };
+        let call = match self.runner.resume(reply) {
+            RunStep::Done(Ok(())) => {
+                let o = js_sys::Object::new();
+                set(&o, "done", &JsValue::TRUE);
+                return Ok(o.into());
+            }
+            RunStep::Done(Err(m)) => return Err(JsValue::from_str(&m)),
+            RunStep::Call(c) => c,
+        };
+        let (name, store, v): (&str, usize, JsValue) = match &call {
+            Call::ReadHead { store } => ("readHead", *store, convert::need(&Need::Head)),
+            Call::GetMany { store, keys } => (
+                "getMany",
+                *store,
+                convert::need(&Need::Records(keys.clone())),
+            ),
+            Call::Commit { store, commit } => (
+                "commit",
+                *store,
+                convert::need(&Need::Commit(commit.clone())),
+            ),
+            Call::Keys { store } => ("keys", *store, convert::need(&Need::Keys)),
+            Call::Remove {
+                store,
+                keys,
+                before,
+            } => (
+                "remove",
+                *store,
+                convert::need(&Need::Remove {
+                    keys: keys.clone(),
+                    before: *before,
+                }),
+            ),
+            Call::Put { store, key, bytes } => ("put", *store, convert::record(key, bytes).into()),
+            Call::Swap {
+                store,
+                expected,
+                head,
+            } => {
+                let o = js_sys::Object::new();
+                set(
+                    &o,
+                    "expected",
+                    &expected
+                        .as_deref()
+                        .map_or(JsValue::NULL, |b| js_sys::Uint8Array::from(b).into()),
+                );
+                set(
+                    &o,
+                    "head",
+                    &js_sys::Uint8Array::from(head.as_slice()).into(),
+                );
+                ("swap", *store, o.into())
+            }
+            Call::Reopen => ("reopen", 0, js_sys::Object::new().into()),
+            Call::Fault { store, point, nth } => {
+                let o = js_sys::Object::new();
+                set(&o, "point", &JsValue::from_str(point));
+                set(&o, "nth", &JsValue::from_f64(*nth as f64));
+                ("fault", *store, o.into())
+            }
+            Call::Pause { ms } => {
+                let o = js_sys::Object::new();
+                set(&o, "ms", &JsValue::from_f64(*ms as f64));
+                ("pause", 0, o.into())
+            }
+        };
+        let o: js_sys::Object = v.unchecked_into();
+        set(&o, "call", &JsValue::from_str(name));
+        set(&o, "store", &JsValue::from_f64(store as f64));
+        self.last = Some(call);
+        Ok(o.into())
+    }
+}
