@@ -19,6 +19,7 @@ pub mod connection;
 pub mod dsn;
 pub mod engine;
 pub mod error;
+pub mod folder;
 pub mod hash;
 pub mod layout;
 pub mod manifest;
