@@ -23,6 +23,7 @@ pub mod folder;
 pub mod hash;
 pub mod layout;
 pub mod manifest;
+pub mod pack;
 pub mod read;
 pub mod rows;
 pub mod search;
