@@ -243,10 +243,16 @@ impl FileStore {
         let mut set = self.pack_set()?;
         let mut out: Vec<Option<Vec<u8>>> = Vec::with_capacity(keys.len());
         let mut missing: Vec<usize> = Vec::new();
+        let mut legacy = Legacy::new(&self.dir);
         for (i, k) in keys.iter().enumerate() {
             if pack::packable(k.kind) {
                 if let Some((p, e)) = set.find(k) {
                     out.push(Some(p.read(e)?));
+                    continue;
+                }
+                if !legacy.has(k.kind) {
+                    out.push(None);
+                    missing.push(i);
                     continue;
                 }
             }
@@ -296,6 +302,7 @@ impl FileStore {
         let mut single: Vec<usize> = Vec::new();
         {
             let set = self.pack_set()?;
+            let mut legacy = Legacy::new(&self.dir);
             for (i, (k, b)) in items.iter().enumerate() {
                 if !pack::packable(k.kind) {
                     single.push(i);
@@ -310,6 +317,10 @@ impl FileStore {
                         .or_insert_with(|| (p.path.clone(), Vec::new()))
                         .1
                         .push(i);
+                    continue;
+                }
+                if !legacy.has(k.kind) {
+                    fresh.push(i);
                     continue;
                 }
                 // A record of the layout before packs.
@@ -793,6 +804,27 @@ impl FileStore {
         let mut v = Vec::new();
         File::open(path)?.read_to_end(&mut v)?;
         Ok(v)
+    }
+}
+
+/// Which folders of the layout before packs a tenant has (looked at once per call, so a
+/// tenant without them costs no lookup per record).
+struct Legacy<'a> {
+    dir: &'a Path,
+    seen: [Option<bool>; 5],
+}
+
+impl<'a> Legacy<'a> {
+    fn new(dir: &'a Path) -> Legacy<'a> {
+        Legacy {
+            dir,
+            seen: [None; 5],
+        }
+    }
+
+    fn has(&mut self, kind: Kind) -> bool {
+        let i = KINDS.iter().position(|k| *k == kind).unwrap_or(0);
+        *self.seen[i].get_or_insert_with(|| self.dir.join(kind_dir(kind)).is_dir())
     }
 }
 
