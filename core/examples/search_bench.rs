@@ -337,7 +337,7 @@ fn main() {
     linker.apply(all).expect("link");
     let before = linker.model().clone();
     let mut ix4 = Index::build(&before, &today);
-    let text: std::sync::Arc<str> = format!("{}\nmarker zqxjv\n", c.text).into();
+    let text: langonrock_core::bytes::Text = format!("{}\nmarker zqxjv\n", c.text).into();
     let parsed = std::sync::Arc::new(parse_document(&c.path, &text, SUMMARY_WIDTH));
     linker
         .apply(vec![Change {

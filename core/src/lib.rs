@@ -13,6 +13,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod bytes;
 pub mod compile;
 pub mod conformance;
 pub mod connection;

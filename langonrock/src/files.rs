@@ -24,6 +24,7 @@
 
 mod packs;
 
+use langonrock_core::bytes::Bytes;
 use langonrock_core::engine::{Key, KeyInfo, Kind, Store, StoreError, SwapOutcome};
 use langonrock_core::pack;
 use packs::{PackFile, PackSet};
@@ -272,6 +273,48 @@ impl FileStore {
             for i in missing {
                 match set.find(&keys[i]) {
                     Some((p, e)) => out[i] = Some(p.read(e)?),
+                    None => {
+                        if let Some(bad) = set.bad() {
+                            return Err(FileError(bad.to_string()));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// [`FileStore::get_many`], handing the records out in place: a record of a pack is a
+    /// range of the mapped pack, a record of its own file the mapped file (both are never
+    /// written again once in place, so the mapping stays what it was).
+    pub fn get_shared(&self, keys: &[Key]) -> Result<Vec<Option<Bytes>>, FileError> {
+        let mut set = self.pack_set()?;
+        let mut out: Vec<Option<Bytes>> = Vec::with_capacity(keys.len());
+        let mut missing: Vec<usize> = Vec::new();
+        let mut legacy = Legacy::new(&self.dir);
+        for (i, k) in keys.iter().enumerate() {
+            if pack::packable(k.kind) {
+                if let Some((p, e)) = set.find(k) {
+                    out.push(Some(p.shared(e)?));
+                    continue;
+                }
+                if !legacy.has(k.kind) {
+                    out.push(None);
+                    missing.push(i);
+                    continue;
+                }
+            }
+            let got = map_opt(&self.record_path(k))?;
+            if got.is_none() && pack::packable(k.kind) {
+                missing.push(i);
+            }
+            out.push(got);
+        }
+        if !missing.is_empty() {
+            set.rescan(&self.packs_dir())?;
+            for i in missing {
+                match set.find(&keys[i]) {
+                    Some((p, e)) => out[i] = Some(p.shared(e)?),
                     None => {
                         if let Some(bad) = set.bad() {
                             return Err(FileError(bad.to_string()));
@@ -807,6 +850,20 @@ impl FileStore {
     }
 }
 
+/// A whole file, mapped, or `None` when it does not exist.
+fn map_opt(path: &Path) -> Result<Option<Bytes>, FileError> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_error("cannot open", path, &e)),
+    };
+    let len = file
+        .metadata()
+        .map_err(|e| io_error("cannot stat", path, &e))?
+        .len();
+    packs::map_file(&file, len, path).map(Some)
+}
+
 /// Which folders of the layout before packs a tenant has (looked at once per call, so a
 /// tenant without them costs no lookup per record).
 struct Legacy<'a> {
@@ -928,6 +985,10 @@ impl Store for Files {
 
     fn get_many(&mut self, tenant: &str, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
         self.tenant(tenant).get_many(keys).map_err(to_store_error)
+    }
+
+    fn get_shared(&mut self, tenant: &str, keys: &[Key]) -> Result<Vec<Option<Bytes>>, StoreError> {
+        self.tenant(tenant).get_shared(keys).map_err(to_store_error)
     }
 
     fn put(&mut self, tenant: &str, key: &Key, bytes: &[u8]) -> Result<(), StoreError> {

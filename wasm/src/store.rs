@@ -338,6 +338,9 @@ impl WasmConformance {
                     _ => match convert::answer(&reply).map_err(|e| to_js(&e))? {
                         Answer::Head(h) => Reply::Head(h),
                         Answer::Records(r) => Reply::Records(r),
+                        Answer::Shared(r) => {
+                            Reply::Records(r.into_iter().map(|b| b.map(|b| b.to_vec())).collect())
+                        }
                         Answer::Outcome(o) => Reply::Outcome(o),
                         Answer::Keys(k) => Reply::Keys(k),
                         Answer::Removed(k) => Reply::Removed(k),

@@ -499,10 +499,17 @@ mod tests {
         );
         assert_eq!(BaselineRecord::decode(&base.encode(), "b").unwrap(), base);
         assert!(BaselineRecord::decode(&BaselineRecord::default().encode(), "b").is_ok());
-        // A derived key names the compiler version and the snapshot id.
+        // A derived key names the record format, the compiler version and the snapshot id.
         assert_eq!(
             crate::engine::derived_key(&d(4)).digest,
-            Digest::of(format!("langonrock derived\ncompiler 2\nsnapshot {}\n", d(4)).as_bytes())
+            Digest::of(
+                format!(
+                    "langonrock derived\nformat 2\ncompiler {}\nsnapshot {}\n",
+                    crate::engine::COMPILER_VERSION,
+                    d(4)
+                )
+                .as_bytes()
+            )
         );
     }
 

@@ -421,7 +421,7 @@ fn same_indexed(a: &Concept, b: &Concept) -> bool {
     if a.bundle != b.bundle {
         return false;
     }
-    let text_same = Arc::ptr_eq(&a.text, &b.text) || a.text == b.text;
+    let text_same = a.text == b.text;
     if Arc::ptr_eq(&a.parsed, &b.parsed) {
         return text_same;
     }

@@ -1046,7 +1046,7 @@ proptest! {
     #[test]
     fn incremental_update_equals_a_fresh_build(edits in proptest::collection::vec((edit(), any::<bool>()), 1..30)) {
         let mut linker = Linker::new(Ambiguity::Refuse);
-        let mut docs: BTreeMap<(String, String), Arc<str>> = BTreeMap::new();
+        let mut docs: BTreeMap<(String, String), crate::bytes::Text> = BTreeMap::new();
         let mut today = DATES[0].to_string();
         let mut current = Model::default();
         let mut ix = Index::build(&current, &today);
@@ -1055,7 +1055,7 @@ proptest! {
             let change = match e {
                 Edit::Write { bundle, path, words, title, stale, status } => {
                     let (b, p) = (format!("b{bundle}"), PATHS[path as usize].to_string());
-                    let text: Arc<str> = render_doc(&words, title, stale, status).into();
+                    let text: crate::bytes::Text = render_doc(&words, title, stale, status).into();
                     let parsed = (!crate::validate::is_navigation(&p)).then(|| Arc::new(parse_document(&p, &text, SUMMARY_WIDTH)));
                     Some((b.clone(), p.clone(), Some((SourceDoc { bundle: b, path: p, text }, parsed))))
                 }

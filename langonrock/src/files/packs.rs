@@ -8,6 +8,7 @@
 //! a pack gone from the folder.
 
 use super::{io_error, FileError};
+use langonrock_core::bytes::Bytes;
 use langonrock_core::engine::Key;
 use langonrock_core::layout;
 use langonrock_core::pack::{self, Entry};
@@ -48,6 +49,15 @@ pub(crate) struct PackFile {
     file: File,
     pub(crate) len: u64,
     pub(crate) entries: Vec<Entry>,
+    /// The whole file, mapped when a record is first handed out in place.
+    map: std::sync::OnceLock<Bytes>,
+}
+
+/// Maps a whole file (`langonrock_map`: the file is never written again once in place).
+pub(crate) fn map_file(file: &File, len: u64, path: &Path) -> Result<Bytes, FileError> {
+    let m = langonrock_map::map(file, len).map_err(|e| io_error("cannot map", path, &e))?;
+    let m: langonrock_core::bytes::Owner = Arc::new(m);
+    Ok(Bytes::from_owner(m))
 }
 
 impl PackFile {
@@ -80,6 +90,7 @@ impl PackFile {
             file,
             len,
             entries,
+            map: std::sync::OnceLock::new(),
         }))
     }
 
@@ -89,6 +100,20 @@ impl PackFile {
         read_at(&self.file, &mut buf, e.offset)
             .map_err(|err| io_error("cannot read", &self.path, &err))?;
         Ok(buf)
+    }
+
+    /// One of its records in place: a range of the mapped file.
+    pub(crate) fn shared(&self, e: &Entry) -> Result<Bytes, FileError> {
+        let all = match self.map.get() {
+            Some(m) => m,
+            None => {
+                let m = map_file(&self.file, self.len, &self.path)?;
+                let _ = self.map.set(m);
+                self.map.get().expect("set just now")
+            }
+        };
+        all.slice(e.offset as usize..(e.offset + u64::from(e.len)) as usize)
+            .ok_or_else(|| FileError(langonrock_core::pack::corrupt(&self.name, "is truncated")))
     }
 
     /// Every record it holds, with its bytes (for merging and compaction).

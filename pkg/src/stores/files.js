@@ -229,6 +229,9 @@ async function readFromPack(pack, wanted) {
 }
 
 class FilesTenant {
+  // Derived records leave the texts to this store: its source records are read from the
+  // packs as they are (docs/records.md "Derived record").
+  sourcesInPlace = true;
   #closed = false;
   // The last generation this handle saw as the head: where the next search starts.
   #known = 0;
