@@ -436,11 +436,18 @@ impl Engine {
     ) -> Result<(Model, SnapshotTree, crate::compile::LinkDelta)> {
         let old = self.served.clone();
         if !self.linker_ready {
-            // The served state came from a derived record: the tenant pass over its
-            // decoded parses gives the linker (the model it holds equals the served one).
-            let mut linker = Linker::new(Ambiguity::Serve);
-            linker.apply(TenantState::default().diff(&old.state))?;
-            self.linker = linker;
+            // The served state came from a derived record: the linker is rebuilt from its
+            // decoded parses and model without resolving links again; should the model not
+            // fit the parses, the tenant pass over them gives it.
+            let docs = TenantState::default().diff(&old.state);
+            self.linker = match Linker::restore(Ambiguity::Serve, docs, &old.model) {
+                Ok(linker) => linker,
+                Err(_) => {
+                    let mut linker = Linker::new(Ambiguity::Serve);
+                    linker.apply(TenantState::default().diff(&old.state))?;
+                    linker
+                }
+            };
             self.linker_ready = true;
         }
         let changes = old.state.diff(state);

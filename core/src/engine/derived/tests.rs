@@ -97,6 +97,13 @@ fn round_trip_gives_the_same_state() {
     }
     // The decoded state encodes to the same record again.
     assert_eq!(d.derived_record(TODAY, true).unwrap().1, bytes);
+    // Its linker is rebuilt from the decoded model without resolving again, and holds
+    // what the compile's linker holds.
+    let docs = super::super::TenantState::default().diff(&d.state);
+    let restored =
+        crate::compile::Linker::restore(crate::compile::Ambiguity::Serve, docs, &d.model)
+            .expect("the decoded model fits its documents");
+    assert_eq!(restored.dump(), e.linker.dump());
     // An open from a derived record does not make one due.
     let mut o = o;
     assert!(o.take_derived().is_none());
