@@ -236,8 +236,7 @@ pub fn schema_name(s: &str) -> Result<String> {
         && s.len() <= 63
         && !s.as_bytes()[0].is_ascii_digit()
         && !s.starts_with("pg_")
-        && s
-            .bytes()
+        && s.bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
     if ok {
         Ok(s.to_string())
@@ -306,16 +305,24 @@ mod tests {
             "postgres://app:s3cret@db.example:5433/kb?tenant=Acme&sslmode=require&schema=lr_2",
         )
         .unwrap();
-        assert_eq!(d.url, "postgres://app:s3cret@db.example:5433/kb?sslmode=require");
+        assert_eq!(
+            d.url,
+            "postgres://app:s3cret@db.example:5433/kb?sslmode=require"
+        );
         assert_eq!(d.tenant.as_deref(), Some("acme"));
         assert_eq!(d.schema, "lr_2");
-        assert_eq!(d.redacted(), "postgres://app:***@db.example:5433/kb?sslmode=require");
+        assert_eq!(
+            d.redacted(),
+            "postgres://app:***@db.example:5433/kb?sslmode=require"
+        );
         assert!(!format!("{d:?}").contains("s3cret"));
         let d = parse_postgresql_default();
         assert_eq!(d.url, "postgresql://localhost/kb");
         assert_eq!((d.tenant, d.schema.as_str()), (None, "langonrock"));
         assert_eq!(
-            msg(parse_postgres_dsn("postgres://h/db?tenant=x%27%3Bdrop%20table")),
+            msg(parse_postgres_dsn(
+                "postgres://h/db?tenant=x%27%3Bdrop%20table"
+            )),
             "invalid tenant id \"x';drop table\": expected 1-64 chars of [a-z0-9_-]"
         );
         assert_eq!(
@@ -327,7 +334,11 @@ mod tests {
             "invalid dsn \"postgres:u:pw@h/db\": expected postgres://<user>:<password>@<host>:<port>/<database>?tenant=<t>"
         );
         assert_eq!(
-            parse_postgres_dsn("postgres://h/db").unwrap().require_tenant().unwrap_err().message(),
+            parse_postgres_dsn("postgres://h/db")
+                .unwrap()
+                .require_tenant()
+                .unwrap_err()
+                .message(),
             "postgres dsn needs ?tenant="
         );
         assert_eq!(

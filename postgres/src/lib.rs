@@ -197,11 +197,7 @@ impl PgStore {
     pub fn connect(dsn: &PostgresDsn, options: &Options) -> Result<PgStore, Error> {
         let (url, choice) = tls::take_tls_params(&dsn.url)?;
         let mut config = Config::from_str(&url).map_err(|e| {
-            Error::Invalid(format!(
-                "invalid dsn \"{}\": {}",
-                dsn.redacted(),
-                chain(&e)
-            ))
+            Error::Invalid(format!("invalid dsn \"{}\": {}", dsn.redacted(), chain(&e)))
         })?;
         config.ssl_mode(choice.mode);
         if config.get_connect_timeout().is_none() {
@@ -452,7 +448,9 @@ impl Store for PgStore {
                 SwapOutcome::Failed(describe("cannot swap the head", &e))
             }
             // The statement was sent and no answer came back: it may have committed.
-            Err(e) => SwapOutcome::Indeterminate(describe("lost the connection during the head swap", &e)),
+            Err(e) => {
+                SwapOutcome::Indeterminate(describe("lost the connection during the head swap", &e))
+            }
         }
     }
 

@@ -173,4 +173,3 @@ pub(crate) fn migrate(client: &mut Client, sql: &Sql, create: bool) -> Result<()
     }
     tx.commit().map_err(err)
 }
-

@@ -80,7 +80,10 @@ fn decode(v: &str) -> String {
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'%' {
-            if let Some(x) = v.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(h, 16).ok()) {
+            if let Some(x) = v
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+            {
                 out.push(x);
                 i += 3;
                 continue;
@@ -117,8 +120,7 @@ pub(crate) fn connector(choice: &TlsChoice) -> Result<MakeRustlsConnect, Error> 
         }
         if roots.is_empty() {
             return Err(Error::Invalid(
-                "sslmode=verify-full found no root certificate: pass sslrootcert=<PEM file>"
-                    .into(),
+                "sslmode=verify-full found no root certificate: pass sslrootcert=<PEM file>".into(),
             ));
         }
         builder.with_root_certificates(roots).with_no_client_auth()
@@ -187,7 +189,10 @@ mod tests {
 
     #[test]
     fn modes() {
-        let (url, c) = take_tls_params("postgres://h/db?sslmode=verify-full&sslrootcert=%2Ftmp%2Fca.pem&application_name=x").unwrap();
+        let (url, c) = take_tls_params(
+            "postgres://h/db?sslmode=verify-full&sslrootcert=%2Ftmp%2Fca.pem&application_name=x",
+        )
+        .unwrap();
         assert_eq!(url, "postgres://h/db?application_name=x");
         assert_eq!(
             c,
@@ -198,9 +203,14 @@ mod tests {
             }
         );
         let (url, c) = take_tls_params("postgres://h/db").unwrap();
-        assert_eq!((url.as_str(), c.mode, c.verify), ("postgres://h/db", SslMode::Prefer, false));
         assert_eq!(
-            take_tls_params("postgres://h/db?sslmode=verify-ca").unwrap_err().message(),
+            (url.as_str(), c.mode, c.verify),
+            ("postgres://h/db", SslMode::Prefer, false)
+        );
+        assert_eq!(
+            take_tls_params("postgres://h/db?sslmode=verify-ca")
+                .unwrap_err()
+                .message(),
             "unsupported sslmode \"verify-ca\": use disable, prefer, require or verify-full"
         );
         let missing = TlsChoice {

@@ -17,5 +17,9 @@ mod engine_props;
 mod files_store;
 /// The golden that the wasm32 build must reproduce byte for byte.
 mod parity;
+/// A real PostgreSQL server for the tests, and a proxy that cuts connections.
+mod pg;
+/// The PostgreSQL store against the conformance suite, faults and bad input.
+mod postgres_store;
 /// Helpers: golden files, test data paths.
 mod util;
