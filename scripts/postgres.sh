@@ -6,10 +6,13 @@
 #
 #   bash scripts/postgres.sh run <command…>   starts a server, runs the command with
 #                                             LANGONROCK_TEST_POSTGRES set, stops the server
-#   bash scripts/postgres.sh start <dir> [--watch <pid>]
+#   bash scripts/postgres.sh start <dir> [--tls] [--watch <pid>]
 #                                             starts one in <dir> (new or empty); prints the
 #                                             DSN and writes it to <dir>/dsn. With --watch it
 #                                             stops by itself once process <pid> has exited.
+#                                             With --tls it also offers TLS, with a server
+#                                             certificate for 127.0.0.1 signed by a test CA
+#                                             (<dir>/ca.crt).
 #   bash scripts/postgres.sh stop <dir>       stops it and removes <dir>
 #   bash scripts/postgres.sh down|up <dir>    stops or starts it again, keeping its data (the
 #                                             tests that restart the server)
@@ -42,8 +45,27 @@ free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# A test CA and a server certificate for 127.0.0.1 and localhost, signed by it.
+make_certs() {
+  local dir=$1
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -subj /CN=langonrock-test-ca -keyout "$dir/ca.key" -out "$dir/ca.crt" 2>/dev/null
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=127.0.0.1 \
+    -keyout "$dir/server.key" -out "$dir/server.csr" 2>/dev/null
+  printf '%s\n' 'subjectAltName=IP:127.0.0.1,DNS:localhost' 'basicConstraints=CA:FALSE' \
+    'keyUsage=digitalSignature' 'extendedKeyUsage=serverAuth' >"$dir/server.ext"
+  openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" -CAcreateserial \
+    -days 2 -extfile "$dir/server.ext" -out "$dir/server.crt" 2>/dev/null
+  # A CA that signed nothing here: the tests' untrusted root.
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -subj /CN=langonrock-other-ca -keyout "$dir/other-ca.key" -out "$dir/other-ca.crt" 2>/dev/null
+  chmod 600 "$dir/server.key"
+  [ "$(id -u)" = 0 ] && chown "$PG_USER" "$dir/server.key" "$dir/server.crt"
+  return 0
+}
+
 start() {
-  local dir=$1 watch=${2:-}
+  local dir=$1 tls=$2 watch=${3:-}
   local bin
   bin=$(bindir)
   mkdir -p "$dir"
@@ -63,7 +85,12 @@ start() {
   rm -f "$dir/pwfile"
   port=$(free_port)
   printf '%s\n' "$bin" >"$dir/bindir"
-  printf '%s\n' "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir -c max_connections=300 -c log_min_messages=warning" >"$dir/opts"
+  local opts="-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir -c max_connections=300 -c log_min_messages=warning"
+  if [ "$tls" = yes ]; then
+    make_certs "$dir"
+    opts="$opts -c ssl=on -c ssl_cert_file=$dir/server.crt -c ssl_key_file=$dir/server.key"
+  fi
+  printf '%s\n' "$opts" >"$dir/opts"
   up "$dir"
   local dsn="postgres://langonrock:$password@127.0.0.1:$port/postgres?sslmode=disable"
   printf '%s\n' "$dsn" >"$dir/dsn"
@@ -97,8 +124,17 @@ stop() {
 
 case "${1:-}" in
   start)
-    [ $# -ge 2 ] || { echo "usage: $0 start <dir> [--watch <pid>]" >&2; exit 2; }
-    if [ "${3:-}" = --watch ]; then start "$2" "${4:?--watch needs a pid}"; else start "$2"; fi
+    [ $# -ge 2 ] || { echo "usage: $0 start <dir> [--tls] [--watch <pid>]" >&2; exit 2; }
+    dir=$2 tls=no watch=
+    shift 2
+    while [ $# -gt 0 ]; do
+      case $1 in
+        --tls) tls=yes; shift ;;
+        --watch) watch=${2:?--watch needs a pid}; shift 2 ;;
+        *) echo "unknown option $1" >&2; exit 2 ;;
+      esac
+    done
+    start "$dir" "$tls" "$watch"
     ;;
   up | down)
     [ $# -ge 2 ] || { echo "usage: $0 $1 <dir>" >&2; exit 2; }
@@ -113,13 +149,13 @@ case "${1:-}" in
     [ $# -ge 1 ] || { echo "usage: $0 run <command…>" >&2; exit 2; }
     dir=$(mktemp -d /tmp/langonrock-pg.XXXXXX)
     trap 'stop "$dir"' EXIT
-    LANGONROCK_TEST_POSTGRES=$(start "$dir")
+    LANGONROCK_TEST_POSTGRES=$(start "$dir" no)
     LANGONROCK_TEST_POSTGRES_DIR=$dir
     export LANGONROCK_TEST_POSTGRES LANGONROCK_TEST_POSTGRES_DIR
     "$@"
     ;;
   *)
-    echo "usage: $0 run <command…> | start <dir> [--watch <pid>] | stop <dir>" >&2
+    echo "usage: $0 run <command…> | start <dir> [--tls] [--watch <pid>] | stop|down|up <dir>" >&2
     exit 2
     ;;
 esac

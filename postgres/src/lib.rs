@@ -169,6 +169,9 @@ fn connect_error(place: &str, e: &postgres::Error) -> Error {
         _ if e.as_db_error().is_some() => {
             Error::Store(format!("PostgreSQL at {place} refused the connection: {why}"))
         }
+        _ if why.starts_with("error performing TLS handshake") => Error::Invalid(format!(
+            "cannot connect to PostgreSQL at {place} over tls: {why}: pass sslrootcert=<PEM file of the server's CA> with sslmode=verify-full, or use sslmode=require"
+        )),
         _ if why.contains("password missing") => Error::Invalid(format!(
             "cannot log in to PostgreSQL at {place}: the server asks for a password: put it in the dsn (postgres://<user>:<password>@…)"
         )),

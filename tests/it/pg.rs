@@ -25,6 +25,12 @@ impl Server {
     /// A new private server in a fresh temporary directory (a test that stops and restarts
     /// its server must not share one).
     pub fn start_private(tag: &str) -> Server {
+        Server::start_with(tag, false)
+    }
+
+    /// A new private server that also offers TLS, its certificate signed by the test CA in
+    /// `<dir>/ca.crt`.
+    pub fn start_with(tag: &str, tls: bool) -> Server {
         let dir = std::env::temp_dir().join(format!(
             "langonrock-pg-{tag}-{}-{}",
             std::process::id(),
@@ -35,6 +41,7 @@ impl Server {
             .arg(script())
             .arg("start")
             .arg(&dir)
+            .args(tls.then_some("--tls"))
             .arg("--watch")
             .arg(std::process::id().to_string())
             .output()

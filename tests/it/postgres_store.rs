@@ -663,3 +663,56 @@ fn a_corrupt_put_rolls_the_commit_back() {
         "CORRUPT"
     );
 }
+
+/// The TLS modes against a server offering TLS with a certificate from a test CA:
+/// `disable` talks plain TCP, `require` encrypts, `verify-full` encrypts after checking the
+/// certificate against `sslrootcert`, and refuses a certificate it cannot check.
+#[test]
+fn tls_modes() {
+    let server = Server::start_with("tls", true);
+    let ca = server.dir.join("ca.crt");
+    let mut admin = server.admin();
+    let encrypted = |admin: &mut postgres::Client, app: &str| -> bool {
+        admin
+            .query_one(
+                "SELECT bool_and(s.ssl) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE a.application_name = $1",
+                &[&app],
+            )
+            .unwrap()
+            .get::<_, Option<bool>>(0)
+            .expect("a connection of the store is open")
+    };
+    for (mode, extra, want) in [
+        ("disable", String::new(), false),
+        ("require", String::new(), true),
+        (
+            "verify-full",
+            format!("&sslrootcert={}", ca.display()),
+            true,
+        ),
+    ] {
+        let app = format!("tls_{}", mode.replace('-', "_"));
+        let dsn = server.dsn_with(&format!(
+            "sslmode={mode}{extra}&application_name={app}&schema={app}"
+        ));
+        let mut store = PgStore::connect(&parse_postgres_dsn(&dsn).unwrap(), &Options::default())
+            .unwrap_or_else(|e| panic!("{mode}: {e:?}"));
+        assert_eq!(store.read_head("t").unwrap(), None);
+        assert_eq!(encrypted(&mut admin, &app), want, "{mode}");
+    }
+    // No root that signed the server's certificate: refused, naming the fix.
+    let err = connect_err(&server.dsn_with(&format!(
+        "sslmode=verify-full&sslrootcert={}",
+        server.dir.join("other-ca.crt").display()
+    )));
+    assert_eq!(err.code(), "INVALID");
+    assert!(
+        err.message().starts_with("cannot connect to PostgreSQL at 127.0.0.1:")
+            && err.message().contains(" over tls: error performing TLS handshake: invalid peer certificate: ")
+            && err.message().ends_with(": pass sslrootcert=<PEM file of the server's CA> with sslmode=verify-full, or use sslmode=require"),
+        "{}",
+        err.message()
+    );
+    server.ctl("down");
+    let _ = std::fs::remove_dir_all(&server.dir);
+}
