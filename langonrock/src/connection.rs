@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The refusal of a write on a read-only connection.
 pub const READ_ONLY: &str = "connection is read-only";
@@ -43,7 +43,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 // Stores a connection shares between threads
 
 /// A tenant store that threads share: each call is one store step.
-trait Backend: Send + Sync {
+pub(crate) trait Backend: Send + Sync {
     /// Performs one step of an operation.
     fn serve(&self, tenant: &str, need: Need) -> Answer;
     /// Puts one record (the derived record).
@@ -52,7 +52,37 @@ trait Backend: Send + Sync {
     fn lock_writer(&self, tenant: &str) -> Result<Option<Box<dyn Send>>, Error>;
     /// The data root of a files store.
     fn data(&self) -> Option<&Path>;
+    /// A flag the store sets when `tenant`'s head may have moved (a shared database's change
+    /// feed). With one, reads skip reading the head while the flag is clear and the last
+    /// read of it is younger than a second; without, every read reads the head.
+    fn watch(&self, _tenant: &str) -> Option<Arc<AtomicBool>> {
+        None
+    }
+    /// Starts following the store's change feed, when it has one.
+    fn follow(&self) {}
+    /// The store's clock, when its put times come from it (a shared database): `gc`'s
+    /// `now`. `None`: the connection's clock.
+    fn now_millis(&self) -> Option<Result<u64, Error>> {
+        None
+    }
 }
+
+/// When a connection over a watched store last read the head, and whether it must again.
+struct Watch {
+    stale: Arc<AtomicBool>,
+    last: Mutex<Option<Instant>>,
+}
+
+impl Watch {
+    /// Whether reads may skip reading the head.
+    fn fresh(&self) -> bool {
+        !self.stale.load(Ordering::Acquire)
+            && lock(&self.last).is_some_and(|t| t.elapsed() < HEAD_POLL)
+    }
+}
+
+/// How long a connection over a watched store serves reads without reading the head.
+pub const HEAD_POLL: Duration = Duration::from_secs(1);
 
 #[cfg(feature = "files")]
 impl Backend for crate::files::Files {
@@ -134,6 +164,11 @@ impl Options {
         self
     }
 
+    /// Whether connections opened with these options are read-only.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
     /// Opens without reading the tenant: for `verify` and `repair`, which must run on a
     /// store that fails closed. Reads load it on first use.
     pub fn unloaded(mut self) -> Options {
@@ -156,6 +191,18 @@ impl Options {
 
     /// Opens the tenant a DSN names (see [`crate::open`]).
     pub fn open(&self, dsn: &str) -> Result<Connection, Error> {
+        if langonrock_core::dsn::is_postgres(dsn) {
+            #[cfg(feature = "postgres")]
+            {
+                let d = langonrock_core::dsn::parse_postgres_dsn(dsn)?;
+                let db = crate::postgres::database(&d, self.read_only)?;
+                return self.open_postgres(&db, d.require_tenant()?);
+            }
+            #[cfg(not(feature = "postgres"))]
+            return Err(Error::Invalid(
+                "a postgres: dsn needs langonrock built with the `postgres` feature".into(),
+            ));
+        }
         let d = langonrock_core::dsn::parse_dsn(dsn, cfg!(windows))?;
         let data = match d.data {
             Some(p) => PathBuf::from(p),
@@ -174,6 +221,16 @@ impl Options {
     #[cfg(feature = "files")]
     pub fn open_files(&self, data: &Path, tenant: &str) -> Result<Connection, Error> {
         Connection::start(Arc::new(crate::files::Files::new(data)), tenant, self)
+    }
+
+    /// Opens `tenant` of a PostgreSQL database (see [`crate::postgres::database`]).
+    #[cfg(feature = "postgres")]
+    pub fn open_postgres(
+        &self,
+        db: &Arc<crate::postgres::Database>,
+        tenant: &str,
+    ) -> Result<Connection, Error> {
+        Connection::start(Arc::new(crate::postgres::Backend(db.clone())), tenant, self)
     }
 
     /// Opens `tenant` of a store shared with other connections (a memory store, a test
@@ -277,6 +334,8 @@ pub struct Connection {
     busy: AtomicBool,
     /// Puts the head's derived record (engine.md §9.1 rule 4); `None` when read-only.
     derived: Mutex<Option<DerivedWriter>>,
+    /// Over a shared database: when the head must be read again.
+    watch: Option<Watch>,
 }
 
 /// Clears the busy flag when an exclusive operation ends, however it ends.
@@ -323,7 +382,12 @@ impl Connection {
                 opts.clock.clone(),
             )
         });
+        let watch = store.watch(&tenant).map(|stale| Watch {
+            stale,
+            last: Mutex::new(None),
+        });
         let c = Connection {
+            watch,
             published: Mutex::new(Published {
                 served: engine.read(),
                 has_head: false,
@@ -371,6 +435,13 @@ impl Connection {
         }
         #[cfg(not(feature = "files"))]
         None
+    }
+
+    /// For a host that serves for longer than one command (`serve`, `mcp`): over a shared
+    /// database, follow its change feed, so another replica's commit is seen at once rather
+    /// than within a second. Nothing to do for other stores.
+    pub fn follow_changes(&self) {
+        self.store.follow();
     }
 
     /// The connection's clock.
@@ -466,20 +537,37 @@ impl Connection {
     /// Reads the store's head and loads it when it moved.
     pub fn refresh(&self) -> Result<OpenResult, Error> {
         let _r = lock(&self.refreshing);
-        self.run(Engine::refresh)
+        self.read_head()
+    }
+
+    /// The refresh itself (the caller holds `refreshing`). Over a watched store the stale
+    /// flag is cleared before the head is read, so a notice arriving meanwhile is kept.
+    fn read_head(&self) -> Result<OpenResult, Error> {
+        if let Some(w) = &self.watch {
+            w.stale.store(false, Ordering::Release);
+        }
+        let r = self.run(Engine::refresh);
+        if let Some(w) = &self.watch {
+            match &r {
+                Ok(_) => *lock(&w.last) = Some(Instant::now()),
+                Err(_) => w.stale.store(true, Ordering::Release),
+            }
+        }
+        r
     }
 
     /// Before a read: refresh, unless an exclusive operation is in flight, whose reads see
-    /// the last published revision (engine.md §8.6).
+    /// the last published revision (engine.md §8.6), or the store is watched and nothing
+    /// says the head moved since it was read, less than [`HEAD_POLL`] ago.
     fn before_read(&self) -> Result<(), Error> {
-        if self.busy() {
+        if self.busy() || self.watch.as_ref().is_some_and(Watch::fresh) {
             return Ok(());
         }
         let _r = lock(&self.refreshing);
-        if self.busy() {
+        if self.busy() || self.watch.as_ref().is_some_and(Watch::fresh) {
             return Ok(());
         }
-        self.run(Engine::refresh).map(|_| ())
+        self.read_head().map(|_| ())
     }
 
     /// The served state after a refresh.
@@ -669,11 +757,15 @@ impl Connection {
         }
         self.exclusive(false, || {
             self.refresh()?;
+            let now = match self.store.now_millis() {
+                Some(now) => now?,
+                None => self.clock.millis(),
+            };
             let opts = GcOptions {
                 keep,
                 dry_run,
                 grace_ms,
-                now: self.clock.millis(),
+                now,
             };
             self.run(move |e| e.gc(opts))
         })

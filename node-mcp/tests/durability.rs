@@ -1,20 +1,38 @@
-//! Crash safety and concurrency of the files store, with the real binary.
+//! Crash safety and concurrency of the files store and of the PostgreSQL store (a real
+//! server, docs/postgres.md), with the real binary: each test runs on both.
 //!
 //! - `sigkill_during_commits`: a `langonrock mcp` process commits two-document transactions
 //!   and is killed with SIGKILL at a random moment, trial after trial, on one tenant. After
 //!   every kill the store opens and verifies, every acknowledged commit is there, and the two
 //!   documents always carry the same generation (no half commit is ever visible).
-//!   `LANGONROCK_CRASH_TRIALS` raises the number of trials (default 200) for a stress run.
+//!   `LANGONROCK_CRASH_TRIALS` sets the number of trials (default 200 on files, 50 on
+//!   PostgreSQL) for a stress run.
 //! - `racing_writers`: two server processes read the same hash and write with it as
 //!   `replaces`, round after round: exactly one wins each race, no update is lost.
 
 mod common;
 
 use common::{Rpc, TempDir};
-use langonrock::Connection as Conn;
+use langonrock::{Options, Root};
 use serde_json::json;
-use std::path::Path;
 use std::time::{Duration, Instant};
+
+/// A fresh schema of the test server, as a data root, and the DSN of a tenant in it.
+fn postgres_root(tag: &str) -> (Root, impl Fn(&str) -> String) {
+    let server = langonrock_postgres::test_server::server();
+    let base = server.dsn_with(&format!("schema={tag}_{}", std::process::id()));
+    let root = Root::from_data(&base).expect("a postgres root");
+    (root, move |tenant: &str| format!("{base}&tenant={tenant}"))
+}
+
+/// A files data root in `dir`, and the DSN of a tenant in it.
+fn files_root(dir: &TempDir) -> (Root, impl Fn(&str) -> String) {
+    let data = dir.path().join("data");
+    let dsn_root = data.clone();
+    (Root::Files(data), move |tenant: &str| {
+        format!("okf://{}?tenant={tenant}", dsn_root.display())
+    })
+}
 
 /// A small deterministic generator (xorshift), so a failing trial can be replayed.
 struct Rng(u64);
@@ -40,8 +58,11 @@ fn hash(text: &str) -> String {
 }
 
 /// The generation both documents hold, checking they agree, or 0 for an empty tenant.
-fn stored_generation(data: &Path, tenant: &str) -> u64 {
-    let conn = Conn::open(data, tenant, true).expect("the store opens after a kill");
+fn stored_generation(root: &Root, tenant: &str) -> u64 {
+    let conn = Options::default()
+        .read_only(true)
+        .open_root(root, tenant)
+        .expect("the store opens after a kill");
     let v = conn.verify().expect("verify runs");
     assert!(v.ok, "the store verifies after a kill: {:?}", v.issues);
     let a = conn.read_source("crash", "a.md").expect("read a");
@@ -81,12 +102,24 @@ fn transaction(current: u64, next: u64) -> serde_json::Value {
 
 #[test]
 fn sigkill_during_commits() {
+    let dir = TempDir::new("crash");
+    let (root, dsn) = files_root(&dir);
+    sigkill_trials(&root, &dsn, 200);
+}
+
+/// The same on PostgreSQL: 50 trials by default (each process logs in to the server, which
+/// costs more than opening files); `LANGONROCK_CRASH_TRIALS=200` for the full run.
+#[test]
+fn sigkill_during_commits_on_postgres() {
+    let (root, dsn) = postgres_root("crash");
+    sigkill_trials(&root, &dsn, 50);
+}
+
+fn sigkill_trials(data: &Root, dsn_of: &dyn Fn(&str) -> String, default_trials: u64) {
     let trials: u64 = std::env::var("LANGONROCK_CRASH_TRIALS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(200);
-    let dir = TempDir::new("crash");
-    let data = dir.path().join("data");
+        .unwrap_or(default_trials);
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let mut acknowledged = 0u64;
     let mut sent = 0u64;
@@ -101,8 +134,8 @@ fn sigkill_during_commits() {
             acknowledged = 0;
             sent = 0;
         }
-        let dsn = format!("okf://{}?tenant={tenant}", data.display());
-        let current = stored_generation(&data, &tenant);
+        let dsn = dsn_of(&tenant);
+        let current = stored_generation(data, &tenant);
         assert!(
             current >= acknowledged,
             "trial {trial}: acknowledged generation {acknowledged} lost (store holds {current})"
@@ -131,7 +164,7 @@ fn sigkill_during_commits() {
             std::thread::sleep(Duration::from_micros(delay));
         }
         rpc.kill();
-        let after = stored_generation(&data, &tenant);
+        let after = stored_generation(data, &tenant);
         assert!(
             after == gen || after == next,
             "trial {trial}: the store holds generation {after}, expected {gen} or {next}"
@@ -141,10 +174,10 @@ fn sigkill_during_commits() {
             acknowledged = next;
         }
     }
-    let final_gen = stored_generation(&data, &tenant);
+    let final_gen = stored_generation(data, &tenant);
     assert!(final_gen >= acknowledged);
     println!(
-        "crash safety: {trials} SIGKILL trials in {:.1} s, {total_sent} commits sent, {kills_in_flight} of the killed commits had landed, {} had not; store verified after every kill",
+        "crash safety ({data}): {trials} SIGKILL trials in {:.1} s, {total_sent} commits sent, {kills_in_flight} of the killed commits had landed, {} had not; store verified after every kill",
         started.elapsed().as_secs_f64(),
         trials - kills_in_flight
     );
@@ -159,10 +192,20 @@ fn retry_hash(text: &str) -> Option<String> {
 
 #[test]
 fn racing_writers() {
-    let rounds = 40;
     let dir = TempDir::new("race");
-    let data = dir.path().join("data");
-    let dsn = format!("okf://{}?tenant=race", data.display());
+    let (root, dsn) = files_root(&dir);
+    race(&root, &dsn("race"));
+}
+
+#[test]
+fn racing_writers_on_postgres() {
+    let (root, dsn) = postgres_root("race");
+    race(&root, &dsn("race"));
+}
+
+fn race(data: &Root, dsn: &str) {
+    let rounds = 40;
+    let dsn = dsn.to_string();
     {
         let mut rpc = Rpc::start(&dsn, &[]);
         let (t, err) = rpc.call(
@@ -229,7 +272,10 @@ fn racing_writers() {
         wins += usize::from(a.2) + usize::from(b.2);
     }
     // No update is lost: every win is one revision on top of the creating one.
-    let conn = Conn::open(&data, "race", true).expect("open");
+    let conn = Options::default()
+        .read_only(true)
+        .open_root(data, "race")
+        .expect("open");
     let page = conn
         .history(langonrock_core::engine::HistoryRequest {
             before: None,

@@ -16,6 +16,8 @@
 
 mod listen;
 mod schema;
+#[cfg(feature = "test-server")]
+pub mod test_server;
 mod tls;
 
 pub use listen::{Listener, Notice};
@@ -29,6 +31,7 @@ use langonrock_core::Error;
 use postgres::{Client, Config, GenericClient};
 use schema::Sql;
 use std::str::FromStr as _;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_postgres_rustls::MakeRustlsConnect;
@@ -46,7 +49,9 @@ const BATCH_BYTES: usize = 8 << 20;
 #[derive(Debug, Clone)]
 pub struct Options {
     /// Create the schema when it is missing (false for a read-only server, which never
-    /// writes to the store).
+    /// writes to the store: without the schema it reads an empty database, and refuses
+    /// writes with `the database has no langonrock schema "<s>": connect once without
+    /// --read-only to create it`).
     pub create: bool,
     /// The most connections the pool opens.
     pub max_connections: u32,
@@ -68,6 +73,9 @@ struct Manager {
     tls: MakeRustlsConnect,
     /// `host:port/database`, for messages.
     place: String,
+    /// The first connection, made (and its errors classified) before the pool existed:
+    /// the pool's first connection is this one rather than a second login.
+    seed: Arc<std::sync::Mutex<Option<Client>>>,
 }
 
 impl Manager {
@@ -116,7 +124,11 @@ impl r2d2::ManageConnection for Manager {
     type Error = PoolError;
 
     fn connect(&self) -> Result<Client, PoolError> {
-        Manager::connect(self).map_err(|e| PoolError(chain(&e)))
+        let seed = self.seed.lock().ok().and_then(|mut s| s.take());
+        match seed {
+            Some(c) if !c.is_closed() => Ok(c),
+            _ => Manager::connect(self).map_err(|e| PoolError(chain(&e))),
+        }
     }
 
     fn is_valid(&self, client: &mut Client) -> Result<(), PoolError> {
@@ -135,6 +147,9 @@ struct Inner {
     pool: r2d2::Pool<Manager>,
     manager: Manager,
     sql: Sql,
+    /// The schema did not exist when a store that may not create it connected: reads
+    /// answer as for an empty database until it appears.
+    absent: AtomicBool,
 }
 
 /// The PostgreSQL store of one database and schema, for every tenant in it. Clones share
@@ -219,20 +234,29 @@ impl PgStore {
             tls: tls::connector(&choice)?,
             config,
             place: place.clone(),
+            seed: Arc::default(),
         };
         let mut first = manager.connect().map_err(|e| connect_error(&place, &e))?;
         let sql = Sql::new(&dsn.schema);
-        schema::migrate(&mut first, &sql, options.create)?;
-        drop(first);
+        let present = schema::migrate(&mut first, &sql, options.create)?;
+        if let Ok(mut seed) = manager.seed.lock() {
+            *seed = Some(first);
+        }
         let pool = r2d2::Pool::builder()
             .max_size(options.max_connections.max(1))
             .min_idle(Some(0))
+            .idle_timeout(Some(Duration::from_secs(60)))
             .connection_timeout(CONNECTION_TIMEOUT)
             .test_on_check_out(true)
             .error_handler(Box::new(r2d2::NopErrorHandler))
             .build_unchecked(manager.clone());
         Ok(PgStore {
-            inner: Arc::new(Inner { pool, manager, sql }),
+            inner: Arc::new(Inner {
+                pool,
+                manager,
+                sql,
+                absent: AtomicBool::new(!present),
+            }),
         })
     }
 
@@ -255,6 +279,34 @@ impl PgStore {
         })
     }
 
+    /// Whether the tables exist. A store connected to a database without them (read-only)
+    /// looks again each time, so it sees a schema another process created meanwhile.
+    fn ready(&self, c: &mut Client) -> Result<bool, StoreError> {
+        if !self.inner.absent.load(Ordering::Acquire) {
+            return Ok(true);
+        }
+        match schema::version(c, &self.inner.sql) {
+            Ok(None) => Ok(false),
+            Ok(Some(v)) if v == SCHEMA_VERSION => {
+                self.inner.absent.store(false, Ordering::Release);
+                Ok(true)
+            }
+            Ok(Some(v)) => Err(StoreError::Failed(schema::newer(v).message())),
+            Err(e) => Err(self.failed("cannot read the schema", &e)),
+        }
+    }
+
+    /// The refusal of a write while the tables do not exist.
+    fn writable(&self, c: &mut Client) -> Result<(), StoreError> {
+        if self.ready(c)? {
+            Ok(())
+        } else {
+            Err(StoreError::Failed(schema::no_schema(
+                &self.inner.sql.schema,
+            )))
+        }
+    }
+
     fn failed(&self, what: &str, e: &postgres::Error) -> StoreError {
         StoreError::Failed(format!(
             "PostgreSQL at {}: {}",
@@ -266,6 +318,9 @@ impl PgStore {
     /// Every tenant with a head, in Rust string order.
     pub fn tenants(&self) -> Result<Vec<String>, StoreError> {
         let mut c = self.client()?;
+        if !self.ready(&mut c)? {
+            return Ok(Vec::new());
+        }
         let rows = c
             .query(&self.inner.sql.tenants, &[])
             .map_err(|e| self.failed("cannot list the tenants", &e))?;
@@ -392,6 +447,9 @@ fn place(config: &Config) -> String {
 impl Store for PgStore {
     fn read_head(&mut self, tenant: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let mut c = self.client()?;
+        if !self.ready(&mut c)? {
+            return Ok(None);
+        }
         let row = c
             .query_opt(&self.inner.sql.read_head, &[&tenant])
             .map_err(|e| self.failed("cannot read the head", &e))?;
@@ -404,6 +462,9 @@ impl Store for PgStore {
             return Ok(out);
         }
         let mut c = self.client()?;
+        if !self.ready(&mut c)? {
+            return Ok(out);
+        }
         for (n, chunk) in keys.chunks(BATCH_ROWS).enumerate() {
             let kinds: Vec<&str> = chunk.iter().map(|k| kind_name(k.kind)).collect();
             let digests: Vec<&[u8]> = chunk.iter().map(|k| &k.digest.0[..]).collect();
@@ -430,6 +491,7 @@ impl Store for PgStore {
             return Ok(());
         }
         let mut c = self.client()?;
+        self.writable(&mut c)?;
         let mut tx = c
             .transaction()
             .map_err(|e| self.failed("cannot store records", &e))?;
@@ -443,6 +505,9 @@ impl Store for PgStore {
             Ok(c) => c,
             Err(StoreError::Failed(m) | StoreError::Corrupt(m)) => return SwapOutcome::Failed(m),
         };
+        if let Err(StoreError::Failed(m) | StoreError::Corrupt(m)) = self.writable(&mut c) {
+            return SwapOutcome::Failed(m);
+        }
         match self.swap(&mut *c, tenant, expected, new) {
             Ok(true) => SwapOutcome::Swapped,
             Ok(false) => SwapOutcome::Conflict,
@@ -465,6 +530,9 @@ impl Store for PgStore {
             Ok(c) => c,
             Err(e) => return CommitOutcome::Failed(e),
         };
+        if let Err(e) = self.writable(&mut c) {
+            return CommitOutcome::Failed(e);
+        }
         let mut tx = match c.transaction() {
             Ok(tx) => tx,
             Err(e) => return CommitOutcome::Failed(self.failed("cannot begin a commit", &e)),
@@ -488,6 +556,9 @@ impl Store for PgStore {
 
     fn keys(&mut self, tenant: &str) -> Result<Vec<KeyInfo>, StoreError> {
         let mut c = self.client()?;
+        if !self.ready(&mut c)? {
+            return Ok(Vec::new());
+        }
         let rows = c
             .query(&self.inner.sql.keys, &[&tenant])
             .map_err(|e| self.failed("cannot list records", &e))?;
@@ -508,6 +579,9 @@ impl Store for PgStore {
     /// refreshes it first (it stays) or waits and inserts it anew.
     fn remove(&mut self, tenant: &str, keys: &[Key], before: u64) -> Result<Vec<Key>, StoreError> {
         let mut c = self.client()?;
+        if !self.ready(&mut c)? {
+            return Ok(Vec::new());
+        }
         let before = i64::try_from(before).unwrap_or(i64::MAX);
         let mut removed = Vec::new();
         for chunk in keys.chunks(BATCH_ROWS) {

@@ -23,10 +23,11 @@ pub enum Notice<'a> {
     Resync,
 }
 
-/// A running listener; dropping it stops its thread.
+/// A running listener; dropping it stops its thread (within a tick, without waiting for
+/// it).
 pub struct Listener {
     stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    _thread: Option<JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for Listener {
@@ -38,9 +39,6 @@ impl std::fmt::Debug for Listener {
 impl Drop for Listener {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
     }
 }
 
@@ -53,7 +51,10 @@ pub(crate) fn start(manager: Manager, on: Callback) -> Listener {
         .name("langonrock-listen".into())
         .spawn(move || run(&manager, &on, &flag))
         .ok();
-    Listener { stop, thread }
+    Listener {
+        stop,
+        _thread: thread,
+    }
 }
 
 fn run(manager: &Manager, on: &Callback, stop: &AtomicBool) {

@@ -107,7 +107,10 @@ impl Sql {
 
 /// The schema version the database holds, `None` when it has no langonrock tables. It asks
 /// `to_regclass` first, so a missing table is no error (which would abort a transaction).
-fn version(client: &mut impl GenericClient, sql: &Sql) -> Result<Option<i32>, postgres::Error> {
+pub(crate) fn version(
+    client: &mut impl GenericClient,
+    sql: &Sql,
+) -> Result<Option<i32>, postgres::Error> {
     let exists: bool = client
         .query_one(
             "SELECT to_regclass($1) IS NOT NULL",
@@ -120,27 +123,32 @@ fn version(client: &mut impl GenericClient, sql: &Sql) -> Result<Option<i32>, po
     Ok(client.query_opt(&sql.read_version, &[])?.map(|r| r.get(0)))
 }
 
-fn newer(found: i32) -> Error {
+pub(crate) fn newer(found: i32) -> Error {
     Error::Invalid(format!(
         "database schema {found} is newer than this langonrock ({SCHEMA_VERSION}): upgrade langonrock"
     ))
 }
 
+/// The refusal of a write to a database without the schema, by a store that may not
+/// create it.
+pub(crate) fn no_schema(schema: &str) -> String {
+    format!(
+        "the database has no langonrock schema \"{schema}\": connect once without --read-only to create it"
+    )
+}
+
 /// Checks the schema version and, when the tables are missing and `create` is set, creates
 /// them under an advisory lock (so racing first connections create them once). A database
 /// with the current version is only read: a user without the right to create anything can
-/// use a schema an owner created.
-pub(crate) fn migrate(client: &mut Client, sql: &Sql, create: bool) -> Result<(), Error> {
+/// use a schema an owner created. Returns whether the tables exist (false only without
+/// `create`).
+pub(crate) fn migrate(client: &mut Client, sql: &Sql, create: bool) -> Result<bool, Error> {
     let err = |e: postgres::Error| Error::Store(crate::describe("cannot read the schema", &e));
     match version(client, sql).map_err(err)? {
-        Some(v) if v == SCHEMA_VERSION => return Ok(()),
+        Some(v) if v == SCHEMA_VERSION => return Ok(true),
         Some(v) if v > SCHEMA_VERSION => return Err(newer(v)),
-        _ if !create => {
-            return Err(Error::Invalid(format!(
-                "the database has no langonrock schema \"{}\": connect once without --read-only to create it",
-                sql.schema
-            )))
-        }
+        None if !create => return Ok(false),
+        _ if !create => return Err(Error::Invalid(no_schema(&sql.schema))),
         _ => {}
     }
     let who: (String, String) = client
@@ -157,7 +165,7 @@ pub(crate) fn migrate(client: &mut Client, sql: &Sql, create: bool) -> Result<()
     let found = version(&mut tx, sql).map_err(err)?;
     match found {
         Some(v) if v > SCHEMA_VERSION => return Err(newer(v)),
-        Some(v) if v == SCHEMA_VERSION => return tx.commit().map_err(err),
+        Some(v) if v == SCHEMA_VERSION => return tx.commit().map(|()| true).map_err(err),
         _ => {}
     }
     if let Err(e) = tx.batch_execute(&sql.create) {
@@ -171,5 +179,5 @@ pub(crate) fn migrate(client: &mut Client, sql: &Sql, create: bool) -> Result<()
         }
         return Err(err(e));
     }
-    tx.commit().map_err(err)
+    tx.commit().map(|()| true).map_err(err)
 }

@@ -486,21 +486,34 @@ fn no_right_to_create_the_schema() {
     let mut e = open(&mut store);
     let op = e.write("notes", "a.md", note("x"), None, &at(0));
     run(&mut e, &mut store, op).unwrap();
-    // A read-only server never creates the schema.
-    let err = PgStore::connect(
-        &parse_postgres_dsn(&format!("{}&schema={}", s.dsn, fresh_schema("ro"))).unwrap(),
-        &Options {
-            create: false,
-            ..Options::default()
-        },
-    )
-    .unwrap_err();
-    assert!(
-        err.message()
-            .starts_with("the database has no langonrock schema \"t_ro_"),
-        "{}",
-        err.message()
+    // A read-only store never creates the schema: it reads an empty database and refuses
+    // writes, until another connection creates the schema.
+    let ro_schema = fresh_schema("ro");
+    let ro_dsn = parse_postgres_dsn(&format!("{}&schema={ro_schema}", s.dsn)).unwrap();
+    let read_only = Options {
+        create: false,
+        ..Options::default()
+    };
+    let mut ro = PgStore::connect(&ro_dsn, &read_only).unwrap();
+    assert_eq!(ro.read_head("t").unwrap(), None);
+    assert_eq!(ro.tenants().unwrap(), Vec::<String>::new());
+    let refused = format!("the database has no langonrock schema \"{ro_schema}\": connect once without --read-only to create it");
+    assert_eq!(
+        ro.put("t", &Key::of(Kind::Source, b"x"), b"x"),
+        Err(StoreError::Failed(refused.clone()))
     );
+    assert_eq!(ro.swap_head("t", None, b"h"), SwapOutcome::Failed(refused));
+    let row = s
+        .admin()
+        .query_one(
+            "SELECT count(*) FROM pg_namespace WHERE nspname = $1",
+            &[&ro_schema],
+        )
+        .unwrap();
+    assert_eq!(row.get::<_, i64>(0), 0);
+    let mut rw = PgStore::connect(&ro_dsn, &Options::default()).unwrap();
+    assert_eq!(rw.swap_head("t", None, b"h"), SwapOutcome::Swapped);
+    assert_eq!(ro.read_head("t").unwrap().as_deref(), Some(&b"h"[..]));
 }
 
 #[test]

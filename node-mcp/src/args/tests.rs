@@ -26,7 +26,7 @@ fn e(args: &[&str]) -> String {
 
 fn t(tenant: &str) -> Target {
     Target {
-        data: PathBuf::from("/data"),
+        data: Root::Files(PathBuf::from("/data")),
         tenant: tenant.into(),
     }
 }
@@ -168,7 +168,7 @@ fn commands_parse() {
     assert_eq!(
         p(&["gc", "--dry-run", "--keep", "2", "--grace", "0"]),
         Ok(Command::Gc {
-            data: "/data".into(),
+            data: Root::Files("/data".into()),
             tenant: None,
             keep: Some(2),
             grace_ms: Some(0),
@@ -178,7 +178,7 @@ fn commands_parse() {
     assert_eq!(
         p(&["verify", "--tenant", "X", "--data", "/d2"]),
         Ok(Command::Verify {
-            data: "/d2".into(),
+            data: Root::Files("/d2".into()),
             tenant: Some("x".into())
         })
     );
@@ -210,7 +210,7 @@ fn commands_parse() {
         Ok(Command::Mcp {
             dsn: "okf:///srv/k?tenant=Acme".into(),
             target: Target {
-                data: "/srv/k".into(),
+                data: Root::Files("/srv/k".into()),
                 tenant: "acme".into()
             },
             database_tools: true,
@@ -225,7 +225,7 @@ fn data_root_resolution() {
         let mut args = vec!["snapshot", "--tenant", "a"];
         args.extend_from_slice(extra);
         match parse_with(&args, vars) {
-            Ok(Command::Snapshot { target }) => Ok(target.data),
+            Ok(Command::Snapshot { target }) => Ok(target.data.files().unwrap().to_path_buf()),
             Ok(other) => panic!("{other:?}"),
             Err(ArgError(m)) => Err(m),
         }
@@ -263,7 +263,9 @@ fn data_root_resolution() {
     // The mcp DSN without a path takes the same default.
     let env = env_with(&[("LANGONROCK_DATA", "/env")]);
     match parse(vec!["mcp".into(), "okf://?tenant=t".into()], &env) {
-        Ok(Command::Mcp { target, .. }) => assert_eq!(target.data, PathBuf::from("/env")),
+        Ok(Command::Mcp { target, .. }) => {
+            assert_eq!(target.data, Root::Files(PathBuf::from("/env")))
+        }
         other => panic!("{other:?}"),
     }
 }
