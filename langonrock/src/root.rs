@@ -27,7 +27,15 @@ impl std::fmt::Display for Root {
         match self {
             Root::Files(p) => write!(f, "{}", p.display()),
             #[cfg(feature = "postgres")]
-            Root::Postgres(d) => f.write_str(&d.redacted()),
+            Root::Postgres(d) => {
+                let url = d.redacted();
+                if d.schema == langonrock_core::dsn::DEFAULT_SCHEMA {
+                    f.write_str(&url)
+                } else {
+                    let sep = if url.contains('?') { '&' } else { '?' };
+                    write!(f, "{url}{sep}schema={}", d.schema)
+                }
+            }
         }
     }
 }

@@ -373,3 +373,42 @@ fn strict_integers() {
         Ok(usize::MAX)
     );
 }
+
+#[test]
+fn postgres_data_roots() {
+    let pg = |dsn: &str| Root::from_data(dsn).unwrap();
+    let dsn = "postgres://app:pw@db:5432/kb?tenant=Acme&sslmode=require";
+    match parse_with(&["snapshot", "--data", dsn], &[]) {
+        Ok(Command::Snapshot { target }) => {
+            assert_eq!(target.tenant, "acme");
+            assert_eq!(target.data, pg(dsn));
+            assert_eq!(
+                target.data.to_string(),
+                "postgres://app:***@db:5432/kb?sslmode=require"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    match parse_with(&["snapshot", "--data", dsn, "--tenant", "other"], &[]) {
+        Ok(Command::Snapshot { target }) => assert_eq!(target.tenant, "other"),
+        other => panic!("{other:?}"),
+    }
+    match parse_with(&["verify", "--data", "postgresql://db/kb"], &[]) {
+        Ok(Command::Verify { data, tenant }) => {
+            assert_eq!((data, tenant), (pg("postgresql://db/kb"), None));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        parse_with(&["manifest", "--data", "postgres://db/kb"], &[]),
+        Err(ArgError("--tenant is required".into()))
+    );
+    assert_eq!(
+        parse_with(&["mcp", "postgres://db/kb"], &[]),
+        Err(ArgError("postgres dsn needs ?tenant=".into()))
+    );
+    match parse_with(&["mcp", "postgres://db/kb?tenant=t"], &[]) {
+        Ok(Command::Mcp { target, .. }) => assert_eq!(target.tenant, "t"),
+        other => panic!("{other:?}"),
+    }
+}
