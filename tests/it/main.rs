@@ -21,5 +21,7 @@ mod parity;
 mod pg;
 /// The PostgreSQL store against the conformance suite, faults and bad input.
 mod postgres_store;
+/// A tool session through the native MCP call path, against a golden the JS suite shares.
+mod tool_session;
 /// Helpers: golden files, test data paths.
 mod util;
