@@ -63,10 +63,7 @@ fn run_ok(cmd: &mut Command) -> Result<(f64, String), String> {
     let out = cmd.output().map_err(|e| format!("cannot run: {e}"))?;
     let wall = ms(t.elapsed());
     if !out.status.success() {
-        return Err(format!(
-            "failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
+        return Err(format!("failed: {}", String::from_utf8_lossy(&out.stderr)));
     }
     Ok((wall, String::from_utf8_lossy(&out.stderr).into_owned()))
 }
@@ -137,7 +134,10 @@ pub fn run(plan: &Plan) -> Result<(), String> {
 
     // Commit latency through one connection.
     for (name, root) in [
-        ("PostgreSQL", Root::from_data(&pg_base).map_err(|e| e.message())?),
+        (
+            "PostgreSQL",
+            Root::from_data(&pg_base).map_err(|e| e.message())?,
+        ),
         ("files", Root::Files(files.clone())),
     ] {
         let conn = Options::default()
@@ -147,14 +147,16 @@ pub fn run(plan: &Plan) -> Result<(), String> {
         for n in 0..plan.commits {
             let replaces = conn.current_hash("probe", "latency.md");
             let t = Instant::now();
-            conn.write("probe", "latency.md", &note(n, "latency"), replaces.as_deref())
-                .map_err(|e| e.message())?;
+            conn.write(
+                "probe",
+                "latency.md",
+                &note(n, "latency"),
+                replaces.as_deref(),
+            )
+            .map_err(|e| e.message())?;
             v.push(ms(t.elapsed()));
         }
-        println!(
-            "{}",
-            line(&format!("commit (one document), {name}"), &v)
-        );
+        println!("{}", line(&format!("commit (one document), {name}"), &v));
         conn.finish_derived();
     }
 
@@ -196,7 +198,10 @@ pub fn run(plan: &Plan) -> Result<(), String> {
         }
         println!(
             "{}",
-            line(&format!("write through one replica, seen by a search through another, {mode}"), &v)
+            line(
+                &format!("write through one replica, seen by a search through another, {mode}"),
+                &v
+            )
         );
         a.finish()?;
         b.finish()?;
@@ -204,7 +209,13 @@ pub fn run(plan: &Plan) -> Result<(), String> {
 
     // Search throughput through 1 and 3 replicas, one client thread each.
     let queries = [
-        "revenue", "orders", "customer churn", "margin", "sessions", "events", "daily",
+        "revenue",
+        "orders",
+        "customer churn",
+        "margin",
+        "sessions",
+        "events",
+        "daily",
         "refund",
     ];
     for replicas in [1usize, 3] {

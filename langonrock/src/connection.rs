@@ -217,11 +217,7 @@ impl Options {
         db: &Arc<crate::postgres::Database>,
         tenant: &str,
     ) -> Result<Connection, Error> {
-        Connection::start(
-            Arc::new(crate::postgres::Backend(db.clone())),
-            tenant,
-            self,
-        )
+        Connection::start(Arc::new(crate::postgres::Backend(db.clone())), tenant, self)
     }
 
     /// Opens `tenant` of a store shared with other connections (a memory store, a test

@@ -729,3 +729,60 @@ fn tls_modes() {
     server.ctl("down");
     let _ = std::fs::remove_dir_all(&server.dir);
 }
+
+/// Replicas as the library runs them: connections over separate `Database`s (separate pools
+/// and listeners, as separate processes have). One following the change feed sees another's
+/// commit at once; one that does not still sees it within a second (it reads the head at
+/// most once a second while serving, and before every commit).
+#[test]
+fn replica_connections_see_each_others_commits() {
+    use langonrock::postgres::Database;
+    let schema = fresh_schema("replicas");
+    let dsn = pg::dsn(server(), &schema, None);
+    let open = |follow: bool| {
+        let db = std::sync::Arc::new(Database::connect(&dsn, false).unwrap());
+        let c = langonrock::Options::default()
+            .open_postgres(&db, "kb")
+            .unwrap();
+        if follow {
+            c.follow_changes();
+        }
+        c
+    };
+    let (a, b, c) = (open(false), open(true), open(false));
+    std::thread::sleep(Duration::from_millis(300)); // b's listener connects
+    for n in 0..3 {
+        let replaces = a.current_hash("notes", "a.md");
+        let rev = a
+            .write(
+                "notes",
+                "a.md",
+                &note(&format!("v{n}")),
+                replaces.as_deref(),
+            )
+            .unwrap()
+            .revision;
+        let acked = Instant::now();
+        let seen = |conn: &langonrock::Connection| loop {
+            if conn.read().unwrap().revision().as_deref() == Some(rev.as_str()) {
+                return acked.elapsed();
+            }
+            assert!(acked.elapsed() < Duration::from_secs(3), "never saw {rev}");
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let by_b = seen(&b);
+        let by_c = seen(&c);
+        assert!(by_b < Duration::from_millis(1000), "following: {by_b:?}");
+        assert!(by_c < Duration::from_millis(1500), "polling: {by_c:?}");
+    }
+    // A commit reads the head first, whatever the reads skipped: c writes on top of a's
+    // latest commit without a conflict.
+    let replaces = a.current_hash("notes", "a.md");
+    a.write("notes", "a.md", &note("last of a"), replaces.as_deref())
+        .unwrap();
+    c.write("notes", "b.md", &note("from c"), None).unwrap();
+    assert_eq!(
+        c.read().unwrap().source_hash("notes", "a.md"),
+        a.current_hash("notes", "a.md")
+    );
+}
