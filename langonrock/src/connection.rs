@@ -190,7 +190,8 @@ impl Options {
                 "a postgres: dsn needs langonrock built with the `postgres` feature".into(),
             ));
         }
-        let d = langonrock_core::dsn::parse_dsn(dsn, cfg!(windows))?;
+        let home = crate::data_root::home_dir(&crate::data_root::process_env);
+        let d = langonrock_core::dsn::parse_dsn_home(dsn, cfg!(windows), home.as_deref())?;
         let data = match d.data {
             Some(p) => PathBuf::from(p),
             None => crate::data_root::default_root(&crate::data_root::process_env)?,
