@@ -59,6 +59,7 @@ const USAGE: &str = "usage: langonrock-bench <command>
   manifest                            our manifest size at 500, 5,000 and 20,000 concepts
   sessions [--concepts N] [--turns KEY]  session bills from our tool output (default 500)
   postgres [--concepts N] [--commits N] [--opens N] [--samples N] [--search-secs S]
+           [--parts cold,commit,visibility,throughput]
                                       the PostgreSQL store (default 20000 concepts)";
 
 fn main() -> ExitCode {
@@ -746,6 +747,11 @@ fn cmd_postgres(args: &[String]) -> Result<ExitCode, String> {
         opens: flag(args, "--opens")?.unwrap_or(11),
         samples: flag(args, "--samples")?.unwrap_or(100),
         search_secs: flag(args, "--search-secs")?.unwrap_or(10.0),
+        parts: flag::<String>(args, "--parts")?
+            .unwrap_or_else(|| "all".into())
+            .split(',')
+            .map(str::to_string)
+            .collect(),
     };
     langonrock_bench::postgres::run(&plan)?;
     Ok(ExitCode::SUCCESS)

@@ -35,6 +35,15 @@ pub struct Plan {
     pub samples: usize,
     /// Seconds of searching per replica count.
     pub search_secs: f64,
+    /// Which parts to run: `cold`, `commit`, `visibility`, `throughput` (the import always
+    /// runs).
+    pub parts: Vec<String>,
+}
+
+impl Plan {
+    fn wants(&self, part: &str) -> bool {
+        self.parts.iter().any(|p| p == part || p == "all")
+    }
 }
 
 /// The `p`-th percentile (0–100) of `v`, nearest rank.
@@ -124,7 +133,11 @@ pub fn run(plan: &Plan) -> Result<(), String> {
 
     // Cold open from the derived record, and the first search.
     let files_dsn = format!("okf://{files_s}?tenant={TENANT}");
-    for (name, dsn) in [("PostgreSQL", pg.as_str()), ("files", files_dsn.as_str())] {
+    let cold_stores = if plan.wants("cold") { 2 } else { 0 };
+    for (name, dsn) in [("PostgreSQL", pg.as_str()), ("files", files_dsn.as_str())]
+        .into_iter()
+        .take(cold_stores)
+    {
         let _ = cold(&bin, dsn, "revenue")?; // warms the OS caches and the server
         let v: Vec<f64> = (0..plan.opens)
             .map(|_| cold(&bin, dsn, "revenue"))
@@ -161,10 +174,14 @@ pub fn run(plan: &Plan) -> Result<(), String> {
     }
 
     // Visibility between two replicas.
+    let modes = if plan.wants("visibility") { 2 } else { 0 };
     for (mode, env) in [
         ("with notifications", &[][..]),
         ("polling only", &[("LANGONROCK_POSTGRES_LISTEN", "0")][..]),
-    ] {
+    ]
+    .into_iter()
+    .take(modes)
+    {
         let mut a = Mcp::spawn_dsn(&bin, &pg, &[], env)?;
         a.initialize()?;
         let mut b = Mcp::spawn_dsn(&bin, &pg, &[], env)?;
@@ -172,11 +189,12 @@ pub fn run(plan: &Plan) -> Result<(), String> {
         let mut v = Vec::with_capacity(plan.samples);
         for n in 0..plan.samples {
             let word = format!("zq{}x{n}", mode.len());
+            let path = format!("seen{}-{n}.md", mode.len());
             // b has served a read since a's previous commit.
             b.call("search", &json!({"query": "revenue"}))?;
             let (t, err) = a.call(
                 "write",
-                &json!({"bundle": "probe", "path": format!("seen{n}.md"), "content": note(n, &word)}),
+                &json!({"bundle": "probe", "path": path, "content": note(n, &word)}),
             )?;
             if err {
                 return Err(format!("write failed: {t}"));
@@ -184,7 +202,9 @@ pub fn run(plan: &Plan) -> Result<(), String> {
             let acked = Instant::now();
             loop {
                 let (t, _) = b.call("search", &json!({"query": word}))?;
-                if t.contains(&format!("seen{n}")) {
+                // A row names the document's id (the query line names only the word).
+                let id = path.trim_end_matches(".md");
+                if t.lines().any(|l| l.starts_with(&format!("{id}\t"))) {
                     break;
                 }
                 if acked.elapsed() > Duration::from_secs(5) {
@@ -218,7 +238,12 @@ pub fn run(plan: &Plan) -> Result<(), String> {
         "daily",
         "refund",
     ];
-    for replicas in [1usize, 3] {
+    let counts: &[usize] = if plan.wants("throughput") {
+        &[1, 3]
+    } else {
+        &[]
+    };
+    for &replicas in counts {
         let mut procs = Vec::new();
         for _ in 0..replicas {
             let mut m = Mcp::spawn_dsn(&bin, &pg, &[], &[])?;

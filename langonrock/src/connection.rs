@@ -64,8 +64,10 @@ pub(crate) trait Backend: Send + Sync {
     }
 }
 
-/// How long a connection over a watched store serves reads without reading the head.
-pub const HEAD_POLL: Duration = Duration::from_secs(1);
+/// How long a connection over a watched store serves reads without reading the head: half
+/// the one second a lost notification may delay visibility (docs/postgres.md), so a busy
+/// machine's scheduling delays stay inside it.
+pub const HEAD_POLL: Duration = Duration::from_millis(500);
 
 /// When a connection over a watched store last read the head, and whether it must again.
 struct Watch {

@@ -6,7 +6,7 @@
 //! channel. Each connection to a tenant registers a stale flag with it: a notification
 //! for the tenant (or the listener reconnecting, which may have missed some) sets the flag,
 //! and the connection refreshes before its next read. Without a notification a connection
-//! still reads the head at least once a second while it serves reads
+//! still reads the head at least twice a second while it serves reads
 //! ([`HEAD_POLL`]), and before every commit, so a lost notification delays visibility by at
 //! most a second and never loses a commit.
 
@@ -37,6 +37,8 @@ type Flags = Arc<Mutex<HashMap<String, Vec<Weak<AtomicBool>>>>>;
 /// connections to its tenants.
 pub struct Database {
     store: PgStore,
+    /// The database's clock minus this machine's, in ms, once measured.
+    offset: Mutex<Option<i64>>,
     flags: Flags,
     listener: Mutex<Option<Listener>>,
     listen: bool,
@@ -65,6 +67,7 @@ impl Database {
         let listen = std::env::var(LISTEN_ENV).map_or(true, |v| v != "0");
         Ok(Database {
             store,
+            offset: Mutex::new(None),
             flags: Arc::default(),
             listener: Mutex::new(None),
             listen,
@@ -90,6 +93,26 @@ impl Database {
         )
     }
 
+    /// The database's clock in ms since the epoch, as this machine's clock plus the offset
+    /// measured once (within a round trip): put times are the database's, so `gc`'s `now`
+    /// must be too, without a query before every commit.
+    pub fn now_millis(&self) -> Result<u64, Error> {
+        let local = || crate::clock::millis(std::time::SystemTime::now()) as i64;
+        let mut offset = lock(&self.offset);
+        let off = match *offset {
+            Some(o) => o,
+            None => {
+                let before = local();
+                let db = self.store.now_millis().map_err(Error::from)? as i64;
+                let after = local();
+                let o = db - (before + after) / 2;
+                *offset = Some(o);
+                o
+            }
+        };
+        Ok(u64::try_from(local() + off).unwrap_or(0))
+    }
+
     /// A stale flag for a connection to `tenant`: set when the tenant's head may have moved.
     fn watch(&self, tenant: &str) -> Arc<AtomicBool> {
         let flag = Arc::new(AtomicBool::new(true));
@@ -101,7 +124,7 @@ impl Database {
     }
 
     /// Starts the listener, once: for hosts that serve for longer than a command (`serve`,
-    /// `mcp`). Without it, connections read the head once a second while serving.
+    /// `mcp`). Without it, connections read the head every [`HEAD_POLL`] while serving.
     pub fn follow(&self) {
         if self.listen {
             let mut l = lock(&self.listener);
@@ -170,6 +193,6 @@ impl crate::connection::Backend for Backend {
         self.0.follow();
     }
     fn now_millis(&self) -> Option<Result<u64, Error>> {
-        Some(self.0.store.now_millis().map_err(Error::from))
+        Some(self.0.now_millis())
     }
 }

@@ -7,8 +7,9 @@
 //!   documents always carry the same generation (no half commit is ever visible).
 //!   `LANGONROCK_CRASH_TRIALS` sets the number of trials (default 200 on files, 50 on
 //!   PostgreSQL) for a stress run.
-//! - `racing_writers`: two server processes read the same hash and write with it as
-//!   `replaces`, round after round: exactly one wins each race, no update is lost.
+//! - `racing_writers`: server processes read the same hash and write with it as `replaces`,
+//!   round after round: exactly one wins each race, no update is lost (two on files; three
+//!   replicas on a few documents of one database, which then converge to one snapshot).
 
 mod common;
 
@@ -194,97 +195,160 @@ fn retry_hash(text: &str) -> Option<String> {
 fn racing_writers() {
     let dir = TempDir::new("race");
     let (root, dsn) = files_root(&dir);
-    race(&root, &dsn("race"));
+    race(&root, &dsn("race"), 2, 40, 1);
 }
 
+/// Replicas on one database: three `langonrock mcp` processes, one client each, race on a
+/// few documents with the same `replaces`, round after round; every replica then converges
+/// to the same snapshot. `LANGONROCK_PG_RACE_WRITES` sets the number of writes (default
+/// 300; 10,000 for the full run).
 #[test]
 fn racing_writers_on_postgres() {
     let (root, dsn) = postgres_root("race");
-    race(&root, &dsn("race"));
+    let writes: usize = std::env::var("LANGONROCK_PG_RACE_WRITES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300);
+    race(&root, &dsn("race"), 3, writes.div_ceil(3), 4);
 }
 
-fn race(data: &Root, dsn: &str) {
-    let rounds = 40;
+/// A round's log entry of one writer: the round, the hash it read, whether it won, the
+/// answer.
+type Entry = (usize, String, bool, String);
+
+/// `writers` server processes race `rounds` times; round `r` is on document `r % docs`.
+/// Each round every writer learns the document's hash through its own server, then all
+/// write with it as `replaces`: exactly one wins, the others are refused, no update is
+/// lost, and every server ends on the same snapshot.
+fn race(data: &Root, dsn: &str, writers: usize, rounds: usize, docs: usize) {
     let dsn = dsn.to_string();
+    let path = |r: usize| format!("doc{}.md", r % docs);
     {
         let mut rpc = Rpc::start(&dsn, &[]);
-        let (t, err) = rpc.call(
-            "write",
-            json!({"bundle": "race", "path": "doc.md", "content": "---\ntype: note\n---\nstart\n"}),
-        );
-        assert!(!err, "{t}");
+        for d in 0..docs {
+            let (t, err) = rpc.call(
+                "write",
+                json!({"bundle": "race", "path": path(d), "content": "---\ntype: note\n---\nstart\n"}),
+            );
+            assert!(!err, "{t}");
+        }
         rpc.kill();
     }
-    let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
-    let workers: Vec<_> = (0..2)
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(writers));
+    let started = Instant::now();
+    let workers: Vec<_> = (0..writers)
         .map(|w| {
             let barrier = barrier.clone();
             let dsn = dsn.clone();
             std::thread::spawn(move || {
                 let mut rpc = Rpc::start(&dsn, &[]);
-                let mut log = Vec::new();
+                let mut log: Vec<Entry> = Vec::new();
                 for round in 0..rounds {
                     let content = format!("---\ntype: note\n---\nwriter {w} round {round}\n");
+                    let path = format!("doc{}.md", round % docs);
                     // Learn the current hash the way an agent does: from the refusal.
                     let (t, err) = rpc.call(
                         "write",
-                        json!({"bundle": "race", "path": "doc.md", "content": content}),
+                        json!({"bundle": "race", "path": path, "content": content}),
                     );
                     assert!(err, "a write without replaces must be refused: {t}");
                     let seen = retry_hash(&t).expect("the refusal names the hash");
                     barrier.wait();
                     let (t, err) = rpc.call(
                         "write",
-                        json!({"bundle": "race", "path": "doc.md", "content": content,
+                        json!({"bundle": "race", "path": path, "content": content,
                             "replaces": seen}),
                     );
                     log.push((round, seen, !err, t));
                     barrier.wait();
                 }
-                rpc.kill();
-                log
+                (log, rpc)
             })
         })
         .collect();
-    let logs: Vec<Vec<(usize, String, bool, String)>> = workers
+    let (logs, mut rpcs): (Vec<Vec<Entry>>, Vec<Rpc>) = workers
         .into_iter()
         .map(|h| h.join().expect("worker"))
-        .collect();
-    let mut races = 0;
+        .unzip();
+    let elapsed = started.elapsed();
     let mut wins = 0;
-    for (round, (a, b)) in logs[0].iter().zip(&logs[1]).enumerate() {
-        if a.1 == b.1 {
-            races += 1;
+    let mut last_winner = vec![None; docs];
+    for round in 0..rounds {
+        let entries: Vec<&Entry> = logs.iter().map(|l| &l[round]).collect();
+        assert!(
+            entries.iter().all(|e| e.1 == entries[0].1),
+            "round {round}: every writer read the same hash"
+        );
+        let won: Vec<usize> = (0..writers).filter(|&w| entries[w].2).collect();
+        assert_eq!(
+            won.len(),
+            1,
+            "round {round}: exactly one winner: {entries:?}"
+        );
+        for e in entries.iter().filter(|e| !e.2) {
             assert!(
-                a.2 != b.2,
-                "round {round}: exactly one writer wins a race on {}: {:?} / {:?}",
-                a.1,
-                a.3,
-                b.3
-            );
-            let loser = if a.2 { b } else { a };
-            assert!(
-                loser.3.starts_with("concept changed since it was read"),
+                e.3.starts_with("concept changed since it was read"),
                 "{}",
-                loser.3
+                e.3
             );
         }
-        wins += usize::from(a.2) + usize::from(b.2);
+        last_winner[round % docs] = Some(won[0]);
+        wins += 1;
     }
-    // No update is lost: every win is one revision on top of the creating one.
+    // No update is lost: every win is one revision on top of the creating ones, and each
+    // document holds its last round's winner.
     let conn = Options::default()
         .read_only(true)
         .open_root(data, "race")
         .expect("open");
-    let page = conn
-        .history(langonrock_core::engine::HistoryRequest {
-            before: None,
-            limit: Some(100),
-        })
-        .expect("history");
-    assert_eq!(page.revisions.len(), wins + 1, "one revision per win");
+    let mut revisions = 0;
+    let mut before = None;
+    loop {
+        let page = conn
+            .history(langonrock_core::engine::HistoryRequest {
+                before: before.clone(),
+                limit: Some(100),
+            })
+            .expect("history");
+        revisions += page.revisions.len();
+        match page.next {
+            Some(n) => before = Some(n),
+            None => break,
+        }
+    }
+    assert_eq!(revisions, wins + docs, "one revision per win");
+    for (d, w) in last_winner.iter().enumerate() {
+        let Some(w) = w else { continue };
+        let last = (0..rounds).filter(|r| r % docs == d).max().unwrap();
+        let text = conn.read_source("race", &path(d)).unwrap().unwrap().content;
+        assert_eq!(
+            text,
+            format!("---\ntype: note\n---\nwriter {w} round {last}\n")
+        );
+    }
     assert!(conn.verify().expect("verify").ok);
-    println!("racing writers: {rounds} rounds, {races} races on one hash, {wins} wins");
-    assert_eq!(races, rounds, "both writers read the same hash every round");
-    assert_eq!(wins, rounds, "exactly one win per round");
+    // Every server converges to the same snapshot.
+    let want = conn.read().unwrap().snapshot_id();
+    for rpc in &mut rpcs {
+        let deadline = Instant::now() + Duration::from_secs(3);
+        loop {
+            let (t, _) = rpc.call("snapshot", json!({}));
+            if t.contains(&want) {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "a server never reached {want}: {t}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    for rpc in rpcs {
+        rpc.kill();
+    }
+    println!(
+        "racing writers ({data}): {writers} servers, {rounds} rounds on {docs} document(s), {} writes, {wins} wins, in {:.1} s; every server on {want}",
+        rounds * writers,
+        elapsed.as_secs_f64()
+    );
 }

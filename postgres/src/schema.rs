@@ -53,6 +53,7 @@ impl Sql {
                      bytes bytea NOT NULL,
                      put_time timestamptz NOT NULL,
                      PRIMARY KEY (tenant, kind, key));
+                 ALTER TABLE {s}.records ALTER COLUMN bytes SET STORAGE EXTERNAL;
                  INSERT INTO {s}.meta (version) VALUES ({SCHEMA_VERSION}) ON CONFLICT DO NOTHING;"
             ),
             read_head: format!("SELECT head FROM {s}.heads WHERE tenant = $1"),
