@@ -3,7 +3,7 @@
 //! connection cut mid-commit, a replica hearing another's commit), the server restarting
 //! under it, and the bad input of `docs/postgres.md`.
 
-use crate::conformance::{at, observe, open, prepare, run_all};
+use crate::conformance::{at, observe, run_file};
 use crate::pg::{self, fresh_schema, fresh_store, server, Cut, Proxy, Server};
 use langonrock_core::compile::SourceDoc;
 use langonrock_core::dsn::parse_postgres_dsn;
@@ -19,9 +19,50 @@ use std::time::{Duration, Instant};
 
 const TENANT: &str = "conf";
 
+/// Every case of the conformance file (tests/data/conformance.json) on a fresh schema.
 #[test]
 fn postgres_store_conforms() {
-    run_all(&|| Box::new(fresh_store("conf")));
+    run_file(
+        &|| fresh_store("conf"),
+        &|s: &PgStore| pg::store_on(server(), s.schema()),
+        false,
+    );
+}
+
+/// An engine opened on `store`'s tenant `conf`.
+fn open(store: &mut dyn Store) -> Engine {
+    open_tenant_on(store, TENANT)
+}
+
+fn open_tenant_on(store: &mut dyn Store, tenant: &str) -> Engine {
+    let mut e = Engine::new(tenant).unwrap();
+    let op = e.open();
+    run(&mut e, store, op).unwrap();
+    e
+}
+
+/// Steps an op until it asks for a commit, serving reads from `store`; returns the op and
+/// the prepared commit.
+fn prepare<T: 'static>(
+    e: &mut Engine,
+    store: &mut dyn Store,
+    mut op: langonrock_core::engine::Op<T>,
+) -> (
+    langonrock_core::engine::Op<T>,
+    langonrock_core::engine::PreparedCommit,
+) {
+    let mut answer = None;
+    loop {
+        match op.resume(e, answer.take()).unwrap() {
+            langonrock_core::engine::Step::Need(langonrock_core::engine::Need::Commit(p)) => {
+                return (op, p)
+            }
+            langonrock_core::engine::Step::Need(n) => {
+                answer = Some(langonrock_core::engine::serve(store, TENANT, n))
+            }
+            langonrock_core::engine::Step::Done(_) => panic!("the op finished without a commit"),
+        }
+    }
 }
 
 fn note(text: &str) -> String {
@@ -104,10 +145,7 @@ fn racing_writer() {
 }
 
 fn open_tenant(store: &mut PgStore, tenant: &str) -> Engine {
-    let mut e = Engine::new(tenant).unwrap();
-    let op = e.open();
-    run(&mut e, store, op).unwrap();
-    e
+    open_tenant_on(store, tenant)
 }
 
 /// §9.3.10: writers in different processes racing on one tenant never both win, and no
