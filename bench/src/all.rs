@@ -181,6 +181,28 @@ pub fn retrieval_runs(
     Ok((runs, samples, n))
 }
 
+/// The retrieval benchmark's sets: the reference corpus, the okf-samples bundles when
+/// given, the Django documentation when given.
+pub fn retrieval_sets(
+    okf_samples: Option<&Path>,
+    django: Option<&Path>,
+) -> Result<Vec<retrieval::SetScore>, String> {
+    let mut sets = vec![retrieval::reference_set()?];
+    if let Some(dir) = okf_samples {
+        let read = langonrock_node_mcp::folder::read_folder(dir, None).map_err(|e| e.message())?;
+        let docs: Vec<SourceDoc> = read.docs.into_iter().map(|d| d.doc).collect();
+        let model = compile(&docs, SUMMARY_WIDTH).map_err(|e| e.message())?;
+        sets.push(retrieval::okf_samples_set(&model)?);
+    }
+    if let Some(dir) = django {
+        sets.push(retrieval::django_set(
+            dir,
+            include_str!("../data/django-questions.json"),
+        )?);
+    }
+    Ok(sets)
+}
+
 /// The ranked lists of the 20 questions at 500 concepts, per run, with the wanted ids (for
 /// `billing.py`'s scorer).
 /// A retrieval run's name, its ranked id lists and the wanted ids.
