@@ -5,7 +5,7 @@
 //!
 //! The conversion is deliberately light, the same for every ranking measured: the bundle
 //! is the page's first folder (`topics`, `ref`, `howto`, …; `docs` for top-level pages), the
-//! path the rest with `.md`; the frontmatter is `type: doc` and the page's first heading as
+//! path the rest with `.md` (`index.txt` as `index-page.md`); the frontmatter is `type: doc` and the page's first heading as
 //! `title`; the body is the page without that heading, with reST labels and a few
 //! structural directives (`module`, `currentmodule`, `highlight`, `toctree`, `contents`,
 //! `index`) dropped, section headings turned into `##` headings and inline roles
@@ -31,10 +31,21 @@ pub fn read_django_docs(dir: &Path) -> Result<Vec<SourceDoc>, String> {
             Some((b, p)) => (b.to_string(), p.to_string()),
             None => ("docs".to_string(), rel.clone()),
         };
-        let path = format!("{}.md", path.trim_end_matches(".txt"));
+        let path = page_path(&path);
         out.push(SourceDoc::new(bundle, path, to_okf(&text)));
     }
     Ok(out)
+}
+
+/// The OKF path of a page: `.txt` becomes `.md`, and an `index.txt` page, which holds
+/// content in Django's documentation, becomes `index-page.md` (an OKF `index.md` would be a
+/// navigation document, not a concept).
+pub fn page_path(rel: &str) -> String {
+    let stem = rel.trim_end_matches(".txt");
+    match stem.strip_suffix("index") {
+        Some(dir) if dir.is_empty() || dir.ends_with('/') => format!("{dir}index-page.md"),
+        _ => format!("{stem}.md"),
+    }
 }
 
 fn walk(dir: &Path, rel: &str, out: &mut Vec<String>) -> Result<(), String> {
@@ -162,7 +173,10 @@ pub fn to_okf(text: &str) -> String {
     let mut out = String::from("---\ntype: doc\n");
     if let Some(t) = title {
         let t = strip_roles(&t).replace('`', "");
-        out.push_str(&format!("title: \"{}\"\n", t.replace('\\', "").replace('"', "'")));
+        out.push_str(&format!(
+            "title: \"{}\"\n",
+            t.replace('\\', "").replace('"', "'")
+        ));
     }
     out.push_str("---\n");
     for l in body {

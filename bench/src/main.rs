@@ -537,7 +537,9 @@ fn cmd_retrieval(args: &[String]) -> Result<ExitCode, String> {
         Some(samples.as_path()).filter(|p| p.is_dir()),
         django_docs(args)?.as_deref(),
     )?;
-    println!("\nThe retrieval benchmark, direct rows, k = 8, before and after (docs/benchmarks.md):\n");
+    println!(
+        "\nThe retrieval benchmark, direct rows, k = 8, before and after (docs/benchmarks.md):\n"
+    );
     print!("{}", langonrock_bench::retrieval::sets_table(&sets));
     if args.iter().any(|a| a == "--ranks") {
         for s in &sets {

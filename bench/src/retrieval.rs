@@ -206,7 +206,10 @@ pub fn score_set(name: &str, model: &Model, queries: &[SetQuery]) -> Result<SetS
     let mut kinds: Vec<KindScore> = Vec::new();
     for q in queries {
         if model.concept(&q.wanted).is_none() {
-            return Err(format!("{name}: no concept {:?} for {:?}", q.wanted, q.text));
+            return Err(format!(
+                "{name}: no concept {:?} for {:?}",
+                q.wanted, q.text
+            ));
         }
         let after = ranked(model, &index, &q.text, false).map_err(|e| e.to_string())?;
         let before = base.rank(&q.text, K);
@@ -324,7 +327,7 @@ pub fn django_set(docs: &std::path::Path, questions_json: &str) -> Result<SetSco
             .wanted
             .split_once('/')
             .ok_or_else(|| format!("bad wanted page {:?}", q.wanted))?;
-        let path = format!("{path}.md");
+        let path = crate::docset::page_path(&format!("{path}.txt"));
         let c = model
             .concepts
             .iter()
@@ -337,10 +340,7 @@ pub fn django_set(docs: &std::path::Path, questions_json: &str) -> Result<SetSco
         });
     }
     score_set(
-        &format!(
-            "Django {} documentation",
-            crate::docset::DJANGO_VERSION
-        ),
+        &format!("Django {} documentation", crate::docset::DJANGO_VERSION),
         &model,
         &queries,
     )
