@@ -119,8 +119,8 @@ pub(crate) struct Tally {
     /// The count of each unit in the current field, by unit id (0 outside it).
     pub(crate) counts: Vec<u32>,
     pub(crate) touched: Touched,
-    /// `(unit, tf)` per field, in order of first appearance.
-    pub(crate) out: [Vec<(u32, u32)>; FIELDS],
+    /// `(list key, tf)` of the document so far (`unit · 4 + field`), field by field.
+    pub(crate) out: Vec<(u32, u32)>,
     /// `len_f(d)` per field.
     pub(crate) lens: [u32; FIELDS],
     /// The names field's tokens, and how many come from the id.
@@ -148,16 +148,19 @@ impl Tally {
         *c += 1;
     }
 
-    /// One token of the current field, as the term `t`; `pair` gives the unit of the pair
-    /// it closes with the previous token, when there is one.
+    /// Whether the token `t` closes a pair with the previous one.
     #[inline(always)]
-    fn token(&mut self, t: u32, pair: impl FnOnce(&mut Self, u32) -> Option<u32>) {
+    fn pairs_with(&self, t: u32) -> bool {
+        self.prev != NONE && self.prev != t
+    }
+
+    /// One token of the current field, as the term `t`, and the unit of the pair it closes
+    /// with the previous token ([`NONE`] when there is none).
+    #[inline(always)]
+    fn token(&mut self, t: u32, pair: u32) {
         self.note(t);
-        let prev = self.prev;
-        if prev != NONE && prev != t {
-            if let Some(p) = pair(self, prev) {
-                self.note(p);
-            }
+        if pair != NONE {
+            self.note(pair);
         }
         self.prev = t;
         self.len += 1;
@@ -177,16 +180,17 @@ impl Tally {
         self.field = f;
         self.len = 0;
         self.prev = NONE;
-        self.out[f].clear();
         if f == NAMES {
+            self.out.clear();
             self.names.clear();
         }
     }
 
     fn end(&mut self, f: usize) {
+        let fk = f as u32;
         for &u in self.touched.as_slice() {
             let c = std::mem::take(&mut self.counts[u as usize]);
-            self.out[f].push((u, c));
+            self.out.push((u * FIELDS as u32 + fk, c));
         }
         self.touched.clear();
         self.lens[f] = self.len;
@@ -194,7 +198,7 @@ impl Tally {
 
     /// The number of postings counted over all fields.
     pub(crate) fn postings(&self) -> usize {
-        self.out.iter().map(Vec::len).sum()
+        self.out.len()
     }
 }
 
@@ -277,13 +281,13 @@ impl Interner<'_> {
     #[inline(always)]
     fn term(&mut self, t: u32) {
         Self::grow(self.df, self.tally, t);
-        let (pairs, df) = (&mut *self.pairs, &mut *self.df);
-        self.tally.token(t, |tally, prev| {
-            let next = df.len() as u32;
-            let p = pairs.intern(pair_key(prev, t), next);
-            Self::grow(df, tally, p);
-            Some(p)
-        });
+        let mut pair = NONE;
+        if self.tally.pairs_with(t) {
+            let next = self.df.len() as u32;
+            pair = self.pairs.intern(pair_key(self.tally.prev, t), next);
+            Self::grow(self.df, self.tally, pair);
+        }
+        self.tally.token(t, pair);
     }
 }
 
@@ -319,14 +323,14 @@ impl Lookup<'_> {
     fn term(&mut self, t: Option<u32>) {
         match t {
             Some(t) => {
-                let pairs = self.pairs;
-                let mut missing = false;
-                self.tally.token(t, |_, prev| {
-                    let p = pairs.get(pair_key(prev, t));
-                    missing = p.is_none();
-                    p
-                });
-                self.known &= !missing;
+                let mut pair = NONE;
+                if self.tally.pairs_with(t) {
+                    match self.pairs.get(pair_key(self.tally.prev, t)) {
+                        Some(p) => pair = p,
+                        None => self.known = false,
+                    }
+                }
+                self.tally.token(t, pair);
             }
             None => {
                 self.known = false;
@@ -418,17 +422,19 @@ impl Index {
         let mut ix = Index::empty(today);
         let mut tally = Tally::default();
         // Forward postings (list key, tf), document after document.
-        let mut fwd: Vec<(u32, u32)> = Vec::with_capacity(model.concepts.len() * 64);
+        // Room for every posting at once: a field of `L` tokens gives at most `2L` postings
+        // and a token takes at least 2 bytes with its separator, so a quarter of the text's
+        // bytes is rarely exceeded. Pages never written are never touched.
+        let bytes: usize = model.concepts.iter().map(|c| c.text.len()).sum();
+        let mut fwd: Vec<(u32, u32)> = Vec::with_capacity(bytes / 4 + 1024);
         let mut ends: Vec<u32> = Vec::with_capacity(model.concepts.len());
         ix.docs.reserve(model.concepts.len());
         for c in &model.concepts {
             ix.count(c, today, &mut tally);
-            for (f, out) in tally.out.iter().enumerate() {
-                for &(u, tf) in out {
-                    fwd.push((u * FIELDS as u32 + f as u32, tf));
-                    ix.df[u as usize][f] += 1;
-                }
+            for &(key, _) in &tally.out {
+                ix.df[(key / FIELDS as u32) as usize][(key % FIELDS as u32) as usize] += 1;
             }
+            fwd.extend_from_slice(&tally.out);
             ix.push_doc(c, &tally);
             ends.push(fwd.len() as u32);
         }

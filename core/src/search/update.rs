@@ -9,6 +9,14 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// A list key's unit and field.
+fn split(key: u32) -> (usize, usize) {
+    (
+        (key / FIELDS as u32) as usize,
+        (key % FIELDS as u32) as usize,
+    )
+}
+
 /// Whether two concepts of one id index identically on any date.
 fn same_indexed(a: &Concept, b: &Concept) -> bool {
     if a.bundle != b.bundle {
@@ -149,17 +157,16 @@ impl Index {
             && doc.len == tally.lens
             && *doc.names == *tally.names
             && doc.id_len == tally.id_len
-            && tally.out.iter().enumerate().all(|(f, out)| {
-                out.iter()
-                    .all(|&(u, _)| self.df.get(u as usize).is_some_and(|d| d[f] > 0))
+            && tally.out.iter().all(|&(key, _)| {
+                let (u, f) = split(key);
+                self.df.get(u).is_some_and(|d| d[f] > 0)
             });
         if !ok {
             return false;
         }
-        for (f, out) in tally.out.iter().enumerate() {
-            for &(u, _) in out {
-                self.df[u as usize][f] -= 1;
-            }
+        for &(key, _) in &tally.out {
+            let (u, f) = split(key);
+            self.df[u][f] -= 1;
         }
         let doc = &self.docs[slot as usize];
         for s in doc.name_seqs() {
@@ -186,14 +193,13 @@ impl Index {
     fn add(&mut self, c: &Concept, today: &str, tally: &mut Tally) {
         self.count(c, today, tally);
         let slot = self.docs.len() as u32;
-        for (f, out) in tally.out.iter().enumerate() {
-            for &(u, tf) in out {
-                self.df[u as usize][f] += 1;
-                self.extra
-                    .entry(u * FIELDS as u32 + f as u32)
-                    .or_default()
-                    .push(Posting { slot, tf });
-            }
+        for &(key, tf) in &tally.out {
+            let (u, f) = split(key);
+            self.df[u][f] += 1;
+            self.extra
+                .entry(key)
+                .or_default()
+                .push(Posting { slot, tf });
         }
         let n = tally.postings();
         self.extra_postings += n;
