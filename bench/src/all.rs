@@ -23,6 +23,8 @@ use std::time::Instant;
 /// Options of a whole run.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// The unpacked Django documentation for the retrieval benchmark, when there.
+    pub django: Option<std::path::PathBuf>,
     /// The sizes, in concepts.
     pub sizes: Vec<usize>,
     /// Few repetitions.
@@ -489,6 +491,7 @@ pub fn run(opts: &Options) -> Result<All, String> {
     all.retrieval = runs;
     all.okf_samples = samples;
     all.okf_samples_concepts = n;
+    all.retrieval_sets = retrieval_sets(opts.okf_samples.as_deref(), opts.django.as_deref())?;
     all.billing_py = match &opts.billing_py {
         Some(p) => {
             eprintln!("billing.py …");

@@ -428,6 +428,7 @@ fn cmd_all(args: &[String]) -> Result<ExitCode, String> {
         cold_trials: trials.max(1),
         billing_py,
         okf_samples,
+        django: django_docs(args)?,
     };
     let all = langonrock_bench::all::run(&opts)?;
     if let Some(json) = flag::<String>(args, "--json")? {

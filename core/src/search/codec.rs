@@ -97,11 +97,10 @@ impl Index {
         for (i, (u, _)) in terms.iter().enumerate() {
             term_no[*u as usize] = i as u32;
         }
-        let written = |u: u32| WRITTEN.iter().any(|&f| self.df[u as usize][f] > 0);
         let mut pairs: Vec<(u32, u32, u32)> = self
             .pairs
             .pairs()
-            .filter(|&(u, _, _)| written(u))
+            .filter(|&(u, _, _)| live_unit(u))
             .map(|(u, a, b)| (term_no[a as usize], term_no[b as usize], u))
             .collect();
         pairs.sort_unstable();
@@ -119,6 +118,17 @@ impl Index {
         for (_, t) in &terms {
             put_front(&mut out, prev, t);
             prev = t;
+        }
+        put(&mut out, pairs.len() as u64);
+        let (mut pa, mut pb) = (0u32, 0u32);
+        for (i, &(a, b, _)) in pairs.iter().enumerate() {
+            let da = a - pa;
+            put(&mut out, u64::from(da));
+            put(
+                &mut out,
+                u64::from(if i > 0 && da == 0 { b - pb - 1 } else { b }),
+            );
+            (pa, pb) = (a, b);
         }
         put(&mut out, live.len() as u64);
         let mut prev = "";
@@ -161,16 +171,7 @@ impl Index {
         for (u, _) in &terms {
             unit_lists(&mut out, *u);
         }
-        put(&mut out, pairs.len() as u64);
-        let (mut pa, mut pb) = (0u32, 0u32);
-        for (i, &(a, b, u)) in pairs.iter().enumerate() {
-            let da = a - pa;
-            put(&mut out, u64::from(da));
-            put(
-                &mut out,
-                u64::from(if i > 0 && da == 0 { b - pb - 1 } else { b }),
-            );
-            (pa, pb) = (a, b);
+        for &(_, _, u) in &pairs {
             unit_lists(&mut out, u);
         }
         out
@@ -208,6 +209,23 @@ impl Index {
             ix.vocab.intern(&text, t as u32);
             ix.df.push([0; FIELDS]);
         }
+        // The pairs: unit ids after the terms, in order.
+        let np = r.count()?;
+        let (mut pa, mut pb) = (0u64, 0u64);
+        for i in 0..np {
+            let da = r.u64()?;
+            let rb = r.u64()?;
+            let a = pa + da;
+            let b = if i > 0 && da == 0 { pb + rb + 1 } else { rb };
+            if a >= nt as u64 || b >= nt as u64 || a == b {
+                return Err(corrupt("pair out of range"));
+            }
+            (pa, pb) = (a, b);
+            let u = ix.df.len() as u32;
+            ix.pairs.intern(pair_key(a as u32, b as u32), u);
+            ix.df.push([0; FIELDS]);
+        }
+        let units = ix.df.len();
         let nd = r.count()?;
         ix.docs.reserve(nd);
         let mut id = String::new();
@@ -247,62 +265,25 @@ impl Index {
                 id_len,
             });
         }
-        // Postings as (list key, document, tf): first the names field's, from the name
-        // tokens, then the lists as written.
-        let mut all: Vec<(u32, u32, u32)> = Vec::with_capacity((r.b.len() - r.at) / 2);
-        let mut counts: HashMap<u32, u32, super::table::Fast> = HashMap::default();
-        let mut order: Vec<u32> = Vec::new();
-        for slot in 0..nd {
-            counts.clear();
-            order.clear();
-            let names = &ix.docs[slot].names;
-            let mut prev = u32::MAX;
-            for &t in names.iter() {
-                let mut note = |u: u32| {
-                    let c = counts.entry(u).or_insert(0);
-                    if *c == 0 {
-                        order.push(u);
-                    }
-                    *c += 1;
-                };
-                note(t);
-                if prev != u32::MAX && prev != t {
-                    let next = ix.df.len() as u32;
-                    let p = ix.pairs.intern(pair_key(prev, t), next);
-                    if p == next {
-                        ix.df.push([0; FIELDS]);
-                    }
-                    note(p);
-                }
-                prev = t;
-            }
-            for &u in &order {
-                all.push((u * FIELDS as u32 + NAMES as u32, slot as u32, counts[&u]));
-                ix.df[u as usize][NAMES] += 1;
-            }
-        }
+        // The names field's postings, from the name tokens, grouped by unit.
+        let names = names_postings(&ix, units)?;
+        // Every unit's lists in unit order, the names list first: the flat array fills in
+        // order, with no second pass.
+        ix.base.reserve((r.b.len() - r.at) / 2 + names.1.len());
+        ix.base_off.clear();
         let mut sums = vec![[0u64; FIELDS]; nd];
-        for t in 0..nt as u32 {
-            r.lists(t, nd, &mut ix.df, &mut all, Some(&mut sums))?;
-        }
-        let np = r.count()?;
-        let (mut pa, mut pb) = (0u64, 0u64);
-        for i in 0..np {
-            let da = r.u64()?;
-            let rb = r.u64()?;
-            let a = pa + da;
-            let b = if i > 0 && da == 0 { pb + rb + 1 } else { rb };
-            if a >= nt as u64 || b >= nt as u64 || a == b {
-                return Err(corrupt("pair out of range"));
+        for u in 0..units {
+            ix.base_off.push(ix.base.len() as u32);
+            let (lo, hi) = (names.0[u] as usize, names.0[u + 1] as usize);
+            ix.base.extend_from_slice(&names.1[lo..hi]);
+            ix.df[u][NAMES] = (hi - lo) as u32;
+            let sums = (u < nt).then_some(&mut sums);
+            r.lists(u, nd, &mut ix, sums)?;
+            if ix.df[u].iter().all(|&n| n == 0) {
+                return Err(corrupt("a unit without postings"));
             }
-            (pa, pb) = (a, b);
-            let next = ix.df.len() as u32;
-            let p = ix.pairs.intern(pair_key(a as u32, b as u32), next);
-            if p == next {
-                ix.df.push([0; FIELDS]);
-            }
-            r.lists(p, nd, &mut ix.df, &mut all, None)?;
         }
+        ix.base_off.push(ix.base.len() as u32);
         if r.at != r.b.len() {
             return Err(corrupt("trailing bytes"));
         }
@@ -313,30 +294,56 @@ impl Index {
         {
             return Err(corrupt("document lengths do not match the postings"));
         }
-        // A counting sort by list key keeps each list's postings in slot order.
-        let lists = ix.df.len() * FIELDS;
-        let mut off = Vec::with_capacity(lists + 1);
-        let mut acc = 0u32;
-        off.push(0);
-        for d in &ix.df {
-            for &n in d {
-                acc += n;
-                off.push(acc);
-            }
-        }
-        let mut cur: Vec<u32> = off[..lists].to_vec();
-        let mut base = vec![Posting::default(); all.len()];
-        for &(key, slot, tf) in &all {
-            let at = &mut cur[key as usize];
-            base[*at as usize] = Posting { slot, tf };
-            *at += 1;
-        }
-        ix.live_postings = base.len();
-        ix.base_off = off;
-        ix.base = base;
+        ix.live_postings = ix.base.len();
         ix.refresh_norms();
         Ok(ix)
     }
+}
+
+/// The names field's postings of every document, as CSR by unit: offsets (`units + 1`) and
+/// postings in slot order.
+fn names_postings(ix: &Index, units: usize) -> Result<(Vec<u32>, Vec<Posting>)> {
+    let mut per_doc: Vec<(u32, u32, u32)> = Vec::new();
+    let mut counts: HashMap<u32, u32, super::table::Fast> = HashMap::default();
+    let mut order: Vec<u32> = Vec::new();
+    for (slot, d) in ix.docs.iter().enumerate() {
+        counts.clear();
+        order.clear();
+        let mut prev = u32::MAX;
+        for &t in d.names.iter() {
+            let mut note = |u: u32| {
+                let c = counts.entry(u).or_insert(0);
+                if *c == 0 {
+                    order.push(u);
+                }
+                *c += 1;
+            };
+            note(t);
+            if prev != u32::MAX && prev != t {
+                let p = ix
+                    .pairs
+                    .get(pair_key(prev, t))
+                    .ok_or_else(|| corrupt("a pair of the names is missing"))?;
+                note(p);
+            }
+            prev = t;
+        }
+        per_doc.extend(order.iter().map(|&u| (u, slot as u32, counts[&u])));
+    }
+    let mut off = vec![0u32; units + 1];
+    for &(u, _, _) in &per_doc {
+        off[u as usize + 1] += 1;
+    }
+    for i in 0..units {
+        off[i + 1] += off[i];
+    }
+    let mut cur = off.clone();
+    let mut post = vec![Posting::default(); per_doc.len()];
+    for &(u, slot, tf) in &per_doc {
+        post[cur[u as usize] as usize] = Posting { slot, tf };
+        cur[u as usize] += 1;
+    }
+    Ok((off, post))
 }
 
 struct Reader<'a> {
@@ -407,20 +414,21 @@ impl<'a> Reader<'a> {
         Ok(s)
     }
 
-    /// The written lists of unit `u`: a field mask, then one list per field in it.
+    /// The written lists of unit `u`: a field mask, then one list per field in it, appended
+    /// to `ix.base` with their offsets; `sums` adds each document's `tf` per field.
     fn lists(
         &mut self,
-        u: u32,
+        u: usize,
         nd: usize,
-        df: &mut [[u32; FIELDS]],
-        all: &mut Vec<(u32, u32, u32)>,
+        ix: &mut Index,
         mut sums: Option<&mut Vec<[u64; FIELDS]>>,
     ) -> Result<()> {
         let mask = self.u64()?;
-        if mask >= 1 << WRITTEN.len() || (sums.is_none() && mask == 0) {
+        if mask >= 1 << WRITTEN.len() {
             return Err(corrupt("bad field mask"));
         }
         for (i, &f) in WRITTEN.iter().enumerate() {
+            ix.base_off.push(ix.base.len() as u32);
             if mask & (1 << i) == 0 {
                 continue;
             }
@@ -446,9 +454,12 @@ impl<'a> Reader<'a> {
                 if let Some(s) = sums.as_deref_mut() {
                     s[doc as usize][f] += u64::from(tf);
                 }
-                all.push((u * FIELDS as u32 + f as u32, doc as u32, tf));
+                ix.base.push(Posting {
+                    slot: doc as u32,
+                    tf,
+                });
             }
-            df[u as usize][f] = n as u32;
+            ix.df[u][f] = n as u32;
         }
         Ok(())
     }

@@ -579,6 +579,20 @@ impl Index {
             .count()
     }
 
+    /// The number of live pair postings over all fields (the rest of
+    /// [`Index::posting_count`] are term postings).
+    pub fn pair_posting_count(&self) -> usize {
+        self.pairs
+            .pairs()
+            .map(|(u, _, _)| {
+                self.df[u as usize]
+                    .iter()
+                    .map(|&n| n as usize)
+                    .sum::<usize>()
+            })
+            .sum()
+    }
+
     /// The number of live postings, terms and pairs, over all fields.
     pub fn posting_count(&self) -> usize {
         self.live_postings
