@@ -63,6 +63,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// The compiler and index version (engine.md §2.5), part of every derived record's key.
+/// 2: a document without frontmatter has the `info` diagnostic `NO_FRONTMATTER`.
+/// 3: search's per-field index (docs/search.md) and the summary source in the parse.
 pub const COMPILER_VERSION: u32 = 3;
 
 /// `CONFLICT` after a stale expected revision or a lost head swap.
@@ -269,6 +271,12 @@ impl Engine {
             eng.verify_docs(ctx, docs)?;
             Ok(Progress::Done(()))
         })
+    }
+
+    /// Whether the served state's derived record is due and not handed out yet (see
+    /// [`Engine::take_derived`]).
+    pub fn derived_due(&self) -> bool {
+        self.derived_due && matches!(self.status, Status::Open) && self.in_flight.is_none()
     }
 
     /// The served state when its derived record is due (after a recompiling open or a
