@@ -158,12 +158,7 @@ pub fn retrieval_runs(
 ) -> Result<(Vec<retrieval::Run>, Vec<retrieval::Run>, usize), String> {
     let corpus = Corpus::reference(1).map_err(|e| e.to_string())?;
     let qs = questions(&corpus).map_err(|e| e.to_string())?;
-    let docs: Vec<SourceDoc> = corpus
-        .files
-        .iter()
-        .map(|f| SourceDoc::new(f.bundle(), f.bundle_path(), f.text.as_str()))
-        .collect();
-    let model = compile(&docs, SUMMARY_WIDTH).map_err(|e| e.message())?;
+    let model = corpus.model()?;
     let index = Index::build(&model, crate::billing::EVAL_DATE);
     let runs = retrieval::questions_runs(&model, &index, &qs).map_err(|e| e.to_string())?;
     let (samples, n) = match okf_samples {
@@ -213,12 +208,7 @@ type RankedRun = (String, Vec<Vec<String>>, Vec<String>);
 fn ranked_lists() -> Result<Vec<RankedRun>, String> {
     let corpus = Corpus::reference(1).map_err(|e| e.to_string())?;
     let qs = questions(&corpus).map_err(|e| e.to_string())?;
-    let docs: Vec<SourceDoc> = corpus
-        .files
-        .iter()
-        .map(|f| SourceDoc::new(f.bundle(), f.bundle_path(), f.text.as_str()))
-        .collect();
-    let model = compile(&docs, SUMMARY_WIDTH).map_err(|e| e.message())?;
+    let model = corpus.model()?;
     let index = Index::build(&model, crate::billing::EVAL_DATE);
     let ids = crate::store::RawIds::of(&model);
     let mut out = Vec::new();

@@ -568,12 +568,7 @@ fn cmd_manifest() -> Result<ExitCode, String> {
     );
     for (size, (published, published_slice)) in SIZES.into_iter().zip(PUBLISHED) {
         let corpus = Corpus::reference(size / PER_BUNDLE).map_err(|e| e.to_string())?;
-        let docs: Vec<SourceDoc> = corpus
-            .files
-            .iter()
-            .map(|f| SourceDoc::new(f.bundle(), f.bundle_path(), f.text.as_str()))
-            .collect();
-        let model = compile(&docs, SUMMARY_WIDTH).map_err(|e| e.message())?;
+        let model = corpus.model()?;
         let whole = langonrock_core::manifest::manifest(&model, "bench", None, EVAL_DATE)
             .map_err(|e| e.message())?;
         let slice = if corpus.bundles.len() > 1 {

@@ -241,15 +241,9 @@ pub fn score_set(name: &str, model: &Model, queries: &[SetQuery]) -> Result<SetS
 /// The reference corpus at 500 concepts with its 20 questions, named and described.
 pub fn reference_set() -> Result<SetScore, String> {
     use crate::corpus::Corpus;
-    use langonrock_core::compile::{compile, SourceDoc, SUMMARY_WIDTH};
     let corpus = Corpus::reference(1).map_err(|e| e.to_string())?;
     let qs = crate::questions::questions(&corpus).map_err(|e| e.to_string())?;
-    let docs: Vec<SourceDoc> = corpus
-        .files
-        .iter()
-        .map(|f| SourceDoc::new(f.bundle(), f.bundle_path(), f.text.as_str()))
-        .collect();
-    let model = compile(&docs, SUMMARY_WIDTH).map_err(|e| e.message())?;
+    let model = corpus.model()?;
     let ids = RawIds::of(&model);
     let mut queries = Vec::new();
     for (kind, described) in [("named", false), ("described", true)] {
