@@ -279,17 +279,7 @@ pub struct WasmConformance {
     last: Option<langonrock_core::conformance::Call>,
 }
 
-fn set(o: &js_sys::Object, k: &str, v: &JsValue) {
-    let _ = js_sys::Reflect::set(o, &JsValue::from_str(k), v);
-}
-
-fn get(v: &JsValue, k: &str) -> JsValue {
-    js_sys::Reflect::get(v, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED)
-}
-
-fn has(v: &JsValue, k: &str) -> bool {
-    v.is_object() && js_sys::Reflect::has(v, &JsValue::from_str(k)).unwrap_or(false)
-}
+use convert::{get, has, set};
 
 #[wasm_bindgen]
 impl WasmConformance {

@@ -504,8 +504,7 @@ mod tests {
             crate::engine::derived_key(&d(4)).digest,
             Digest::of(
                 format!(
-                    "langonrock derived\nformat 2\ncompiler {}\nsnapshot {}\n",
-                    crate::engine::COMPILER_VERSION,
+                    "langonrock derived\nformat 2\ncompiler 3\nsnapshot {}\n",
                     d(4)
                 )
                 .as_bytes()
