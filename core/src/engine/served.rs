@@ -89,13 +89,14 @@ pub(super) enum IndexSlot {
 }
 
 impl IndexSlot {
-    /// The index of `model` if there is one, decoding it when still encoded. Bytes that do
-    /// not decode to an index of `model`'s size give none (it is built instead).
+    /// The index of `model` if there is one, decoding it when still encoded (its posting
+    /// lists are read when first used: `Index::decode_shared`). Bytes that do not decode to
+    /// an index of `model`'s size give none (it is built instead).
     fn take_built(&mut self, model: &Model) -> Option<crate::search::Index> {
         match std::mem::replace(self, IndexSlot::None) {
             IndexSlot::None => None,
             IndexSlot::Built(ix) => Some(*ix),
-            IndexSlot::Encoded(b) => crate::search::Index::decode(&b)
+            IndexSlot::Encoded(b) => crate::search::Index::decode_shared(b)
                 .ok()
                 .filter(|ix| ix.len() == model.concepts.len()),
         }
