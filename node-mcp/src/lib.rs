@@ -1,4 +1,4 @@
-//! The native host of langonrock: folder reading, the CLI and (later) the MCP server.
+//! The native host of langonrock: folder reading, the CLI, the MCP server and the HTTP server.
 //!
 //! Everything that does IO lives here; the behaviour lives in `langonrock-core`.
 
@@ -10,6 +10,7 @@ pub mod conn;
 pub mod file_store;
 pub mod folder;
 pub mod mcp;
+pub mod serve;
 
 #[cfg(test)]
 mod testdir;

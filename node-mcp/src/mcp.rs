@@ -92,6 +92,35 @@ impl McpServer {
         }
     }
 
+    /// Reads a resource (blocking: the backend reads the tenant); `okf://manifest` is the
+    /// only one.
+    pub fn read_resource_now(&self, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+        if uri != tools::MANIFEST_URI {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource \"{uri}\""),
+                Some(serde_json::json!({"uri": uri})),
+            ));
+        }
+        match self.backend.manifest(&(self.today)()) {
+            Ok(text) => Ok(ReadResourceResult::new(vec![ResourceContents::text(
+                text,
+                tools::MANIFEST_URI,
+            )
+            .with_mime_type(tools::MANIFEST_MIME)])),
+            Err(m) => Err(ErrorData::internal_error(m, None)),
+        }
+    }
+
+    /// The tools this server registers, in the table's order.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// The `okf://manifest` resource as listed.
+    pub fn resource(&self) -> &Resource {
+        &self.resource
+    }
+
     /// Runs one call as `tools/call` does: the reply text and whether it is an error.
     pub fn call(&self, name: &str, args: Option<&serde_json::Value>) -> (String, bool) {
         if !self.names.contains(&name) {
@@ -104,7 +133,8 @@ impl McpServer {
     }
 }
 
-fn text_result(text: String, is_error: bool) -> CallToolResult {
+/// A tool's reply as an MCP result: one text block, `isError` when it failed.
+pub(crate) fn text_result(text: String, is_error: bool) -> CallToolResult {
     let content = vec![ContentBlock::text(text)];
     if is_error {
         CallToolResult::error(content)
@@ -113,15 +143,21 @@ fn text_result(text: String, is_error: bool) -> CallToolResult {
     }
 }
 
+/// The server's identity and capabilities (agent.md §1.3): name `langonrock`, the package
+/// version, tools and resources. The same over stdio and Streamable HTTP.
+pub(crate) fn server_config() -> ServerConfig {
+    ServerConfig::new(
+        ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .build(),
+    )
+    .with_server_info(Implementation::new("langonrock", env!("CARGO_PKG_VERSION")))
+}
+
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_resources()
-                .build(),
-        )
-        .with_server_info(Implementation::new("langonrock", env!("CARGO_PKG_VERSION")))
+        server_config()
     }
 
     async fn list_tools(
@@ -157,21 +193,7 @@ impl ServerHandler for McpServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        if request.uri != tools::MANIFEST_URI {
-            return Err(ErrorData::resource_not_found(
-                format!("no resource \"{}\"", request.uri),
-                Some(serde_json::json!({"uri": request.uri})),
-            ));
-        }
-        match self.backend.manifest(&(self.today)()) {
-            Ok(text) => Ok(ReadResourceResult::new(vec![ResourceContents::text(
-                text,
-                tools::MANIFEST_URI,
-            )
-            .with_mime_type(tools::MANIFEST_MIME)])
-            .into()),
-            Err(m) => Err(ErrorData::internal_error(m, None)),
-        }
+        self.read_resource_now(&request.uri).map(Into::into)
     }
 }
 
@@ -200,6 +222,7 @@ where
 // ---------------------------------------------------------------------------------------
 
 use crate::conn::Conn;
+use langonrock_core::engine::Served;
 use langonrock_core::engine::{HistoryRequest, RestoreRequest};
 use langonrock_core::{manifest, validate, Error};
 use std::sync::Mutex;
@@ -237,30 +260,38 @@ fn err_text(e: &Error) -> (String, bool) {
     (e.message(), true)
 }
 
-fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
+/// Whether a call is one of the read tools (`manifest`, `search`, `get`, `snapshot`).
+pub(crate) fn is_read_call(call: &ToolCall) -> bool {
+    matches!(
+        call,
+        ToolCall::Manifest { .. }
+            | ToolCall::Snapshot
+            | ToolCall::Search { .. }
+            | ToolCall::Get { .. }
+    )
+}
+
+/// Runs a read tool over a served state (any other call is an internal error). `get` with
+/// `source` needs the sources checked first ([`Conn::check_sources`]). Shared by the stdio
+/// server and `serve` (docs/http.md).
+pub(crate) fn read_call(
+    s: &Served,
+    tenant: &str,
+    call: &ToolCall,
+    today: &str,
+) -> Result<String, Error> {
     match call {
-        ToolCall::Manifest { bundle } => match conn.read() {
-            Ok(s) => match manifest::manifest(s.model(), conn.tenant(), bundle.as_deref(), today) {
-                Ok(t) => (t, false),
-                Err(e) => err_text(&e),
-            },
-            Err(e) => err_text(&e),
-        },
-        ToolCall::Snapshot => match conn.read() {
-            Ok(s) => (s.snapshot_id(), false),
-            Err(e) => err_text(&e),
-        },
+        ToolCall::Manifest { bundle } => {
+            manifest::manifest(s.model(), tenant, bundle.as_deref(), today)
+        }
+        ToolCall::Snapshot => Ok(s.snapshot_id()),
         ToolCall::Search { query, k, bundle } => {
             let opts = langonrock_core::search::SearchOptions {
-                k,
-                bundle,
+                k: *k,
+                bundle: bundle.clone(),
                 expand: true,
             };
-            let tenant = conn.tenant().to_string();
-            match conn.with_read(|s| s.search(&tenant, &query, &opts, today)) {
-                Ok(t) => (t, false),
-                Err(e) => err_text(&e),
-            }
+            s.search(tenant, query, &opts, today)
         }
         ToolCall::Get {
             ids,
@@ -272,25 +303,40 @@ fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
         } => {
             // The table already applied the MCP default cap (read.md §3.3).
             let opts = langonrock_core::read::GetOptions {
-                section,
+                section: section.clone(),
                 offset: offset.map(|n| n as u64),
                 limit: limit.map(|n| n as u64),
-                find,
-                source,
+                find: find.clone(),
+                source: *source,
             };
-            let checked = match source {
-                true => conn
-                    .read()
-                    .and_then(|_| conn.check_sources(Some(ids.clone()))),
-                false => Ok(()),
-            };
-            match checked.and_then(|()| {
-                conn.with_read(|s| Ok(langonrock_core::read::render_mcp(&s.get(&ids, &opts)?)))
-            }) {
-                Ok(t) => (t, false),
-                Err(e) => err_text(&e),
+            s.get(ids, &opts)
+                .map(|r| langonrock_core::read::render_mcp(&r))
+        }
+        _ => Err(Error::Invalid("internal error: not a read tool".into())),
+    }
+}
+
+/// Runs one validated tool call on a connection: reads refresh first, writes commit.
+pub(crate) fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
+    if is_read_call(&call) {
+        if let ToolCall::Get {
+            ids, source: true, ..
+        } = &call
+        {
+            if let Err(e) = conn
+                .read()
+                .and_then(|_| conn.check_sources(Some(ids.clone())))
+            {
+                return err_text(&e);
             }
         }
+        let tenant = conn.tenant().to_string();
+        return match conn.with_read(|s| read_call(s, &tenant, &call, today)) {
+            Ok(t) => (t, false),
+            Err(e) => err_text(&e),
+        };
+    }
+    match call {
         ToolCall::Write {
             bundle,
             path,
@@ -367,6 +413,11 @@ fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
             Ok(r) => (tools::revision_answer(&r, &[]), false),
             Err(e) => err_text(&e),
         },
+        // Answered above.
+        ToolCall::Manifest { .. }
+        | ToolCall::Snapshot
+        | ToolCall::Search { .. }
+        | ToolCall::Get { .. } => ("internal error: a read tool was not run".into(), true),
     }
 }
 
