@@ -14,10 +14,11 @@ use http::header::{ETAG, IF_MATCH, IF_NONE_MATCH};
 use http::request::Parts;
 use http::{HeaderValue, Method, StatusCode};
 use hyper::body::Incoming;
+use langonrock_core::engine::request::parse_hash;
 use langonrock_core::engine::{parse_history_request, parse_transaction, RestoreRequest};
 use langonrock_core::read::{count_from_number, GetOptions};
 use langonrock_core::search::SearchOptions;
-use langonrock_core::{manifest, tools, Error};
+use langonrock_core::{manifest, tools, validate, Error};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -265,6 +266,9 @@ pub(crate) async fn dispatch(
         Verb::Bundles => {
             let drained = drain(body, state.limits.body_timeout).await;
             let bundle = route.rest[0].clone();
+            if let Err(e) = validate::bundle_name(&bundle) {
+                return after_drain(engine_error(&e, false), drained);
+            }
             let r = on_tenant(state, &tenant, move |t| {
                 match t.commit(|c| c.delete_bundle(&bundle)) {
                     Ok(_) => {
@@ -306,6 +310,11 @@ pub(crate) async fn dispatch(
             let Some(req) = restore_request(&bytes) else {
                 return invalid(RESTORE_SHAPE);
             };
+            if let Err(e) =
+                parse_hash(&req.revision).and_then(|_| parse_hash(&req.expected_revision))
+            {
+                return engine_error(&e, false);
+            }
             on_tenant(state, &tenant, move |t| {
                 match t.commit(|c| c.restore(req)) {
                     Ok(r) => json(serde_json::to_string(&r).unwrap_or_default()),
@@ -453,7 +462,7 @@ fn get_reply(t: &Tenant, ids: Vec<String>, opts: GetOptions) -> Reply {
 /// A hash from `If-Match`, quotes stripped; it must be 64-hex.
 fn if_match_hash(value: &str) -> Result<String, Error> {
     let h = value.trim().trim_start_matches("W/").trim_matches('"');
-    langonrock_core::engine::request::parse_hash(h).map(|d| d.to_hex())
+    parse_hash(h).map(|d| d.to_hex())
 }
 
 /// `/v1[/t]/source/<bundle>/<path>`: GET, PUT and DELETE of one document.
@@ -466,6 +475,15 @@ async fn concept(
 ) -> Reply {
     let bundle = rest[0].clone();
     let path = rest[1..].join("/");
+    // Names are checked before a commit takes the tenant's writer lock, which would create
+    // the tenant's directory: a refused write leaves no trace.
+    if parts.method != Method::GET {
+        if let Err(e) = validate::bundle_name(&bundle).and_then(|()| validate::document_path(&path))
+        {
+            let drained = drain(body, state.limits.body_timeout).await;
+            return after_drain(engine_error(&e, false), drained);
+        }
+    }
     let if_match = header(&parts, IF_MATCH);
     let create = header(&parts, IF_NONE_MATCH).is_some_and(|v| v.trim() == "*");
     match parts.method {

@@ -10,13 +10,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use tokio::net::{TcpListener, UnixListener};
+use tokio::net::{TcpListener, TcpSocket, UnixListener};
 use tokio::sync::{watch, Semaphore};
 use tokio_rustls::TlsAcceptor;
 
 /// hyper's own limit on a request head, above the 16 KiB the server answers itself with a
 /// JSON 431: a longer head gets hyper's bare 431 and the connection closes.
 const HYPER_MAX_HEAD: usize = 64 * 1024;
+/// The length of the TCP accept queue.
+const ACCEPT_QUEUE: u32 = 4_096;
 /// How long a stopping server waits for open requests to finish.
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
@@ -61,9 +63,23 @@ pub(crate) async fn bind_tcp(
     tls: Option<TlsAcceptor>,
 ) -> Result<(Bound, String), String> {
     let bare = host.trim_start_matches('[').trim_end_matches(']');
-    let listener = TcpListener::bind((bare, port))
+    let failed = |e: std::io::Error| format!("cannot listen on {host}:{port}: {e}");
+    let addr = tokio::net::lookup_host((bare, port))
         .await
-        .map_err(|e| format!("cannot listen on {host}:{port}: {e}"))?;
+        .map_err(failed)?
+        .next()
+        .ok_or_else(|| failed(std::io::ErrorKind::AddrNotAvailable.into()))?;
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()
+    } else {
+        TcpSocket::new_v6()
+    }
+    .map_err(failed)?;
+    socket.set_reuseaddr(true).map_err(failed)?;
+    socket.bind(addr).map_err(failed)?;
+    // A deep accept queue: a burst of new connections waits for the accept loop instead of
+    // having its handshakes dropped (the kernel caps it at somaxconn).
+    let listener = socket.listen(ACCEPT_QUEUE).map_err(failed)?;
     let real = listener.local_addr().map(|a| a.port()).unwrap_or(port);
     let shown = if bare.contains(':') {
         format!("[{bare}]:{real}")

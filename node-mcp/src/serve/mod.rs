@@ -163,7 +163,7 @@ fn raise_open_files() {
     {
         use rustix::process::{getrlimit, setrlimit, Resource};
         let mut limit = getrlimit(Resource::Nofile);
-        if limit.current < limit.maximum {
+        if limit.current != limit.maximum {
             limit.current = limit.maximum;
             let _ = setrlimit(Resource::Nofile, limit);
         }
