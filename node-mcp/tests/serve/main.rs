@@ -3,8 +3,8 @@
 
 mod util;
 
-// mod concurrency; // reads during commits, other tenants, other writers, --read-only
-// mod crash; // SIGKILL during commits
+mod concurrency; // reads during commits, other tenants, other writers, --read-only
+mod crash; // SIGKILL during commits
 mod limits; // body and header caps, timeouts, idle connections
             // mod mcp; // MCP over Streamable HTTP (Python SDK) and /mcp's auth and session bounds
 mod routes; // every route and error over the unix socket
