@@ -92,35 +92,6 @@ impl McpServer {
         }
     }
 
-    /// Reads a resource (blocking: the backend reads the tenant); `okf://manifest` is the
-    /// only one.
-    pub fn read_resource_now(&self, uri: &str) -> Result<ReadResourceResult, ErrorData> {
-        if uri != tools::MANIFEST_URI {
-            return Err(ErrorData::resource_not_found(
-                format!("no resource \"{uri}\""),
-                Some(serde_json::json!({"uri": uri})),
-            ));
-        }
-        match self.backend.manifest(&(self.today)()) {
-            Ok(text) => Ok(ReadResourceResult::new(vec![ResourceContents::text(
-                text,
-                tools::MANIFEST_URI,
-            )
-            .with_mime_type(tools::MANIFEST_MIME)])),
-            Err(m) => Err(ErrorData::internal_error(m, None)),
-        }
-    }
-
-    /// The tools this server registers, in the table's order.
-    pub fn tools(&self) -> &[Tool] {
-        &self.tools
-    }
-
-    /// The `okf://manifest` resource as listed.
-    pub fn resource(&self) -> &Resource {
-        &self.resource
-    }
-
     /// Runs one call as `tools/call` does: the reply text and whether it is an error.
     pub fn call(&self, name: &str, args: Option<&serde_json::Value>) -> (String, bool) {
         if !self.names.contains(&name) {
@@ -133,8 +104,7 @@ impl McpServer {
     }
 }
 
-/// A tool's reply as an MCP result: one text block, `isError` when it failed.
-pub(crate) fn text_result(text: String, is_error: bool) -> CallToolResult {
+fn text_result(text: String, is_error: bool) -> CallToolResult {
     let content = vec![ContentBlock::text(text)];
     if is_error {
         CallToolResult::error(content)
@@ -174,7 +144,15 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.map(serde_json::Value::Object);
-        let (text, is_error) = self.call(&request.name, args.as_ref());
+        // The call blocks (a commit waits for its store): it runs on the blocking pool, so
+        // the session goes on answering other requests meanwhile (reads of the published
+        // state while a commit is in flight).
+        let server = self.clone();
+        let name = request.name.to_string();
+        let (text, is_error) =
+            tokio::task::spawn_blocking(move || server.call(&name, args.as_ref()))
+                .await
+                .unwrap_or_else(|_| ("the tool call failed unexpectedly".into(), true));
         Ok(text_result(text, is_error).into())
     }
 
@@ -193,7 +171,26 @@ impl ServerHandler for McpServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        self.read_resource_now(&request.uri).map(Into::into)
+        if request.uri != tools::MANIFEST_URI {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource \"{}\"", request.uri),
+                Some(serde_json::json!({"uri": request.uri})),
+            ));
+        }
+        let server = self.clone();
+        let manifest =
+            tokio::task::spawn_blocking(move || server.backend.manifest(&(server.today)()))
+                .await
+                .unwrap_or_else(|_| Err("the manifest read failed unexpectedly".into()));
+        match manifest {
+            Ok(text) => Ok(ReadResourceResult::new(vec![ResourceContents::text(
+                text,
+                tools::MANIFEST_URI,
+            )
+            .with_mime_type(tools::MANIFEST_MIME)])
+            .into()),
+            Err(m) => Err(ErrorData::internal_error(m, None)),
+        }
     }
 }
 
@@ -221,35 +218,36 @@ where
 // The backend over a tenant connection
 // ---------------------------------------------------------------------------------------
 
-use crate::conn::Conn;
-use langonrock_core::engine::Served;
+use langonrock::Connection as Conn;
 use langonrock_core::engine::{HistoryRequest, RestoreRequest};
 use langonrock_core::{manifest, validate, Error};
-use std::sync::Mutex;
 
 /// The MCP backend over one tenant connection of the files store.
 pub struct TenantBackend {
-    conn: Mutex<Conn>,
+    conn: Arc<Conn>,
 }
 
 impl TenantBackend {
     /// A backend over `conn`.
     pub fn new(conn: Conn) -> TenantBackend {
         TenantBackend {
-            conn: Mutex::new(conn),
+            conn: Arc::new(conn),
         }
+    }
+
+    /// A backend over a connection that others share (`serve` holds one per tenant).
+    pub fn shared(conn: Arc<Conn>) -> TenantBackend {
+        TenantBackend { conn }
     }
 
     /// Puts the pending derived record, if any (when the session ends).
     pub fn finish(&self) {
-        if let Ok(mut conn) = self.conn.lock() {
-            conn.finish_derived();
-        }
+        self.conn.finish_derived();
     }
 }
 
 /// The bundle name as stored (bundles match ignoring case), or as given when unknown.
-fn stored_bundle(conn: &mut Conn, bundle: &str) -> String {
+fn stored_bundle(conn: &Conn, bundle: &str) -> String {
     conn.read().ok().map_or_else(
         || bundle.to_string(),
         |s| tools::stored_bundle(s.model(), bundle),
@@ -260,38 +258,30 @@ fn err_text(e: &Error) -> (String, bool) {
     (e.message(), true)
 }
 
-/// Whether a call is one of the read tools (`manifest`, `search`, `get`, `snapshot`).
-pub(crate) fn is_read_call(call: &ToolCall) -> bool {
-    matches!(
-        call,
-        ToolCall::Manifest { .. }
-            | ToolCall::Snapshot
-            | ToolCall::Search { .. }
-            | ToolCall::Get { .. }
-    )
-}
-
-/// Runs a read tool over a served state (any other call is an internal error). `get` with
-/// `source` needs the sources checked first ([`Conn::check_sources`]). Shared by the stdio
-/// server and `serve` (docs/http.md).
-pub(crate) fn read_call(
-    s: &Served,
-    tenant: &str,
-    call: &ToolCall,
-    today: &str,
-) -> Result<String, Error> {
+fn run_call(conn: &Conn, call: ToolCall, today: &str) -> (String, bool) {
     match call {
-        ToolCall::Manifest { bundle } => {
-            manifest::manifest(s.model(), tenant, bundle.as_deref(), today)
-        }
-        ToolCall::Snapshot => Ok(s.snapshot_id()),
+        ToolCall::Manifest { bundle } => match conn.read() {
+            Ok(s) => match manifest::manifest(s.model(), conn.tenant(), bundle.as_deref(), today) {
+                Ok(t) => (t, false),
+                Err(e) => err_text(&e),
+            },
+            Err(e) => err_text(&e),
+        },
+        ToolCall::Snapshot => match conn.read() {
+            Ok(s) => (s.snapshot_id(), false),
+            Err(e) => err_text(&e),
+        },
         ToolCall::Search { query, k, bundle } => {
             let opts = langonrock_core::search::SearchOptions {
-                k: *k,
-                bundle: bundle.clone(),
+                k,
+                bundle,
                 expand: true,
             };
-            s.search(tenant, query, &opts, today)
+            let tenant = conn.tenant().to_string();
+            match conn.with_read(|s| s.search(&tenant, &query, &opts, today)) {
+                Ok(t) => (t, false),
+                Err(e) => err_text(&e),
+            }
         }
         ToolCall::Get {
             ids,
@@ -303,40 +293,25 @@ pub(crate) fn read_call(
         } => {
             // The table already applied the MCP default cap (read.md §3.3).
             let opts = langonrock_core::read::GetOptions {
-                section: section.clone(),
+                section,
                 offset: offset.map(|n| n as u64),
                 limit: limit.map(|n| n as u64),
-                find: find.clone(),
-                source: *source,
+                find,
+                source,
             };
-            s.get(ids, &opts)
-                .map(|r| langonrock_core::read::render_mcp(&r))
-        }
-        _ => Err(Error::Invalid("internal error: not a read tool".into())),
-    }
-}
-
-/// Runs one validated tool call on a connection: reads refresh first, writes commit.
-pub(crate) fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
-    if is_read_call(&call) {
-        if let ToolCall::Get {
-            ids, source: true, ..
-        } = &call
-        {
-            if let Err(e) = conn
-                .read()
-                .and_then(|_| conn.check_sources(Some(ids.clone())))
-            {
-                return err_text(&e);
+            let checked = match source {
+                true => conn
+                    .read()
+                    .and_then(|_| conn.check_sources(Some(ids.clone()))),
+                false => Ok(()),
+            };
+            match checked.and_then(|()| {
+                conn.with_read(|s| Ok(langonrock_core::read::render_mcp(&s.get(&ids, &opts)?)))
+            }) {
+                Ok(t) => (t, false),
+                Err(e) => err_text(&e),
             }
         }
-        let tenant = conn.tenant().to_string();
-        return match conn.with_read(|s| read_call(s, &tenant, &call, today)) {
-            Ok(t) => (t, false),
-            Err(e) => err_text(&e),
-        };
-    }
-    match call {
         ToolCall::Write {
             bundle,
             path,
@@ -413,29 +388,17 @@ pub(crate) fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String,
             Ok(r) => (tools::revision_answer(&r, &[]), false),
             Err(e) => err_text(&e),
         },
-        // Answered above.
-        ToolCall::Manifest { .. }
-        | ToolCall::Snapshot
-        | ToolCall::Search { .. }
-        | ToolCall::Get { .. } => ("internal error: a read tool was not run".into(), true),
     }
 }
 
 impl Backend for TenantBackend {
     fn call(&self, call: ToolCall, today: &str) -> (String, bool) {
-        match self.conn.lock() {
-            Ok(mut conn) => run_call(&mut conn, call, today),
-            Err(_) => ("the connection is unusable after a panic".into(), true),
-        }
+        run_call(&self.conn, call, today)
     }
 
     fn manifest(&self, today: &str) -> Result<String, String> {
-        let mut conn = self
-            .conn
-            .lock()
-            .map_err(|_| "the connection is unusable after a panic".to_string())?;
-        let s = conn.read().map_err(|e| e.message())?;
-        manifest::manifest(s.model(), conn.tenant(), None, today).map_err(|e| e.message())
+        let s = self.conn.read().map_err(|e| e.message())?;
+        manifest::manifest(s.model(), self.conn.tenant(), None, today).map_err(|e| e.message())
     }
 }
 
@@ -447,17 +410,18 @@ pub fn server_for(conn: Conn, mode: Mode) -> McpServer {
 
 /// [`server_for`] over a backend the caller keeps (to finish it when the session ends).
 pub fn server_over(backend: Arc<TenantBackend>, mode: Mode) -> McpServer {
-    let today = crate::clock::today();
-    let advice = backend
-        .conn
-        .lock()
+    let advice = advice_for(&backend.conn);
+    McpServer::new(backend, mode, advice, Arc::new(langonrock::clock::today))
+}
+
+/// The advice sentence of a tenant (agent.md §7.2), from its whole manifest for today;
+/// `None` when that cannot be read.
+pub fn advice_for(conn: &Conn) -> Option<String> {
+    let today = langonrock::clock::today();
+    conn.read()
         .ok()
-        .and_then(|mut conn| {
-            let s = conn.read().ok()?;
-            manifest::manifest(s.model(), conn.tenant(), None, &today).ok()
-        })
-        .map(|m| tools::advice(&m));
-    McpServer::new(backend, mode, advice, Arc::new(crate::clock::today))
+        .and_then(|s| manifest::manifest(s.model(), conn.tenant(), None, &today).ok())
+        .map(|m| tools::advice(&m))
 }
 
 /// `langonrock mcp`: the startup lines on stderr (agent.md §1.1), then MCP over
@@ -498,7 +462,7 @@ where
     if let Some(s) = conn.served() {
         let _ = std::thread::Builder::new()
             .name("langonrock-index".into())
-            .spawn(move || s.warm_index(&crate::clock::today()));
+            .spawn(move || s.warm_index(&langonrock::clock::today()));
     }
     let backend = Arc::new(TenantBackend::new(conn));
     let server = server_over(backend.clone(), mode);

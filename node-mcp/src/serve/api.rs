@@ -8,12 +8,12 @@ use super::reply::{
 use super::route::{query_param, write_refusal, Access, Refusal, Route, Verb};
 use super::tenants::Tenant;
 use super::State;
-use crate::clock;
 use bytes::Bytes;
 use http::header::{ETAG, IF_MATCH, IF_NONE_MATCH};
 use http::request::Parts;
 use http::{HeaderValue, Method, StatusCode};
 use hyper::body::Incoming;
+use langonrock::clock;
 use langonrock_core::engine::request::parse_hash;
 use langonrock_core::engine::{parse_history_request, parse_transaction, RestoreRequest};
 use langonrock_core::read::{count_from_number, GetOptions};
@@ -189,7 +189,7 @@ pub(crate) async fn dispatch(
         }
         Verb::Snapshot => {
             let drained = drain(body, state.limits.body_timeout).await;
-            let r = on_tenant(state, &tenant, |t| match t.served() {
+            let r = on_tenant(state, &tenant, |t| match t.conn.read() {
                 Ok(s) => json(format!(
                     "{{\"snapshot\":\"{}\",\"concepts\":{}}}",
                     s.snapshot_id(),
@@ -217,11 +217,9 @@ pub(crate) async fn dispatch(
                 Ok(r) => r,
                 Err(e) => return after_drain(engine_error(&e, false), drained),
             };
-            let r = on_tenant(state, &tenant, move |t| {
-                match t.with_conn(|c| c.history(req)) {
-                    Ok(page) => json(serde_json::to_string(&page).unwrap_or_default()),
-                    Err(e) => engine_error(&e, false),
-                }
+            let r = on_tenant(state, &tenant, move |t| match t.conn.history(req) {
+                Ok(page) => json(serde_json::to_string(&page).unwrap_or_default()),
+                Err(e) => engine_error(&e, false),
             })
             .await;
             after_drain(r, drained)
@@ -246,7 +244,7 @@ pub(crate) async fn dispatch(
             };
             on_tenant(state, &tenant, move |t| {
                 let today = clock::today();
-                match t.read(|s| s.search(t.id(), &q, &opts, &today)) {
+                match t.conn.with_read(|s| s.search(t.id(), &q, &opts, &today)) {
                     Ok(text) => reply(StatusCode::OK, "text/tab-separated-values", text),
                     Err(e) => engine_error(&e, false),
                 }
@@ -255,7 +253,7 @@ pub(crate) async fn dispatch(
         }
         Verb::Source if route.rest.is_empty() => {
             let drained = drain(body, state.limits.body_timeout).await;
-            let r = on_tenant(state, &tenant, |t| match t.served() {
+            let r = on_tenant(state, &tenant, |t| match t.conn.read() {
                 Ok(s) => json(serde_json::to_string(&s.list_source()).unwrap_or_default()),
                 Err(e) => engine_error(&e, false),
             })
@@ -270,12 +268,10 @@ pub(crate) async fn dispatch(
                 return after_drain(engine_error(&e, false), drained);
             }
             let r = on_tenant(state, &tenant, move |t| {
-                match t.commit(|c| c.delete_bundle(&bundle)) {
-                    Ok(_) => {
-                        let mut r = reply(StatusCode::NO_CONTENT, "application/json", Bytes::new());
-                        r.headers_mut().remove(http::header::CONTENT_TYPE);
-                        r
-                    }
+                // The `RevisionResult` a local `deleteBundle` returns (docs/http.md: 200,
+                // not the 204 of http.md §4, so a remote connection gets the same result).
+                match t.conn.delete_bundle(&bundle) {
+                    Ok(r) => json(serde_json::to_string(&r).unwrap_or_default()),
                     Err(e) => engine_error(&e, false),
                 }
             })
@@ -294,11 +290,9 @@ pub(crate) async fn dispatch(
                 Ok(t) => t,
                 Err(e) => return engine_error(&e, false),
             };
-            on_tenant(state, &tenant, move |t| {
-                match t.commit(|c| c.transact(txn)) {
-                    Ok(r) => json(serde_json::to_string(&r).unwrap_or_default()),
-                    Err(e) => engine_error(&e, false),
-                }
+            on_tenant(state, &tenant, move |t| match t.conn.transact(txn) {
+                Ok(r) => json(serde_json::to_string(&r).unwrap_or_default()),
+                Err(e) => engine_error(&e, false),
             })
             .await
         }
@@ -315,11 +309,9 @@ pub(crate) async fn dispatch(
             {
                 return engine_error(&e, false);
             }
-            on_tenant(state, &tenant, move |t| {
-                match t.commit(|c| c.restore(req)) {
-                    Ok(r) => json(serde_json::to_string(&r).unwrap_or_default()),
-                    Err(e) => engine_error(&e, false),
-                }
+            on_tenant(state, &tenant, move |t| match t.conn.restore(req) {
+                Ok(r) => json(serde_json::to_string(&r).unwrap_or_default()),
+                Err(e) => engine_error(&e, false),
             })
             .await
         }
@@ -351,7 +343,7 @@ fn none_match(value: &str, etag: &str) -> bool {
 
 fn manifest_reply(t: &Tenant, bundle: Option<String>, inm: Option<String>) -> Reply {
     let today = clock::today();
-    let s = match t.served() {
+    let s = match t.conn.read() {
         Ok(s) => s,
         Err(e) => return engine_error(&e, false),
     };
@@ -446,14 +438,15 @@ fn restore_request(bytes: &[u8]) -> Option<RestoreRequest> {
 
 fn get_reply(t: &Tenant, ids: Vec<String>, opts: GetOptions) -> Reply {
     if opts.source {
-        if let Err(e) = t.with_conn(|c| {
-            c.read()?;
-            c.check_sources(Some(ids.clone()))
-        }) {
+        if let Err(e) = t
+            .conn
+            .read()
+            .and_then(|_| t.conn.check_sources(Some(ids.clone())))
+        {
             return engine_error(&e, false);
         }
     }
-    match t.read(|s| Ok(s.get(&ids, &opts)?.to_json())) {
+    match t.conn.with_read(|s| Ok(s.get(&ids, &opts)?.to_json())) {
         Ok(text) => json(text),
         Err(e) => engine_error(&e, false),
     }
@@ -490,7 +483,7 @@ async fn concept(
         Method::GET => {
             let drained = drain(body, state.limits.body_timeout).await;
             let r = on_tenant(state, tenant, move |t| {
-                match t.with_conn(|c| c.read_source(&bundle, &path)) {
+                match t.conn.read_source(&bundle, &path) {
                     Ok(Some(src)) => with_etag(
                         reply(StatusCode::OK, "text/markdown; charset=utf-8", src.content),
                         &format!("\"{}\"", src.hash),
@@ -533,7 +526,7 @@ async fn concept(
                 return invalid("source must contain valid UTF-8");
             };
             on_tenant(state, tenant, move |t| {
-                match t.commit(|c| c.write(&bundle, &path, &content, replaces.as_deref())) {
+                match t.conn.write(&bundle, &path, &content, replaces.as_deref()) {
                     Ok(r) => {
                         let etag = format!("\"{}\"", r.hash);
                         with_etag(json(serde_json::to_string(&r).unwrap_or_default()), &etag)
@@ -559,7 +552,7 @@ async fn concept(
                 Err(e) => return after_drain(engine_error(&e, false), drained),
             };
             let r = on_tenant(state, tenant, move |t| {
-                match t.commit(|c| c.delete(&bundle, &path, Some(&replaces))) {
+                match t.conn.delete(&bundle, &path, Some(&replaces)) {
                     Ok(r) => json(serde_json::to_string(&r).unwrap_or_default()),
                     Err(e) => engine_error(&e, true),
                 }

@@ -13,14 +13,12 @@ use super::reply::{body_error, read_body, refuse, Reply, MAX_BODY};
 use super::route::{authorize, bearer, query_param, Refusal};
 use super::tenants::Tenant;
 use super::State;
-use crate::mcp::{self, Backend, McpServer, Mode};
+use crate::mcp::{self, McpServer, Mode};
 use bytes::Bytes;
 use http::request::Parts;
 use http::{Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use langonrock_core::manifest;
-use langonrock_core::tools::ToolCall;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
@@ -29,7 +27,7 @@ use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -163,60 +161,6 @@ fn is_initialize(bytes: &[u8]) -> bool {
     }
 }
 
-/// The tool calls of one tenant, behind a [`McpServer`]. It holds the tenant weakly: the
-/// tenant caches its servers, and a strong link back would keep it open forever.
-struct TenantTools {
-    tenant: Weak<Tenant>,
-}
-
-const CLOSED: &str = "the tenant was closed while the call was on its way: call again";
-
-impl Backend for TenantTools {
-    fn call(&self, call: ToolCall, today: &str) -> (String, bool) {
-        let Some(t) = self.tenant.upgrade() else {
-            return (CLOSED.into(), true);
-        };
-        if !mcp::is_read_call(&call) {
-            return t.commit(|c| mcp::run_call(c, call, today));
-        }
-        if let ToolCall::Get {
-            ids, source: true, ..
-        } = &call
-        {
-            if let Err(e) = t.with_conn(|c| {
-                c.read()?;
-                c.check_sources(Some(ids.clone()))
-            }) {
-                return (e.message(), true);
-            }
-        }
-        match t.read(|s| mcp::read_call(s, t.id(), &call, today)) {
-            Ok(text) => (text, false),
-            Err(e) => (e.message(), true),
-        }
-    }
-
-    fn manifest(&self, today: &str) -> Result<String, String> {
-        let t = self.tenant.upgrade().ok_or_else(|| CLOSED.to_string())?;
-        t.read(|s| manifest::manifest(s.model(), t.id(), None, today))
-            .map_err(|e| e.message())
-    }
-}
-
-/// The MCP server of `tenant` in `mode`, built once per tenant and mode.
-fn server(tenant: &Arc<Tenant>, mode: Mode) -> McpServer {
-    let slot = usize::from(mode.database_tools) * 2 + usize::from(mode.read_only);
-    tenant.mcp[slot]
-        .get_or_init(|| {
-            let backend = Arc::new(TenantTools {
-                tenant: Arc::downgrade(tenant),
-            });
-            let advice = tenant.advice(&crate::clock::today());
-            McpServer::new(backend, mode, advice, Arc::new(crate::clock::today))
-        })
-        .clone()
-}
-
 fn grant(ctx: &RequestContext<RoleServer>) -> Result<Grant, ErrorData> {
     ctx.extensions
         .get::<Parts>()
@@ -225,10 +169,11 @@ fn grant(ctx: &RequestContext<RoleServer>) -> Result<Grant, ErrorData> {
         .ok_or_else(|| ErrorData::internal_error("the request carries no grant", None))
 }
 
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, ErrorData> {
-    tokio::task::spawn_blocking(f)
+/// The stdio server's surface for the request's tenant and mode (built on the blocking
+/// pool the first time: it reads the manifest for the advice sentence).
+async fn server(ctx: &RequestContext<RoleServer>) -> Result<McpServer, ErrorData> {
+    let g = grant(ctx)?;
+    tokio::task::spawn_blocking(move || g.tenant.mcp_server(g.mode))
         .await
         .map_err(|_| ErrorData::internal_error("the request's worker failed", None))
 }
@@ -245,12 +190,10 @@ impl ServerHandler for HttpMcp {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let g = grant(&context)?;
-        let s = blocking(move || server(&g.tenant, g.mode)).await?;
-        Ok(ListToolsResult::with_all_items(s.tools().to_vec()))
+        server(&context).await?.list_tools(request, context).await
     }
 
     async fn call_tool(
@@ -258,24 +201,18 @@ impl ServerHandler for HttpMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let g = grant(&context)?;
-        let args = request.arguments.map(serde_json::Value::Object);
-        let name = request.name.to_string();
-        let (text, is_error) =
-            blocking(move || server(&g.tenant, g.mode).call(&name, args.as_ref())).await?;
-        Ok(mcp::text_result(text, is_error).into())
+        server(&context).await?.call_tool(request, context).await
     }
 
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let g = grant(&context)?;
-        let s = blocking(move || server(&g.tenant, g.mode)).await?;
-        Ok(ListResourcesResult::with_all_items(vec![s
-            .resource()
-            .clone()]))
+        server(&context)
+            .await?
+            .list_resources(request, context)
+            .await
     }
 
     async fn read_resource(
@@ -283,9 +220,9 @@ impl ServerHandler for HttpMcp {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let g = grant(&context)?;
-        blocking(move || server(&g.tenant, g.mode).read_resource_now(&request.uri))
+        server(&context)
             .await?
-            .map(Into::into)
+            .read_resource(request, context)
+            .await
     }
 }

@@ -301,16 +301,22 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>) -> reply::Reply {
     if segs.len() == 1 && segs[0] == "mcp" {
         return mcp_http::handle(state, parts, body).await;
     }
-    let route = match route::parse(&segs) {
-        Ok(r) => r,
-        Err(r) => return api::refused(state, r, body).await,
+    let rest = async {
+        if parts.method == ::http::Method::OPTIONS && segs.first().is_some_and(|s| s == "v1") {
+            return reply::preflight();
+        }
+        let route = match route::parse(&segs) {
+            Ok(r) => r,
+            Err(r) => return api::refused(state, r, body).await,
+        };
+        let token = route::bearer(parts.headers.get(::http::header::AUTHORIZATION));
+        let access = match route::authorize(&state.tokens, route.tenant.as_deref(), token) {
+            Ok(a) => a,
+            Err(r) => return api::refused(state, r, body).await,
+        };
+        api::dispatch(state, parts, body, route, access).await
     };
-    let token = route::bearer(parts.headers.get(::http::header::AUTHORIZATION));
-    let access = match route::authorize(&state.tokens, route.tenant.as_deref(), token) {
-        Ok(a) => a,
-        Err(r) => return api::refused(state, r, body).await,
-    };
-    api::dispatch(state, parts, body, route, access).await
+    reply::cors(rest.await)
 }
 
 /// `langonrock token --tenant <t> [--write]`: prints the new token on `out` and the status

@@ -124,6 +124,37 @@ pub(crate) fn engine_error(e: &Error, precondition: bool) -> Reply {
     )
 }
 
+/// The answer to a CORS preflight (`OPTIONS`) on a REST route: browsers may call every
+/// route from any origin. That is safe because access is a bearer token sent by the page,
+/// never a cookie the browser adds on its own.
+pub(crate) fn preflight() -> Reply {
+    let mut r = reply(StatusCode::NO_CONTENT, "text/plain", Bytes::new());
+    let h = r.headers_mut();
+    h.remove(CONTENT_TYPE);
+    h.insert(
+        "access-control-allow-methods",
+        HeaderValue::from_static("GET, POST, PUT, DELETE"),
+    );
+    h.insert(
+        "access-control-allow-headers",
+        HeaderValue::from_static("authorization, content-type, if-match, if-none-match"),
+    );
+    h.insert("access-control-max-age", HeaderValue::from_static("86400"));
+    r
+}
+
+/// Adds the CORS headers every REST answer carries: any origin, and the `ETag` readable by
+/// the page (a remote `readSource` takes the hash from it).
+pub(crate) fn cors(mut r: Reply) -> Reply {
+    let h = r.headers_mut();
+    h.insert("access-control-allow-origin", HeaderValue::from_static("*"));
+    h.insert(
+        "access-control-expose-headers",
+        HeaderValue::from_static("ETag"),
+    );
+    r
+}
+
 /// Marks a reply so the connection closes after it.
 pub(crate) fn closing(mut r: Reply) -> Reply {
     r.headers_mut()

@@ -1,31 +1,24 @@
-//! The server's tenants (docs/http.md, "Concurrency"): one connection per tenant of the data
-//! root, opened on first use and shared by every request.
+//! The server's tenants (docs/http.md, "Concurrency"): one `langonrock::Connection` per
+//! tenant of the data root, opened on first use and shared by every request.
 //!
-//! This module is the one adapter between the server and a tenant connection ([`Conn`]):
-//!
-//! - Reads are served from the tenant's last *published* state, an `Arc<Served>` swapped
-//!   whole. Before each read one `stat` asks whether the store's head moved past the
-//!   generation that state was loaded from (another writer on the same data root: the CLI,
-//!   another MCP process, a Node writer); only then does the read refresh the connection.
-//! - Commits to one tenant are serialized by the connection's lock. While a commit holds
-//!   it, reads keep being served from the published state and never wait for it; the
-//!   commit publishes its new state before it lets go. Other tenants are not held up.
-//! - Everything here blocks (store IO and compiling): the server calls it on tokio's
-//!   blocking pool, never on an async worker.
+//! The connection gives the concurrency rules (reads answered from the last published
+//! state while a commit runs, commits serialized per tenant, a refresh before each read so
+//! commits by other writers on the data root are seen); this module only keeps the map, a
+//! bound on it, and per tenant what the MCP endpoint builds once (the advice sentence and
+//! the servers of each tool mode). Opening and every connection call block: the server
+//! calls them on tokio's blocking pool.
 
-use crate::conn::Conn;
-use crate::file_store::FileStore;
-use langonrock_core::engine::Served;
-use langonrock_core::{manifest, tools, validate, Error};
+use crate::mcp::{McpServer, Mode, TenantBackend};
+use langonrock::Connection;
+use langonrock_core::{validate, Error};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, TryLockError};
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 /// How many tenants stay open at once. Opening one more closes the least recently used
-/// tenant that no request holds (a tenant reopens on its next request), so requests for
-/// ever new tenant names cannot grow the server without bound.
+/// tenant that no request holds (it reopens on its next request), so requests naming ever
+/// new tenants cannot grow the server without bound.
 pub(crate) const MAX_OPEN_TENANTS: usize = 1_024;
 
 /// Every tenant of one data root.
@@ -80,7 +73,7 @@ impl Tenants {
                 .clone();
             (slot, evicted)
         };
-        // Closing a tenant finishes its derived record: not under the map's lock.
+        // Closing a tenant puts its pending derived record: not under the map's lock.
         drop(evicted);
         slot.used
             .store(self.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
@@ -88,19 +81,23 @@ impl Tenants {
         if let Some(t) = &*open {
             return Ok(t.clone());
         }
-        let t = Arc::new(Tenant::open(&self.data, &id, self.read_only)?);
+        let conn = Connection::open(&self.data, &id, self.read_only)?;
+        let t = Arc::new(Tenant {
+            conn: Arc::new(conn),
+            advice: OnceLock::new(),
+            mcp: Default::default(),
+        });
         *open = Some(t.clone());
         Ok(t)
     }
 
-    /// Closes every tenant: waits for commits in progress, then lets each connection put
-    /// its pending derived record.
+    /// Closes every tenant: waits for commits in progress and lets each connection put its
+    /// pending derived record.
     pub(crate) fn close(&self) {
         let slots: Vec<Arc<Slot>> = lock(&self.slots).drain().map(|(_, s)| s).collect();
         for slot in slots {
             if let Some(t) = lock(&slot.open).take() {
-                let mut conn = t.lock_conn();
-                conn.finish_derived();
+                t.conn.finish_derived();
             }
         }
     }
@@ -121,147 +118,35 @@ fn evict(slots: &mut HashMap<String, Arc<Slot>>) -> Option<Arc<Slot>> {
     slots.remove(&idle)
 }
 
-/// A published state and the head generation it was loaded at (or after).
-struct Published {
-    generation: u64,
-    served: Arc<Served>,
-}
-
 /// One open tenant.
 pub(crate) struct Tenant {
-    id: String,
-    files: FileStore,
-    conn: Mutex<Conn>,
-    /// Commits waiting for or holding the connection: reads then serve the published state.
-    committing: AtomicUsize,
-    published: RwLock<Published>,
+    /// The tenant's connection.
+    pub(crate) conn: Arc<Connection>,
     /// The MCP advice sentence, computed from the whole manifest on first use and fixed
-    /// for the server's lifetime (agent.md §7.2 as docs/mcp.md states it).
+    /// for the server's lifetime (docs/mcp.md).
     advice: OnceLock<Option<String>>,
-    /// The MCP servers of this tenant, one per tool mode (`mcp_http.rs`).
-    pub(super) mcp: [OnceLock<crate::mcp::McpServer>; 4],
+    /// The MCP servers of this tenant, one per tool mode.
+    mcp: [OnceLock<McpServer>; 4],
 }
 
 impl Tenant {
-    fn open(data: &Path, id: &str, read_only: bool) -> Result<Tenant, Error> {
-        let files = FileStore::new(data, id);
-        // Read before the open, so the state is at least this new.
-        let generation = files.head_generation().unwrap_or(0);
-        let conn = Conn::open(data, id, read_only)?;
-        let served = conn
-            .served()
-            .ok_or_else(|| Error::Store(format!("tenant \"{id}\" did not open")))?;
-        Ok(Tenant {
-            id: id.to_string(),
-            files,
-            conn: Mutex::new(conn),
-            committing: AtomicUsize::new(0),
-            published: RwLock::new(Published { generation, served }),
-            advice: OnceLock::new(),
-            mcp: Default::default(),
-        })
-    }
-
     /// The tenant id.
     pub(crate) fn id(&self) -> &str {
-        &self.id
+        self.conn.tenant()
     }
 
-    fn lock_conn(&self) -> MutexGuard<'_, Conn> {
-        lock(&self.conn)
-    }
-
-    fn published(&self) -> Arc<Served> {
-        self.published
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .served
-            .clone()
-    }
-
-    /// Refreshes the connection to the store's head and publishes its state. The
-    /// generation is read first: the state loaded is at least that new, so the next read
-    /// refreshes again rather than miss a head that moved in between.
-    fn publish(&self, conn: &mut Conn) -> Result<Arc<Served>, Error> {
-        let generation = self.files.head_generation().unwrap_or(0);
-        let served = conn.read()?;
-        *self.published.write().unwrap_or_else(|p| p.into_inner()) = Published {
-            generation,
-            served: served.clone(),
-        };
-        Ok(served)
-    }
-
-    /// The state a read is served from: the published one, unless the store's head moved
-    /// past it and no commit of this server is in progress (then the connection refreshes
-    /// first, so a commit by another writer is visible to the next request).
-    pub(crate) fn served(&self) -> Result<Arc<Served>, Error> {
-        {
-            let p = self.published.read().unwrap_or_else(|p| p.into_inner());
-            if !self.files.moved_past(p.generation) {
-                return Ok(p.served.clone());
-            }
-        }
-        loop {
-            if self.committing.load(Ordering::Acquire) > 0 {
-                return Ok(self.published());
-            }
-            match self.conn.try_lock() {
-                Ok(mut conn) => return self.publish(&mut conn),
-                Err(TryLockError::Poisoned(p)) => return self.publish(&mut p.into_inner()),
-                // Another read is refreshing: its state is the one to serve.
-                Err(TryLockError::WouldBlock) => std::thread::sleep(Duration::from_micros(200)),
-            }
-        }
-    }
-
-    /// Runs a read over the served state. When it met a text of a derived record that
-    /// does not match its source hash, the connection compiles the state from the sources
-    /// and the read runs once more: a bad derived record never fails a read.
-    pub(crate) fn read<T>(&self, f: impl Fn(&Served) -> Result<T, Error>) -> Result<T, Error> {
-        let s = self.served()?;
-        match f(&s) {
-            Err(_) if s.derived_failed() => {
-                drop(s);
-                let s = self.publish(&mut self.lock_conn())?;
-                f(&s)
-            }
-            r => r,
-        }
-    }
-
-    /// Runs `f` on the connection itself (source reads that may have to read and verify
-    /// blobs), then publishes the connection's state.
-    pub(crate) fn with_conn<T>(
-        &self,
-        f: impl FnOnce(&mut Conn) -> Result<T, Error>,
-    ) -> Result<T, Error> {
-        let mut conn = self.lock_conn();
-        let r = f(&mut conn);
-        let _ = self.publish(&mut conn);
-        r
-    }
-
-    /// Runs a commit on the connection: one at a time per tenant, reads served from the
-    /// published state meanwhile, the new state published before the next read.
-    pub(crate) fn commit<T>(&self, f: impl FnOnce(&mut Conn) -> T) -> T {
-        self.committing.fetch_add(1, Ordering::AcqRel);
-        let mut conn = self.lock_conn();
-        let r = f(&mut conn);
-        let _ = self.publish(&mut conn);
-        self.committing.fetch_sub(1, Ordering::AcqRel);
-        r
-    }
-
-    /// The advice sentence of the MCP manifest tool and resource (`None` if computing it
-    /// failed).
-    pub(crate) fn advice(&self, today: &str) -> Option<String> {
-        self.advice
+    /// The MCP server of this tenant in `mode` (the stdio server's, over this connection),
+    /// built once per mode.
+    pub(crate) fn mcp_server(&self, mode: Mode) -> McpServer {
+        let slot = usize::from(mode.database_tools) * 2 + usize::from(mode.read_only);
+        self.mcp[slot]
             .get_or_init(|| {
-                let s = self.served().ok()?;
-                manifest::manifest(s.model(), &self.id, None, today)
-                    .ok()
-                    .map(|m| tools::advice(&m))
+                let advice = self
+                    .advice
+                    .get_or_init(|| crate::mcp::advice_for(&self.conn))
+                    .clone();
+                let backend = Arc::new(TenantBackend::shared(self.conn.clone()));
+                McpServer::new(backend, mode, advice, Arc::new(langonrock::clock::today))
             })
             .clone()
     }

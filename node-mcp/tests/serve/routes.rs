@@ -463,12 +463,47 @@ fn every_route_over_the_socket() {
             .body(doc("t", "X.")),
     );
     assert_eq!(r.status, 200);
+    // 200 with the RevisionResult a local deleteBundle returns (not http.md's 204).
     let r = send(srv.req("DELETE", "/v1/acme/bundles/gone"));
-    assert_eq!((r.status, r.body.as_str()), (204, ""));
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(
+        keys(&r),
+        ["revision", "snapshot", "concepts", "bundles", "diagnostics"]
+    );
+    assert_eq!(r.json()["bundles"], json!([]));
     assert_eq!(
         send(srv.req("GET", "/v1/acme/source/gone/x.md")).status,
         404
     );
+
+    // CORS: a preflight from any origin, and every answer readable by a page, ETag included.
+    let r = send(
+        srv.req("OPTIONS", "/v1/acme/source/notes/idea.md")
+            .header("Origin", "https://notes.example")
+            .header("Access-Control-Request-Method", "PUT"),
+    );
+    assert_eq!((r.status, r.body.as_str()), (204, ""));
+    assert_eq!(r.header("access-control-allow-origin"), Some("*"));
+    assert_eq!(
+        r.header("access-control-allow-methods"),
+        Some("GET, POST, PUT, DELETE")
+    );
+    assert_eq!(
+        r.header("access-control-allow-headers"),
+        Some("authorization, content-type, if-match, if-none-match")
+    );
+    assert_eq!(r.header("access-control-max-age"), Some("86400"));
+    for r in [
+        send(srv.req("GET", "/v1/acme/manifest")),
+        send(srv.req("GET", "/v1/acme/nope")),
+    ] {
+        assert_eq!(r.header("access-control-allow-origin"), Some("*"), "{r:?}");
+        assert_eq!(
+            r.header("access-control-expose-headers"),
+            Some("ETag"),
+            "{r:?}"
+        );
+    }
 
     // Routing.
     for path in [
@@ -506,7 +541,7 @@ fn every_route_over_the_socket() {
         let f: Vec<&str> = l.split(' ').collect();
         assert_eq!(f.len(), 5, "{l}");
         assert!(
-            ["GET", "POST", "PUT", "DELETE", "PATCH"].contains(&f[0]),
+            ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"].contains(&f[0]),
             "{l}"
         );
         assert!(f[1].starts_with('/') && !f[1].contains('?'), "{l}");
