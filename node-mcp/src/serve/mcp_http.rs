@@ -146,8 +146,15 @@ pub(crate) async fn handle(state: &Arc<State>, mut parts: Parts, body: Incoming)
         };
         parts.extensions.insert(Grant { tenant, mode });
     }
+    let ending = parts.method == Method::DELETE;
     let request = Request::from_parts(parts, Full::new(bytes));
-    state.mcp.service.handle(request).await.map(|b| b.boxed())
+    let mut reply = state.mcp.service.handle(request).await.map(|b| b.boxed());
+    // rmcp acknowledges an ended session with 202; the SDKs expect 200 or 204.
+    if ending && reply.status() == StatusCode::ACCEPTED {
+        *reply.status_mut() = StatusCode::NO_CONTENT;
+        *reply.body_mut() = super::reply::full(Bytes::new());
+    }
+    reply
 }
 
 /// Whether a message (or a batch) is an `initialize` request.
