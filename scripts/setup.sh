@@ -18,3 +18,13 @@ fi
 
 # The end-to-end MCP tests drive the binary with the official MCP Python SDK.
 python3 -c 'import mcp' 2>/dev/null || python3 -m pip install --quiet 'mcp>=2.3,<3'
+
+# The `serve` end-to-end tests talk HTTP with curl and make a self-signed certificate with
+# openssl (Debian packages).
+missing=()
+command -v curl >/dev/null || missing+=(curl)
+command -v openssl >/dev/null || missing+=(openssl)
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -eq 0 ]; then apt=(apt-get); else apt=(sudo apt-get); fi
+  "${apt[@]}" update -qq && "${apt[@]}" install -y -qq "${missing[@]}"
+fi
