@@ -63,7 +63,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// The compiler and index version (engine.md §2.5), part of every derived record's key.
-pub const COMPILER_VERSION: u32 = 1;
+/// 2: a document without frontmatter has the `info` diagnostic `NO_FRONTMATTER`.
+pub const COMPILER_VERSION: u32 = 2;
 
 /// `CONFLICT` after a stale expected revision or a lost head swap.
 pub const DATABASE_CHANGED: &str = "database changed: re-read the revision and document hashes";
@@ -269,6 +270,12 @@ impl Engine {
             eng.verify_docs(ctx, docs)?;
             Ok(Progress::Done(()))
         })
+    }
+
+    /// Whether the served state's derived record is due and not handed out yet (see
+    /// [`Engine::take_derived`]).
+    pub fn derived_due(&self) -> bool {
+        self.derived_due && matches!(self.status, Status::Open) && self.in_flight.is_none()
     }
 
     /// The served state when its derived record is due (after a recompiling open or a

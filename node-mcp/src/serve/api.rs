@@ -189,7 +189,7 @@ pub(crate) async fn dispatch(
         }
         Verb::Snapshot => {
             let drained = drain(body, state.limits.body_timeout).await;
-            let r = on_tenant(state, &tenant, |t| match t.conn.read() {
+            let r = on_tenant(state, &tenant, |t| match t.served() {
                 Ok(s) => json(format!(
                     "{{\"snapshot\":\"{}\",\"concepts\":{}}}",
                     s.snapshot_id(),
@@ -244,7 +244,7 @@ pub(crate) async fn dispatch(
             };
             on_tenant(state, &tenant, move |t| {
                 let today = clock::today();
-                match t.conn.with_read(|s| s.search(t.id(), &q, &opts, &today)) {
+                match t.read(|s| s.search(t.id(), &q, &opts, &today)) {
                     Ok(text) => reply(StatusCode::OK, "text/tab-separated-values", text),
                     Err(e) => engine_error(&e, false),
                 }
@@ -253,7 +253,7 @@ pub(crate) async fn dispatch(
         }
         Verb::Source if route.rest.is_empty() => {
             let drained = drain(body, state.limits.body_timeout).await;
-            let r = on_tenant(state, &tenant, |t| match t.conn.read() {
+            let r = on_tenant(state, &tenant, |t| match t.served() {
                 Ok(s) => json(serde_json::to_string(&s.list_source()).unwrap_or_default()),
                 Err(e) => engine_error(&e, false),
             })
@@ -343,7 +343,7 @@ fn none_match(value: &str, etag: &str) -> bool {
 
 fn manifest_reply(t: &Tenant, bundle: Option<String>, inm: Option<String>) -> Reply {
     let today = clock::today();
-    let s = match t.conn.read() {
+    let s = match t.served() {
         Ok(s) => s,
         Err(e) => return engine_error(&e, false),
     };
@@ -446,7 +446,7 @@ fn get_reply(t: &Tenant, ids: Vec<String>, opts: GetOptions) -> Reply {
             return engine_error(&e, false);
         }
     }
-    match t.conn.with_read(|s| Ok(s.get(&ids, &opts)?.to_json())) {
+    match t.read(|s| Ok(s.get(&ids, &opts)?.to_json())) {
         Ok(text) => json(text),
         Err(e) => engine_error(&e, false),
     }

@@ -9,7 +9,10 @@
 //! calls them on tokio's blocking pool.
 
 use crate::mcp::{McpServer, Mode, TenantBackend};
+use langonrock::files::FileStore;
 use langonrock::Connection;
+use langonrock_core::engine::records::HeadRecord;
+use langonrock_core::engine::Served;
 use langonrock_core::{validate, Error};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -84,6 +87,8 @@ impl Tenants {
         let conn = Connection::open(&self.data, &id, self.read_only)?;
         let t = Arc::new(Tenant {
             conn: Arc::new(conn),
+            files: FileStore::new(&self.data, &id),
+            seen: AtomicU64::new(0),
             advice: OnceLock::new(),
             mcp: Default::default(),
         });
@@ -122,6 +127,12 @@ fn evict(slots: &mut HashMap<String, Arc<Slot>>) -> Option<Arc<Slot>> {
 pub(crate) struct Tenant {
     /// The tenant's connection.
     pub(crate) conn: Arc<Connection>,
+    /// The tenant's files, for the head check of the reads' fast path.
+    files: FileStore,
+    /// One more than the newest head generation whose revision the connection has
+    /// published (0: none known): while the store holds no newer generation, a read is
+    /// answered from the published state without a refresh.
+    seen: AtomicU64,
     /// The MCP advice sentence, computed from the whole manifest on first use and fixed
     /// for the server's lifetime (docs/mcp.md).
     advice: OnceLock<Option<String>>,
@@ -135,6 +146,68 @@ impl Tenant {
         self.conn.tenant()
     }
 
+    /// The published state, when the store's head is still the generation whose revision
+    /// the connection last published: one `stat`, since every commit links the next
+    /// generation's name first. No refresh, and no lock shared with other reads.
+    fn current(&self) -> Option<Arc<Served>> {
+        let seen = self.seen.load(Ordering::Acquire);
+        if seen == 0 || self.files.moved_past(seen - 1) {
+            return None;
+        }
+        self.conn.served()
+    }
+
+    /// After a read through the connection: remembers the generation of the head read just
+    /// before it, when the state the connection now publishes is that head's revision.
+    fn note(&self, head: Option<Option<(u64, Vec<u8>)>>) {
+        let (Some(head), Some(s)) = (head, self.conn.served()) else {
+            return;
+        };
+        let published = match &head {
+            None => s.revision_digest().is_none().then_some(0),
+            Some((g, bytes)) => HeadRecord::decode(bytes)
+                .ok()
+                .flatten()
+                .filter(|h| Some(h.revision) == s.revision_digest())
+                .map(|_| *g),
+        };
+        if let Some(g) = published {
+            self.seen.fetch_max(g + 1, Ordering::AcqRel);
+        }
+    }
+
+    /// Runs a read over the served state: on the published state when the head has not
+    /// moved ([`Tenant::current`]), else through the connection, which refreshes first (or,
+    /// while a commit is in flight, answers from the published state).
+    pub(crate) fn read<T: 'static>(
+        &self,
+        mut f: impl FnMut(&Served) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        if let Some(s) = self.current() {
+            match f(&s) {
+                // A text of a derived record failed its check: the connection's read
+                // recompiles and runs it again.
+                Err(_) if s.derived_failed() => {}
+                r => return r,
+            }
+        }
+        let head = self.files.read_head_at().ok();
+        let r = self.conn.with_read(&mut f);
+        self.note(head);
+        r
+    }
+
+    /// The served state, as [`Tenant::read`] finds it.
+    pub(crate) fn served(&self) -> Result<Arc<Served>, Error> {
+        if let Some(s) = self.current() {
+            return Ok(s);
+        }
+        let head = self.files.read_head_at().ok();
+        let s = self.conn.read()?;
+        self.note(head);
+        Ok(s)
+    }
+
     /// The MCP server of this tenant in `mode` (the stdio server's, over this connection),
     /// built once per mode.
     pub(crate) fn mcp_server(&self, mode: Mode) -> McpServer {
@@ -145,8 +218,8 @@ impl Tenant {
                     .advice
                     .get_or_init(|| crate::mcp::advice_for(&self.conn))
                     .clone();
-                let backend = Arc::new(TenantBackend::shared(self.conn.clone()));
-                McpServer::new(backend, mode, advice, Arc::new(langonrock::clock::today))
+                let backend = Arc::new(TenantBackend::new_shared(self.conn.clone()));
+                McpServer::new(backend, mode, advice)
             })
             .clone()
     }
