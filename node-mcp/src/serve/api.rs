@@ -15,7 +15,7 @@ use http::{HeaderValue, Method, StatusCode};
 use hyper::body::Incoming;
 use langonrock::clock;
 use langonrock_core::engine::request::parse_hash;
-use langonrock_core::engine::{parse_history_request, parse_transaction, RestoreRequest};
+use langonrock_core::engine::{parse_history_request, parse_transaction, RestoreRequest, Served};
 use langonrock_core::read::{count_from_number, GetOptions};
 use langonrock_core::search::SearchOptions;
 use langonrock_core::{manifest, tools, validate, Error};
@@ -52,6 +52,32 @@ pub(crate) async fn on_tenant(
             "internal error: the request's worker failed",
         )
     })
+}
+
+/// Runs a read on the tenant's served state. While the store's head has not moved since
+/// the state was published, the read runs at once on the async worker: it is computation
+/// over memory (one `stat` aside), and a hop to the blocking pool would cost more than the
+/// read. Otherwise (a tenant not open yet, a head that moved, a derived record to check) it
+/// goes to the blocking pool, where the connection may read the store.
+pub(crate) async fn on_read(
+    state: &Arc<State>,
+    tenant: &str,
+    f: impl Fn(&Tenant, &Served) -> Result<Reply, Error> + Send + Sync + 'static,
+) -> Reply {
+    if let Some(t) = state.tenants.open_now(tenant) {
+        if let Some(s) = t.current() {
+            match f(&t, &s) {
+                Ok(r) => return r,
+                Err(_) if s.derived_failed() => {}
+                Err(e) => return engine_error(&e, false),
+            }
+        }
+    }
+    on_tenant(state, tenant, move |t| match t.read(|s| f(t, s)) {
+        Ok(r) => r,
+        Err(e) => engine_error(&e, false),
+    })
+    .await
 }
 
 /// The tenant, opened on the blocking pool when needed.
@@ -184,18 +210,20 @@ pub(crate) async fn dispatch(
             let drained = drain(body, state.limits.body_timeout).await;
             let bundle = query_param(query.as_deref(), "bundle");
             let inm = header(&parts, IF_NONE_MATCH);
-            let r = on_tenant(state, &tenant, move |t| manifest_reply(t, bundle, inm)).await;
+            let r = on_read(state, &tenant, move |t, s| {
+                manifest_reply(t, s, bundle.as_deref(), inm.as_deref())
+            })
+            .await;
             after_drain(r, drained)
         }
         Verb::Snapshot => {
             let drained = drain(body, state.limits.body_timeout).await;
-            let r = on_tenant(state, &tenant, |t| match t.served() {
-                Ok(s) => json(format!(
+            let r = on_read(state, &tenant, |_, s| {
+                Ok(json(format!(
                     "{{\"snapshot\":\"{}\",\"concepts\":{}}}",
                     s.snapshot_id(),
                     s.concepts()
-                )),
-                Err(e) => engine_error(&e, false),
+                )))
             })
             .await;
             after_drain(r, drained)
@@ -232,7 +260,14 @@ pub(crate) async fn dispatch(
             let Some((ids, opts)) = get_request(&bytes) else {
                 return invalid(GET_SHAPE);
             };
-            on_tenant(state, &tenant, move |t| get_reply(t, ids, opts)).await
+            if opts.source {
+                on_tenant(state, &tenant, move |t| get_source_reply(t, ids, opts)).await
+            } else {
+                on_read(state, &tenant, move |_, s| {
+                    Ok(json(s.get(&ids, &opts)?.to_json()))
+                })
+                .await
+            }
         }
         Verb::Search => {
             let bytes = match body_bytes(state, &parts, body, json_type).await {
@@ -242,20 +277,18 @@ pub(crate) async fn dispatch(
             let Some((q, opts)) = search_request(&bytes) else {
                 return invalid(SEARCH_SHAPE);
             };
-            on_tenant(state, &tenant, move |t| {
-                let today = clock::today();
-                match t.read(|s| s.search(t.id(), &q, &opts, &today)) {
-                    Ok(text) => reply(StatusCode::OK, "text/tab-separated-values", text),
-                    Err(e) => engine_error(&e, false),
-                }
+            on_read(state, &tenant, move |t, s| {
+                let text = s.search(t.id(), &q, &opts, &clock::today())?;
+                Ok(reply(StatusCode::OK, "text/tab-separated-values", text))
             })
             .await
         }
         Verb::Source if route.rest.is_empty() => {
             let drained = drain(body, state.limits.body_timeout).await;
-            let r = on_tenant(state, &tenant, |t| match t.served() {
-                Ok(s) => json(serde_json::to_string(&s.list_source()).unwrap_or_default()),
-                Err(e) => engine_error(&e, false),
+            let r = on_read(state, &tenant, |_, s| {
+                Ok(json(
+                    serde_json::to_string(&s.list_source()).unwrap_or_default(),
+                ))
             })
             .await;
             after_drain(r, drained)
@@ -341,17 +374,15 @@ fn none_match(value: &str, etag: &str) -> bool {
         .any(|v| v == "*" || v == etag)
 }
 
-fn manifest_reply(t: &Tenant, bundle: Option<String>, inm: Option<String>) -> Reply {
+fn manifest_reply(
+    t: &Tenant,
+    s: &Served,
+    bundle: Option<&str>,
+    inm: Option<&str>,
+) -> Result<Reply, Error> {
     let today = clock::today();
-    let s = match t.served() {
-        Ok(s) => s,
-        Err(e) => return engine_error(&e, false),
-    };
-    let text = match manifest::manifest(s.model(), t.id(), bundle.as_deref(), &today) {
-        Ok(text) => text,
-        Err(e) => return engine_error(&e, false),
-    };
-    let etag = match &bundle {
+    let text = manifest::manifest(s.model(), t.id(), bundle, &today)?;
+    let etag = match bundle {
         Some(b) => format!(
             "\"{}:{}:{today}\"",
             s.snapshot_id(),
@@ -359,19 +390,19 @@ fn manifest_reply(t: &Tenant, bundle: Option<String>, inm: Option<String>) -> Re
         ),
         None => format!("\"{}:{today}\"", s.snapshot_id()),
     };
-    if inm.as_deref().is_some_and(|v| none_match(v, &etag)) {
+    if inm.is_some_and(|v| none_match(v, &etag)) {
         let mut r = reply(
             StatusCode::NOT_MODIFIED,
             "text/tab-separated-values",
             Bytes::new(),
         );
         r.headers_mut().remove(http::header::CONTENT_TYPE);
-        return with_etag(r, &etag);
+        return Ok(with_etag(r, &etag));
     }
-    with_etag(
+    Ok(with_etag(
         reply(StatusCode::OK, "text/tab-separated-values", text),
         &etag,
-    )
+    ))
 }
 
 /// Reads a number option as the library does: floored, negatives as 0. Any other type is
@@ -436,15 +467,15 @@ fn restore_request(bytes: &[u8]) -> Option<RestoreRequest> {
     })
 }
 
-fn get_reply(t: &Tenant, ids: Vec<String>, opts: GetOptions) -> Reply {
-    if opts.source {
-        if let Err(e) = t
-            .conn
-            .read()
-            .and_then(|_| t.conn.check_sources(Some(ids.clone())))
-        {
-            return engine_error(&e, false);
-        }
+/// `get` with `source`: the source blobs are checked first when the state came from a
+/// derived record (store reads, so on the blocking pool).
+fn get_source_reply(t: &Tenant, ids: Vec<String>, opts: GetOptions) -> Reply {
+    if let Err(e) = t
+        .conn
+        .read()
+        .and_then(|_| t.conn.check_sources(Some(ids.clone())))
+    {
+        return engine_error(&e, false);
     }
     match t.read(|s| Ok(s.get(&ids, &opts)?.to_json())) {
         Ok(text) => json(text),

@@ -96,6 +96,17 @@ impl Tenants {
         Ok(t)
     }
 
+    /// The tenant `id` if it is open already (never opens one: no store IO).
+    pub(crate) fn open_now(&self, id: &str) -> Option<Arc<Tenant>> {
+        let id = validate::tenant_id(id).ok()?;
+        let slot = lock(&self.slots).get(&id)?.clone();
+        let open = slot.open.try_lock().ok()?;
+        let t = open.as_ref()?.clone();
+        slot.used
+            .store(self.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+        Some(t)
+    }
+
     /// Closes every tenant: waits for commits in progress and lets each connection put its
     /// pending derived record.
     pub(crate) fn close(&self) {
@@ -149,7 +160,7 @@ impl Tenant {
     /// The published state, when the store's head is still the generation whose revision
     /// the connection last published: one `stat`, since every commit links the next
     /// generation's name first. No refresh, and no lock shared with other reads.
-    fn current(&self) -> Option<Arc<Served>> {
+    pub(crate) fn current(&self) -> Option<Arc<Served>> {
         let seen = self.seen.load(Ordering::Acquire);
         if seen == 0 || self.files.moved_past(seen - 1) {
             return None;
@@ -195,17 +206,6 @@ impl Tenant {
         let r = self.conn.with_read(&mut f);
         self.note(head);
         r
-    }
-
-    /// The served state, as [`Tenant::read`] finds it.
-    pub(crate) fn served(&self) -> Result<Arc<Served>, Error> {
-        if let Some(s) = self.current() {
-            return Ok(s);
-        }
-        let head = self.files.read_head_at().ok();
-        let s = self.conn.read()?;
-        self.note(head);
-        Ok(s)
     }
 
     /// The MCP server of this tenant in `mode` (the stdio server's, over this connection),
