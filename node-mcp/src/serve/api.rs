@@ -1,5 +1,6 @@
 //! The REST routes (docs/http.md, "Routes"): each verb's method rules, body shape and
-//! reply. Tenant work runs on tokio's blocking pool.
+//! reply. Work that may touch the store runs on tokio's blocking pool; reads of a state that
+//! is still the head's run on the async worker (docs/http.md §7).
 
 use super::reply::{
     body_error, closing, drain, engine_error, invalid, json, read_body, refuse, reply, Reply,
@@ -45,13 +46,16 @@ pub(crate) async fn on_tenant(
         Err(e) => engine_error(&e, false),
     })
     .await;
-    joined.unwrap_or_else(|_| {
-        refuse(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "STORE",
-            "internal error: the request's worker failed",
-        )
-    })
+    joined.unwrap_or_else(|_| worker_failed())
+}
+
+/// The reply when a blocking task panicked.
+fn worker_failed() -> Reply {
+    refuse(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "STORE",
+        "internal error: the request's worker failed",
+    )
 }
 
 /// Runs a read on the tenant's served state. While the store's head has not moved since
@@ -86,11 +90,7 @@ pub(crate) async fn on_tenant_arc(state: &Arc<State>, tenant: &str) -> Result<Ar
     match tokio::task::spawn_blocking(move || state.tenants.get(&tenant)).await {
         Ok(Ok(t)) => Ok(t),
         Ok(Err(e)) => Err(engine_error(&e, false)),
-        Err(_) => Err(refuse(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "STORE",
-            "internal error: the request's worker failed",
-        )),
+        Err(_) => Err(worker_failed()),
     }
 }
 

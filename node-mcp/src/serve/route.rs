@@ -3,6 +3,7 @@
 
 use super::tokens::Tokens;
 use http::StatusCode;
+use langonrock_core::dsn::percent_decode;
 use langonrock_core::validate;
 
 /// The verbs of the REST routes.
@@ -64,25 +65,6 @@ pub(crate) struct Refusal(
 
 fn no_route() -> Refusal {
     Refusal(StatusCode::NOT_FOUND, "NOT_FOUND", "no such route".into())
-}
-
-/// Percent-decodes one segment or query value (`+` stays `+`). Bad escapes and bytes that
-/// are not UTF-8 give `None`.
-pub(crate) fn percent_decode(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 /// The path's segments: split on `/`, empty ones dropped, each percent-decoded.

@@ -312,9 +312,9 @@ async def main():
     await read_only()
 
 
-async def bounded():
+async def bounded(run=None, timeout=120):
     try:
-        await asyncio.wait_for(main(), timeout=120)
+        await asyncio.wait_for((run or main)(), timeout=timeout)
     except BaseException as e:  # noqa: BLE001 - any failure ends the run at once
         print(f"FAILED: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
         os._exit(1)

@@ -2,17 +2,10 @@
 //! tenant serialized while other tenants go on, commits by other writers (the CLI, a stdio
 //! MCP process) seen on the next request, and a `--read-only` server that writes nothing.
 
-use crate::util::{doc, run, sha, tree, Server};
+use crate::util::{doc, run, sha, temp, tree, Server};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-
-fn temp(tag: &str) -> std::path::PathBuf {
-    let p = std::env::temp_dir().join(format!("langonrock-serve-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&p);
-    std::fs::create_dir_all(&p).unwrap();
-    p
-}
 
 fn put(srv: &Server, tenant: &str, path: &str, text: &str) -> crate::util::Reply {
     srv.req("PUT", &format!("/v1/{tenant}/source/notes/{path}"))

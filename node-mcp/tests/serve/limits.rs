@@ -1,17 +1,10 @@
 //! The serving limits: the 48 MiB body cap (with the body drained), the 16 KiB header cap,
 //! a body that stalls, headers that never finish, and 10,000 idle connections.
 
-use crate::util::{doc, token, tree, Server};
+use crate::util::{doc, temp, token, tree, Server};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
-
-fn temp(tag: &str) -> std::path::PathBuf {
-    let p = std::env::temp_dir().join(format!("langonrock-serve-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&p);
-    std::fs::create_dir_all(&p).unwrap();
-    p
-}
 
 /// Reads what the server sends until it closes the connection (or `limit` passes).
 fn read_all(s: &mut TcpStream, limit: Duration) -> (String, bool) {

@@ -3,17 +3,10 @@
 //! the unix socket; curl checks the endpoint's auth answers and its session bounds.
 
 use crate::common::mcp_expected;
-use crate::util::{token, Server};
+use crate::util::{temp, token, Server};
 use serde_json::json;
 use std::process::Command;
 use std::time::Duration;
-
-fn temp(tag: &str) -> std::path::PathBuf {
-    let p = std::env::temp_dir().join(format!("langonrock-serve-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&p);
-    std::fs::create_dir_all(&p).unwrap();
-    p
-}
 
 const MODES: [(&str, bool, bool); 4] = [
     ("default", false, false),

@@ -1,15 +1,8 @@
 //! Every REST route over the unix socket with no tokens (the path names the tenant and any
 //! caller may write): each success, each error status and JSON body.
 
-use crate::util::{doc, sha, Server, TODAY};
+use crate::util::{doc, sha, temp, Server, TODAY};
 use serde_json::{json, Value};
-
-fn temp(tag: &str) -> std::path::PathBuf {
-    let p = std::env::temp_dir().join(format!("langonrock-serve-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&p);
-    std::fs::create_dir_all(&p).unwrap();
-    p
-}
 
 const CHANGED: &str = "re-read the concept and retry with its new hash";
 const EMPTY_SNAPSHOT: &str = "aa8e3e55062260f0baa1149637313b38e68891b7fbfaef7725e210f79ba1daaa";

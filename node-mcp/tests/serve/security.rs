@@ -3,15 +3,8 @@
 //! bundle and path segments. Each refusal has its exact status and message, and none writes
 //! anything.
 
-use crate::util::{doc, token, tree, Server};
+use crate::util::{doc, temp, token, tree, Server};
 use serde_json::json;
-
-fn temp(tag: &str) -> std::path::PathBuf {
-    let p = std::env::temp_dir().join(format!("langonrock-serve-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&p);
-    std::fs::create_dir_all(&p).unwrap();
-    p
-}
 
 #[test]
 fn refusals_write_nothing() {

@@ -1,15 +1,8 @@
 //! Starting up: the refusals, the banner, `langonrock token`, TLS with a self-signed
 //! certificate made in the test.
 
-use crate::util::{doc, run, token, Server};
+use crate::util::{doc, run, temp, token, Server};
 use std::process::Command;
-
-fn temp(tag: &str) -> std::path::PathBuf {
-    let p = std::env::temp_dir().join(format!("langonrock-serve-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&p);
-    std::fs::create_dir_all(&p).unwrap();
-    p
-}
 
 #[test]
 fn startup_refusals_are_exact() {

@@ -36,6 +36,14 @@ pub(crate) struct Server {
     pub(crate) data: PathBuf,
 }
 
+/// A fresh directory for one test, under the system temp dir.
+pub(crate) fn temp(tag: &str) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("langonrock-serve-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&p);
+    std::fs::create_dir_all(&p).unwrap();
+    p
+}
+
 /// The fixed read date of the tests.
 pub(crate) const TODAY: &str = "2026-06-01";
 
