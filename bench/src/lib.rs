@@ -19,6 +19,7 @@ pub mod binary;
 pub mod corpus;
 pub mod host;
 pub mod measure;
+pub mod postgres;
 pub mod questions;
 pub mod rendered;
 pub mod report;

@@ -17,6 +17,8 @@
 //! - `generate <dir> --bundles B [--per-bundle N] [--seed S]`: writes the tree to `dir`.
 //! - `manifest`: our tenant manifest (core's renderer, clock pinned to 2026-09-21) at the three
 //!   sizes, in tokens, next to the reference's published sizes.
+//! - `postgres [--concepts N] [--commits N] [--opens N] [--samples N] [--search-secs S]`: the
+//!   PostgreSQL store against a real server (see `langonrock_bench::postgres`).
 //! - `sessions [--concepts N] [--turns KEY]`: the 20-question session bills from our rendered
 //!   tool output at one size (default 500); `--turns` dumps one session's turns as JSON, the
 //!   input `billing.py`'s `bill` takes.
@@ -55,7 +57,10 @@ const USAGE: &str = "usage: langonrock-bench <command>
   compile-phases [concepts] [--runs N]  time the parts of compile (default 20000)
   generate <dir> --bundles B [--per-bundle N] [--seed S]
   manifest                            our manifest size at 500, 5,000 and 20,000 concepts
-  sessions [--concepts N] [--turns KEY]  session bills from our tool output (default 500)";
+  sessions [--concepts N] [--turns KEY]  session bills from our tool output (default 500)
+  postgres [--concepts N] [--commits N] [--opens N] [--samples N] [--search-secs S]
+           [--parts cold,commit,visibility,throughput]
+                                      the PostgreSQL store (default 20000 concepts)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -71,6 +76,7 @@ fn main() -> ExitCode {
         Some("generate") => cmd_generate(&args[1..]),
         Some("sessions") => cmd_sessions(&args[1..]),
         Some("manifest") => cmd_manifest(),
+        Some("postgres") => cmd_postgres(&args[1..]),
         _ => Err(USAGE.to_string()),
     };
     match result {
@@ -731,5 +737,22 @@ fn cmd_compile_phases(args: &[String]) -> Result<ExitCode, String> {
                 .sum()
         }),
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cmd_postgres(args: &[String]) -> Result<ExitCode, String> {
+    let plan = langonrock_bench::postgres::Plan {
+        concepts: flag(args, "--concepts")?.unwrap_or(20_000),
+        commits: flag(args, "--commits")?.unwrap_or(200),
+        opens: flag(args, "--opens")?.unwrap_or(11),
+        samples: flag(args, "--samples")?.unwrap_or(100),
+        search_secs: flag(args, "--search-secs")?.unwrap_or(10.0),
+        parts: flag::<String>(args, "--parts")?
+            .unwrap_or_else(|| "all".into())
+            .split(',')
+            .map(str::to_string)
+            .collect(),
+    };
+    langonrock_bench::postgres::run(&plan)?;
     Ok(ExitCode::SUCCESS)
 }

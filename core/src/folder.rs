@@ -71,7 +71,7 @@ pub struct PlannedDoc {
     pub entry: usize,
     /// The bundle.
     pub bundle: String,
-    /// The bundle-relative path, NFC, validated (compile.md §10.3).
+    /// The bundle-relative path, NFC, validated (`validate::document_path`).
     pub path: String,
 }
 
@@ -173,8 +173,8 @@ pub fn bundle_name_for(folder: &str) -> Option<String> {
 ///    the line. When a subfolder's name is not a bundle name, the folder is one bundle.
 /// 4. A folder with nothing to import is refused, with the reason.
 ///
-/// Every document path must pass compile.md §10.3 and every bundle name §10.2, and paths
-/// must be unique ignoring case; the first failure refuses the whole folder.
+/// Every document path and bundle name must be valid (`validate`), and paths unique ignoring
+/// case; the first failure refuses the whole folder.
 pub fn plan(entries: &[Entry<'_>], opts: &Options<'_>) -> Result<Plan> {
     let shown = opts.shown;
     // The documents: `.md` files outside hidden names; (entry, path) in input order.
@@ -224,12 +224,8 @@ pub fn plan(entries: &[Entry<'_>], opts: &Options<'_>) -> Result<Plan> {
             " (--bundle)".to_string(),
         )
     } else {
-        let why = if root_docs.iter().any(|p| validate::is_navigation(p)) {
-            let nav = root_docs
-                .iter()
-                .find(|p| validate::is_navigation(p))
-                .copied()
-                .unwrap_or("index.md");
+        let nav = root_docs.iter().find(|p| validate::is_navigation(p));
+        let why = if let Some(nav) = nav {
             Some(format!("it has {nav} at its root"))
         } else if !root_notes.is_empty() || sub_docs == 0 {
             Some(format!(

@@ -95,13 +95,11 @@ fn dispatch(args: Vec<OsString>, io: &mut Io<'_>) -> Result<i32, CliError> {
             strict,
             io,
         ),
-        Command::Token { target, write } => Ok(crate::serve::token(
-            &target.data,
-            &target.tenant,
+        Command::Token {
+            data,
+            tenant,
             write,
-            io.out,
-            io.err,
-        )),
+        } => Ok(crate::serve::token(&data, &tenant, write, io.out, io.err)),
         other => crate::commands::run(other, io),
     }
 }
