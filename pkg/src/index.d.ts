@@ -148,6 +148,18 @@ export declare function memory(options?: MemoryOptions): MemoryStore;
 export declare function version(): string;
 
 // ---------------------------------------------------------------------------------------
+// Name rules (compile.md §10), for hosts that read folders themselves.
+
+/** Throws the `INVALID` `LangonrockError` of compile.md §10.2 when `name` is not a valid bundle name. */
+export declare function checkBundleName(name: string): void;
+/** The path in NFC when it is a valid document path (compile.md §10.3); else throws `INVALID`. */
+export declare function checkDocumentPath(path: string): string;
+/** Whether a file name ends in `.md` (any case): the files a folder read takes. */
+export declare function endsWithMd(name: string): boolean;
+/** `s` in Unicode normalization form C, as the engine normalises names. */
+export declare function nfc(s: string): string;
+
+// ---------------------------------------------------------------------------------------
 // The connection (js.md §1, §3, §5, §6).
 
 export interface OpenOptions {

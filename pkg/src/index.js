@@ -15,6 +15,10 @@ import {
   toolList,
   manifestResource,
   advice as adviceFor,
+  checkBundleName as wasmCheckBundleName,
+  checkDocumentPath as wasmCheckDocumentPath,
+  endsWithMd as wasmEndsWithMd,
+  nfc as wasmNfc,
 } from '../gen/langonrock_wasm.js';
 import { LangonrockError, invalidError } from './errors.js';
 import { serial, serveNeed } from './host.js';
@@ -33,6 +37,33 @@ function ready() {
 /** The package version, as compiled into the WebAssembly module. */
 export function version() {
   return wasmVersion();
+}
+
+// ---------------------------------------------------------------------------------------
+// Name rules (compile.md §10), for hosts that read folders themselves (the notes page reads a
+// picked or dropped folder in the browser): the same checks the engine and `importFolder`
+// apply, so a host can list every bad name before it commits anything.
+
+/** Throws the `INVALID` error of compile.md §10.2 when `name` is not a valid bundle name. */
+export function checkBundleName(name) {
+  ready();
+  wasmCheckBundleName(String(name));
+}
+
+/** `path` in NFC when it is a valid document path (compile.md §10.3); else throws `INVALID`. */
+export function checkDocumentPath(path) {
+  ready();
+  return wasmCheckDocumentPath(String(path));
+}
+
+/** Whether a file name ends in `.md` (any case): the files a folder read takes. */
+export function endsWithMd(name) {
+  return wasmEndsWithMd(String(name));
+}
+
+/** `s` in Unicode normalization form C, as the engine normalises names. */
+export function nfc(s) {
+  return wasmNfc(String(s));
 }
 
 const READ_ONLY = 'connection is read-only';
