@@ -71,7 +71,7 @@ const CLOSED = 'connection is closed';
 
 const isoDate = (d) => d.toISOString().slice(0, 10);
 
-/** How long commits must pause before the head's derived record is written. */
+/** How long after an operation the head's derived record is written, by default. */
 const DERIVED_DELAY_MS = 1000;
 
 /** Runs an op to its end against a tenant store. `onCommit(step)` may answer a commit step. */
@@ -100,10 +100,13 @@ async function drive(engine, store, op, onCommit) {
 export async function open(options) {
   ready();
   if (options === null || typeof options !== 'object') throw invalidError('open needs {tenant, store}');
-  const { tenant, store, readOnly = false, now = () => new Date() } = options;
+  const { tenant, store, readOnly = false, now = () => new Date(), derivedDelayMs = DERIVED_DELAY_MS } = options;
   if (typeof tenant !== 'string') throw invalidError('open needs a tenant id string');
   if (!store || typeof store.open !== 'function') throw invalidError('open needs a store: memory(), files({dataRoot}) or indexedDb({name})');
   if (typeof now !== 'function') throw invalidError('open: now must be a function returning a Date');
+  if (typeof derivedDelayMs !== 'number' || !(derivedDelayMs >= 0) || derivedDelayMs > 2 ** 31 - 1) {
+    throw invalidError('open: derivedDelayMs must be a number of milliseconds from 0 to 2147483647');
+  }
   const engine = new WasmEngine(tenant);
   let tenantStore;
   try {
@@ -123,7 +126,7 @@ export async function open(options) {
     engine.free();
     throw e;
   }
-  const conn = new Connection(engine, tenantStore, Boolean(readOnly), now);
+  const conn = new Connection(engine, tenantStore, Boolean(readOnly), now, derivedDelayMs);
   // A writable connection keeps the head's derived record current (engine.md §9.1 rule 4),
   // so that the next cold open decodes it instead of compiling.
   conn.keepDerived();
@@ -141,12 +144,14 @@ class Connection {
   #closed = false;
   #closing = null;
   #derivedTimer = null;
+  #derivedDelay;
 
-  constructor(engine, store, readOnly, now) {
+  constructor(engine, store, readOnly, now, derivedDelay) {
     this.#engine = engine;
     this.#store = store;
     this.#readOnly = readOnly;
     this.#now = now;
+    this.#derivedDelay = derivedDelay;
   }
 
   /** The tenant id, lower-cased. */
@@ -249,23 +254,43 @@ class Connection {
   }
 
   /**
+   * Readies a connection that opened from a derived record for commits: the texts' check
+   * and the incremental linker that its first commit would build otherwise (≈ the cost of
+   * "the first edit after opening", docs/benchmarks.md). Queued like a commit; resolves
+   * whether there was anything to do. A host calls it when idle after opening.
+   */
+  warm() {
+    this.#check();
+    return this.#queue(async () => this.#engine.warm());
+  }
+
+  /**
    * Schedules a put of the served state's derived record, when the engine says one is due,
-   * once operations pause for `DERIVED_DELAY_MS` (a run of commits writes it once, and none
-   * waits for its encoding); `close()` writes a pending one at once. Failures are ignored:
-   * derived records never change what a read returns.
+   * `derivedDelayMs` after an operation (open's option, default 1,000: a run of commits
+   * writes it once, and none waits for its encoding); `close()` and `flushDerived()` write a
+   * pending one at once. Failures are ignored: derived records never change what a read
+   * returns.
    */
   keepDerived() {
     if (this.#readOnly || this.#closed || this.#derivedTimer !== null) return;
-    this.#derivedTimer = setTimeout(() => this.#flushDerived(), DERIVED_DELAY_MS);
+    this.#derivedTimer = setTimeout(() => this.#flushDerived(), this.#derivedDelay);
     // In Node, a pending write does not keep the process alive (`close()` flushes it).
     this.#derivedTimer?.unref?.();
   }
 
+  /**
+   * Writes a pending derived record now (a page about to be hidden, which may not come
+   * back); resolves once it is stored, or at once when none is pending. Never rejects.
+   */
+  flushDerived() {
+    return this.#flushDerived();
+  }
+
   #flushDerived() {
-    if (this.#derivedTimer === null) return;
+    if (this.#derivedTimer === null) return Promise.resolve();
     clearTimeout(this.#derivedTimer);
     this.#derivedTimer = null;
-    this.#queue(async () => {
+    return this.#queue(async () => {
       // Only when one is due (after a recompiling open or a commit), once.
       const record = this.#engine.takeDerived(this.#today());
       if (record) await this.#store.put(record.key, record.bytes);

@@ -162,6 +162,13 @@ impl WasmEngine {
         self.engine.head_bytes().is_some()
     }
 
+    /// Readies a state decoded from a derived record for commits, the work its first commit
+    /// would do otherwise (`Engine::warm`); returns whether there was any. Never while a
+    /// commit is in flight: the package queues it like a commit.
+    pub fn warm(&mut self) -> bool {
+        !self.engine.commit_in_flight() && self.engine.warm()
+    }
+
     fn served(&self) -> JsResult<Arc<Served>> {
         js(self.engine.read())
     }

@@ -13,17 +13,16 @@ import { setupTheme } from './theme.js';
 import { shortHash, confirmDialog, plural, showError } from './ui.js';
 import { explain } from './lib/messages.js';
 import { conceptView } from './views/concept.js';
-import { editorView } from './views/editor.js';
 import { historyView, revisionView, noteHistoryView } from './views/history.js';
 import { transferView } from './views/transfer.js';
 import { agentView } from './views/agent.js';
 import { homeView, documentView } from './views/home.js';
-import type { View } from './views/view.js';
+import { currentChanged, type View } from './views/view.js';
 
 declare global {
   interface Window {
     __notesPerf: {
-      search: Array<{ query: string; total: number; engine: number }>;
+      search: Array<{ query: string; total: number; engine: number; parts: { search: number; passages: number } }>;
       /** Milliseconds from navigation start: module evaluated, worker loaded, connection open, first data, search index ready. */
       marks: Record<string, number>;
       interactive?: number;
@@ -75,6 +74,35 @@ document.addEventListener('keydown', (e) => {
 
 const engine = new Engine();
 
+/**
+ * A view whose code loads when first shown (the editor and CodeMirror stay out of the
+ * page's first load); until then it has nothing to lose and nothing to say.
+ */
+function lazy(load: () => Promise<View>): View {
+  let inner: View | null = null;
+  let gone = false;
+  fill(main, h('p', { class: 'muted' }, 'Opening the editor…'));
+  load().then(
+    (v) => {
+      if (gone) v.dispose?.();
+      else {
+        inner = v;
+        currentChanged();
+      }
+    },
+    (e) => showError(e, 'open the editor'),
+  );
+  return {
+    refresh: () => inner?.refresh?.(),
+    dispose: () => {
+      gone = true;
+      inner?.dispose?.();
+    },
+    dirty: () => inner?.dirty?.() ?? false,
+    current: () => inner?.current?.() ?? {},
+  };
+}
+
 async function start(): Promise<void> {
   const summary = await engine.call('open', DATABASE, TENANT);
   const app = new App(engine, DATABASE, TENANT, summary);
@@ -115,10 +143,12 @@ async function start(): Promise<void> {
       view = documentView(app, main, rest[0], rest.slice(1).join('/'));
     } else if (head === 'edit' && rest.length >= 2) {
       current = { bundle: rest[0], path: rest.slice(1).join('/'), editing: true };
-      view = editorView(app, main, { bundle: rest[0], path: rest.slice(1).join('/') });
+      const params = { bundle: rest[0], path: rest.slice(1).join('/') };
+      view = lazy(() => import('./views/editor.js').then((m) => m.editorView(app, main, params)));
     } else if (head === 'new') {
       current = { editing: true };
-      view = editorView(app, main, { fresh: { bundle: query.get('bundle') ?? undefined, path: query.get('path') ?? undefined, title: query.get('title') ?? undefined } });
+      const fresh = { bundle: query.get('bundle') ?? undefined, path: query.get('path') ?? undefined, title: query.get('title') ?? undefined };
+      view = lazy(() => import('./views/editor.js').then((m) => m.editorView(app, main, { fresh })));
     } else if (head === 'log' && rest.length >= 2) {
       current = { bundle: rest[0], path: rest.slice(1).join('/') };
       view = noteHistoryView(app, main, rest[0], rest.slice(1).join('/'));
@@ -186,6 +216,12 @@ start().catch((error) => {
 });
 
 engine.addEventListener('failed', (e) => showError((e as CustomEvent).detail));
+
+// A page being hidden may not come back: have the worker store the derived record now, so
+// the next open decodes it instead of compiling every note.
+document.addEventListener('visibilitychange', () => {
+  if (document.visibilityState === 'hidden' && document.body.dataset.ready === 'true') void engine.call('flushDerived').catch(() => undefined);
+});
 
 if ('serviceWorker' in navigator && import.meta.env.PROD) {
   navigator.serviceWorker.register('./sw.js').catch((e) => console.warn('service worker', e));

@@ -79,7 +79,7 @@ export function setupSearch(app: App): void {
       const answer = await app.call('search', query);
       if (input.value.trim() === query) {
         show(query, answer);
-        window.__notesPerf.search.push({ query, total: performance.now() - stamp, engine: answer.ms });
+        window.__notesPerf.search.push({ query, total: performance.now() - stamp, engine: answer.ms, parts: { search: answer.searchMs, passages: answer.passagesMs } });
       }
     } catch (e) {
       showError(e, 'search');

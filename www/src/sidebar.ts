@@ -16,6 +16,13 @@ let foldedDefault: boolean | null = null;
 let drawn = 0;
 
 export function renderSidebar(app: App, nav: HTMLElement, current: Current): void {
+  void draw(app, nav, current).catch((e) => showError(e, 'list the notes'));
+}
+
+/** The last drawn list's signature: a redraw that would change nothing leaves the DOM alone. */
+let drawnSignature = '';
+
+async function draw(app: App, nav: HTMLElement, current: Current): Promise<void> {
   const bundles = app.summary.bundles;
   const total = bundles.reduce((n, b) => n + b.concepts, 0);
   if (foldedDefault === null && total > 0) {
@@ -24,11 +31,25 @@ export function renderSidebar(app: App, nav: HTMLElement, current: Current): voi
     if (foldedDefault) for (const b of bundles) folded.add(b.name);
   }
   if (current.bundle) folded.delete(current.bundle);
+  const my = ++drawn;
   if (bundles.length === 0) {
+    drawnSignature = '';
     fill(nav, h('p', { class: 'muted pad' }, 'No notes yet. Create one, or import a folder of Markdown.'));
     return;
   }
-  const draw = ++drawn;
+  const open = bundles.filter((b) => !folded.has(b.name));
+  const listings = new Map(await Promise.all(open.map(async (b) => [b.name, await app.listing(b.name)] as const)));
+  if (my !== drawn) return;
+  const signature = JSON.stringify([
+    bundles.map((b) => [b.name, b.concepts, folded.has(b.name), shown.get(b.name) ?? PAGE]),
+    [...listings.values()].map((l) => [l.notes.map((n) => [n.id, n.title, n.status]), l.navigation.map((d) => d.path)]),
+    current.id ?? null,
+    current.bundle ?? null,
+    current.path ?? null,
+  ]);
+  if (signature === drawnSignature && nav.childElementCount) return;
+  drawnSignature = signature;
+  const focused = document.activeElement && nav.contains(document.activeElement) ? (document.activeElement as HTMLElement).dataset.key : undefined;
   const groups = bundles.map((b) => {
     const isFolded = folded.has(b.name);
     const listId = `bundle-${b.name}`;
@@ -39,57 +60,48 @@ export function renderSidebar(app: App, nav: HTMLElement, current: Current): voi
         class: 'bundle-toggle',
         'aria-expanded': String(!isFolded),
         'aria-controls': listId,
+        'data-key': `bundle:${b.name}`,
         onclick: () => {
           if (folded.has(b.name)) folded.delete(b.name);
           else folded.add(b.name);
-          renderSidebar(app, nav, current);
-          (nav.querySelector(`[aria-controls="${CSS.escape(listId)}"]`) as HTMLElement | null)?.focus();
+          void draw(app, nav, current).then(() => (nav.querySelector(`[aria-controls="${CSS.escape(listId)}"]`) as HTMLElement | null)?.focus());
         },
       },
       h('span', null, `${isFolded ? '▸' : '▾'} ${b.name}`),
       h('span', { class: 'count' }, String(b.concepts)),
     );
     const list = h('ul', { id: listId, hidden: isFolded });
-    if (!isFolded) {
-      list.append(h('li', { class: 'muted pad' }, 'Loading…'));
-      void app
-        .listing(b.name)
-        .then((l) => {
-          if (draw !== drawn) return;
-          const limit = shown.get(b.name) ?? PAGE;
-          const items: HTMLElement[] = l.notes.slice(0, limit).map((n) =>
-            h(
-              'li',
-              null,
-              h('a', { href: routes.concept(n.id), 'aria-current': n.id === current.id ? 'page' : null, 'data-id': n.id }, noteLabel(n), badge(n.status)),
-            ),
-          );
-          if (l.notes.length > limit) {
-            const more = h('button', { type: 'button', class: 'linklike' }, `Show ${Math.min(PAGE, l.notes.length - limit)} more of ${l.notes.length.toLocaleString('en-US')}`);
-            more.addEventListener('click', () => {
-              shown.set(b.name, limit + PAGE);
-              renderSidebar(app, nav, current);
-            });
-            items.push(h('li', { class: 'more' }, more));
-          }
-          for (const d of l.navigation) {
-            items.push(
-              h(
-                'li',
-                null,
-                h('a', { class: 'nav-doc', href: routes.document(d.bundle, d.path), 'aria-current': d.bundle === current.bundle && d.path === current.path ? 'page' : null }, d.path),
-              ),
-            );
-          }
-          if (items.length === 0) items.push(h('li', { class: 'muted pad' }, 'No notes.'));
-          fill(list, items);
-          list.querySelector('[aria-current="page"]')?.scrollIntoView({ block: 'nearest' });
-        })
-        .catch((e) => showError(e, `list the bundle ${b.name}`));
+    const l = listings.get(b.name);
+    if (l) {
+      const limit = shown.get(b.name) ?? PAGE;
+      const items: HTMLElement[] = l.notes.slice(0, limit).map((n) =>
+        h('li', null, h('a', { href: routes.concept(n.id), 'aria-current': n.id === current.id ? 'page' : null, 'data-id': n.id, 'data-key': `note:${n.id}` }, noteLabel(n), badge(n.status))),
+      );
+      if (l.notes.length > limit) {
+        const more = h('button', { type: 'button', class: 'linklike', 'data-key': `more:${b.name}` }, `Show ${Math.min(PAGE, l.notes.length - limit)} more of ${l.notes.length.toLocaleString('en-US')}`);
+        more.addEventListener('click', () => {
+          shown.set(b.name, limit + PAGE);
+          void draw(app, nav, current);
+        });
+        items.push(h('li', { class: 'more' }, more));
+      }
+      for (const d of l.navigation) {
+        items.push(
+          h(
+            'li',
+            null,
+            h('a', { class: 'nav-doc', href: routes.document(d.bundle, d.path), 'aria-current': d.bundle === current.bundle && d.path === current.path ? 'page' : null, 'data-key': `doc:${d.bundle}/${d.path}` }, d.path),
+          ),
+        );
+      }
+      if (items.length === 0) items.push(h('li', { class: 'muted pad' }, 'No notes.'));
+      list.append(...items);
     }
     return [h('h2', null, toggle), list];
   });
   fill(nav, groups);
+  if (focused) (nav.querySelector(`[data-key="${CSS.escape(focused)}"]`) as HTMLElement | null)?.focus({ preventScroll: true });
+  nav.querySelector('[aria-current="page"]')?.scrollIntoView({ block: 'nearest' });
 }
 
 /** Arrow-key movement between the list's links and toggles. */

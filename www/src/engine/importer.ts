@@ -63,15 +63,30 @@ export class CancelledError extends Error {
 export class Importer {
   private jobs = new Map<number, Job>();
   private cancelledEarly = new Set<number>();
+  private picked = new Map<number, Array<{ rel: string; file: Blob }>>();
 
   constructor(
     private readonly notes: Notes,
     private readonly progress: (job: number, p: ImportProgress) => void,
   ) {}
 
-  /** Reads, checks, hashes and compares the files; commits nothing. */
-  async plan(job: number, files: Array<{ rel: string; file: File }>, options: ImportOptions): Promise<ImportPlan> {
+  /** Takes the chosen files, as one Blob of their bytes in order; resolves how many the job has. */
+  add(job: number, blob: Blob, files: Array<{ rel: string; size: number }>): number {
+    let list = this.picked.get(job);
+    if (!list) this.picked.set(job, (list = []));
+    let at = 0;
+    for (const f of files) {
+      list.push({ rel: f.rel, file: blob.slice(at, at + f.size) });
+      at += f.size;
+    }
+    return list.length;
+  }
+
+  /** Reads, checks, hashes and compares the files handed in; commits nothing. */
+  async plan(job: number, options: ImportOptions): Promise<ImportPlan> {
     const started = performance.now();
+    const files = this.picked.get(job) ?? [];
+    this.picked.delete(job);
     const warnings: string[] = [];
     const invalid: ImportPlan['invalid'] = [];
     const undecodable: string[] = [];
@@ -83,7 +98,7 @@ export class Importer {
     const badBundles = new Map<string, { problem: string; files: number }>();
     const spelled = new Map<string, string>();
     const seen = new Set<string>();
-    const wanted: Array<{ bundle: string; path: string; rel: string; file: File }> = [];
+    const wanted: Array<{ bundle: string; path: string; rel: string; file: Blob }> = [];
     const sorted = [...files].sort((a, b) => byCodePoint(a.rel, b.rel));
     for (const { rel, file } of sorted) {
       const segments = rel.split('/');
@@ -254,8 +269,10 @@ export class Importer {
         this.progress(job, { phase: 'store' });
         j.storing = true;
         const r = await this.notes.conn.transact({ changes });
+        this.notes.committed(r.revision);
         const scope = new Set(changes.map((c) => `${c.bundle}\n${c.path}`));
         this.notes.noteTenantDiagnostics(r.diagnostics, scope);
+        this.notes.learnFields(j.docs.filter((d) => scope.has(`${d.bundle}\n${d.path}`)));
         await this.notes.refresh('local');
         return outcome(true, false, r.revision, r.concepts, r.diagnostics.filter((d) => scope.has(`${d.bundle}\n${d.path}`)), changes.length);
       }
@@ -291,9 +308,13 @@ export class Importer {
           return undefined;
         },
       });
+      if (result.committed) this.notes.committed(result.revision);
       const scope = new Set(documents.map((d) => `${d.bundle}\n${d.path}`));
       this.notes.noteTenantDiagnostics(result.diagnostics, scope);
+      if (result.committed) this.notes.learnFields(j.docs.filter((d) => !keep.has(`${d.bundle}\n${d.path}`)));
       await this.notes.refresh('local');
+      // The next open decodes the imported state instead of compiling it: store it now.
+      if (result.committed) void this.notes.conn.flushDerived();
       return outcome(result.committed, false, result.revision, result.concepts, result.diagnostics, changed);
     } catch (e) {
       if (j.cancelled && !j.storing) {
@@ -302,7 +323,7 @@ export class Importer {
       }
       throw e;
     } finally {
-      if (!j.cancelled || j.storing) this.jobs.delete(job);
+      this.jobs.delete(job);
     }
   }
 
@@ -321,6 +342,7 @@ export class Importer {
 
   discard(job: number): void {
     this.jobs.delete(job);
+    this.picked.delete(job);
     this.cancelledEarly.delete(job);
   }
 }

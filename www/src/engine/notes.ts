@@ -11,6 +11,7 @@ import { indexDocuments, resolveMarkdown, resolveWiki, type Documents } from '..
 import { render, cutAt, lineOf, linkUses, plainHeading, type LinkContext } from '../lib/markdown.js';
 import { split } from '../lib/frontmatter.js';
 import { RevisionReader } from '../lib/revisions.js';
+import { FieldCache } from './fieldcache.js';
 import { occurrences, cluster, passage, queryWords, sentence } from '../lib/passage.js';
 import type {
   AgentModel,
@@ -36,6 +37,7 @@ export const RENDER_LIMIT = 100_000;
 const TITLE_BATCH = 500;
 const BACKLINKS_READ = 40;
 const CONTEXTS_PER_BACKLINK = 3;
+const WINDOW = 2000;
 
 const key = (bundle: string, path: string) => `${bundle}\n${path}`;
 const pause = () => new Promise((r) => setTimeout(r, 0));
@@ -71,6 +73,9 @@ export class Notes {
   private refreshing: Promise<void> | null = null;
   private again = false;
   readonly reader: RevisionReader;
+  private readonly cache: FieldCache;
+  private cacheRead = false;
+  private cachedCount = 0;
 
   constructor(
     readonly conn: Connection,
@@ -79,12 +84,54 @@ export class Notes {
     private readonly emit: (summary: Summary, cause: 'local' | 'elsewhere') => void,
   ) {
     this.reader = new RevisionReader(store);
+    this.cache = new FieldCache(database);
     // Another tab moved the head: read again (the connection refreshes before each read).
-    store.onHeadChange(() => void this.refresh('elsewhere'));
+    // The store tells this worker of its own commits too (the connection's store and this
+    // one are two listeners): those it knows of already.
+    store.onHeadChange(() => void this.headMoved());
   }
 
   // ---------------------------------------------------------------------------------------
   // Reading the tenant
+
+  /** The last revision this worker committed. */
+  private own: string | null = null;
+
+  /** Notes a revision this worker committed, so that the store's word of it is not news. */
+  committed(revision: string): void {
+    if (revision) this.own = revision;
+  }
+
+  private async headMoved(): Promise<void> {
+    try {
+      const bytes = await this.store.readHead();
+      const head = bytes ? (JSON.parse(new TextDecoder().decode(bytes)) as { revision?: string }).revision : null;
+      if (head && head === this.own) return;
+    } catch {
+      // Unreadable here: the refresh below reports it.
+    }
+    await this.refresh('elsewhere');
+  }
+
+  private soon: ReturnType<typeof setTimeout> | null = null;
+
+  /**
+   * A refresh a moment from now: saves in quick succession share one (re-reading 20,000
+   * rows takes the worker a few hundred milliseconds, which a second save would wait for).
+   */
+  refreshSoon(): void {
+    if (this.soon !== null) clearTimeout(this.soon);
+    this.soon = setTimeout(() => {
+      this.soon = null;
+      void this.refresh('local');
+    }, 250);
+  }
+
+  private holdRefresh(): void {
+    if (this.soon === null) return;
+    clearTimeout(this.soon);
+    this.soon = null;
+  }
 
   /** Re-reads the manifest, the listing and the snapshot; calls coalesce. */
   refresh(cause: 'local' | 'elsewhere' = 'local'): Promise<void> {
@@ -142,7 +189,17 @@ export class Notes {
       return this.titling;
     }
     const run = async () => {
+      const learnt: Array<[string, NoteFields]> = [];
       try {
+        if (!this.cacheRead) {
+          this.cacheRead = true;
+          const all = await this.cache.all();
+          this.cachedCount = all.size;
+          for (const e of this.entries) {
+            const f = e.id !== undefined ? all.get(e.hash) : undefined;
+            if (f) this.fields.set(key(e.bundle, e.path), { hash: e.hash, fields: f });
+          }
+        }
         for (;;) {
           const missing = this.entries.filter((e) => e.id !== undefined && this.fields.get(key(e.bundle, e.path))?.hash !== e.hash);
           if (missing.length === 0) break;
@@ -153,7 +210,10 @@ export class Notes {
               { source: true },
             );
             for (const s of slices.values()) {
-              if (s.bundle !== undefined && s.path !== undefined && s.hash !== undefined) this.fields.set(key(s.bundle, s.path), { hash: s.hash, fields: noteFields(s.text) });
+              if (s.bundle === undefined || s.path === undefined || s.hash === undefined) continue;
+              const f = noteFields(s.text);
+              this.fields.set(key(s.bundle, s.path), { hash: s.hash, fields: f });
+              learnt.push([s.hash, f]);
             }
             // Let searches and views in between.
             await pause();
@@ -164,6 +224,13 @@ export class Notes {
         }
       } catch (e) {
         console.warn('titles', e);
+      }
+      if (learnt.length) {
+        this.cachedCount += learnt.length;
+        // Keep the cache near the size of the tenant.
+        const keep = this.cachedCount > 2 * this.entries.length + 100 ? new Set(this.entries.map((e) => e.hash)) : undefined;
+        if (keep) this.cachedCount = keep.size;
+        void this.cache.put(learnt, keep);
       }
       this.titlesReady = this.entries.every((e) => e.id === undefined || this.fields.get(key(e.bundle, e.path))?.hash === e.hash);
       this.rebuildNames();
@@ -177,6 +244,18 @@ export class Notes {
       }
     });
     return this.titling;
+  }
+
+  /** Takes the titles of texts this worker has at hand (an import's), so they need no reading back. */
+  learnFields(docs: Array<{ bundle: string; path: string; content: string; hash: string }>): void {
+    const learnt: Array<[string, NoteFields]> = [];
+    for (const d of docs) {
+      const f = noteFields(d.content);
+      this.fields.set(key(d.bundle, d.path), { hash: d.hash, fields: f });
+      learnt.push([d.hash, f]);
+    }
+    this.cachedCount += learnt.length;
+    void this.cache.put(learnt);
   }
 
   private rebuildNames(): void {
@@ -330,7 +409,7 @@ export class Notes {
     const line = answer.text.split('\n')[0];
     const marker = ' no section "-": ';
     const at = line.indexOf(marker);
-    if (!answer.isError || at < 0) return [];
+    if (answer.isError || at < 0) return [];
     const all = line.slice(at + marker.length);
     if (all === '-') return [];
     const names = all.split(' ');
@@ -390,23 +469,26 @@ export class Notes {
   async search(query: string): Promise<SearchAnswer> {
     const t0 = performance.now();
     const r = parseSearch(await this.conn.search(query));
+    const t1 = performance.now();
     const words = queryWords(query);
     const windows = new Map<string, string>();
     const direct = r.hits.filter((h) => h.direct && h.pos !== null);
+    // `pos` starts the window of a hit (docs/search.md): its densest cluster of the query's
+    // words lies within WINDOW units after it.
     const near = direct.filter((h) => h.pos! < 30_000);
     if (near.length) {
-      const limit = Math.max(...near.map((h) => h.pos!)) + 400;
+      const limit = Math.max(...near.map((h) => h.pos!)) + WINDOW;
       const got = await this.conn.get(
         near.map((h) => h.id),
         { offset: 0, limit },
       );
       for (const h of near) {
         const s = got.get(h.id);
-        if (s) windows.set(h.id, s.text.slice(h.pos!, h.pos! + 400));
+        if (s) windows.set(h.id, s.text.slice(h.pos!, h.pos! + WINDOW));
       }
     }
     for (const h of direct.filter((x) => x.pos! >= 30_000)) {
-      const s = (await this.conn.get([h.id], { offset: h.pos!, limit: 400 })).get(h.id);
+      const s = (await this.conn.get([h.id], { offset: h.pos!, limit: WINDOW })).get(h.id);
       if (s) windows.set(h.id, s.text);
     }
     const hits: SearchHit[] = r.hits.map((h) => {
@@ -422,7 +504,8 @@ export class Notes {
         passage: w !== undefined ? passage(w, words) : null,
       };
     });
-    return { query: r.query, direct: r.direct, linked: r.linked, hits, ms: performance.now() - t0 };
+    const t2 = performance.now();
+    return { query: r.query, direct: r.direct, linked: r.linked, hits, ms: t2 - t0, searchMs: t1 - t0, passagesMs: t2 - t1 };
   }
 
   /** Notes whose title or id matches `query`, best first: the quick switcher and `[[`. */
@@ -445,15 +528,27 @@ export class Notes {
     return this.conn.readSource(bundle, path);
   }
 
+  /** A save; the page hears of the new state by the `data` event that follows. */
   async write(bundle: string, path: string, content: string, replaces: string | undefined) {
-    const result = await this.conn.write(bundle, path, content, replaces);
+    // A refresh due from an earlier save waits for this one (and then serves both).
+    this.holdRefresh();
+    let result;
+    try {
+      result = await this.conn.write(bundle, path, content, replaces);
+    } catch (e) {
+      this.refreshSoon();
+      throw e;
+    }
+    this.committed(result.revision);
     this.diagnostics.set(key(bundle, path), result.diagnostics);
-    await this.refresh('local');
+    if (result.id !== undefined) this.learnFields([{ bundle, path, content, hash: result.hash }]);
+    this.refreshSoon();
     return result;
   }
 
   async remove(bundle: string, path: string, replaces: string) {
     const result = await this.conn.delete(bundle, path, replaces);
+    this.committed(result.revision);
     this.diagnostics.delete(key(bundle, path));
     await this.refresh('local');
     return result;
@@ -551,6 +646,7 @@ export class Notes {
 
   async restore(revision: string, expected: string): Promise<RevisionResult> {
     const result = await this.conn.restore({ revision, expectedRevision: expected });
+    this.committed(result.revision);
     this.noteTenantDiagnostics(result.diagnostics);
     await this.refresh('local');
     return result;
@@ -562,6 +658,11 @@ export class Notes {
   async agent(): Promise<AgentModel> {
     const manifest = await this.conn.manifest();
     return { manifest, tools: this.conn.tools(), firstId: this.rows.keys().next().value ?? null };
+  }
+
+  /** Writes a pending derived record now (the page is being hidden). */
+  flushDerived(): Promise<void> {
+    return this.conn.flushDerived();
   }
 
   manifest(): Promise<string> {

@@ -83,8 +83,10 @@ export interface SearchAnswer {
   direct: number;
   linked: number;
   hits: SearchHit[];
-  /** Milliseconds the worker spent (search, rows, passages). */
+  /** Milliseconds the worker spent in all, and in the engine's search and its `get` of the passages. */
   ms: number;
+  searchMs: number;
+  passagesMs: number;
 }
 
 export interface OutlineEntry {
@@ -269,9 +271,15 @@ export interface EngineApi {
   latest(): RevisionInfo | null;
   agent(): AgentModel;
   manifest(): string;
+  flushDerived(): void;
   callTool(name: string, args: unknown): CallToolResult;
   exportZip(): { bytes: Uint8Array; files: number };
-  importPlan(job: number, files: Array<{ rel: string; file: File }>, options: ImportOptions): ImportPlan;
+  /**
+   * Hands the worker the chosen files: their bytes as one Blob made of them (cloned once,
+   * however many files), with each one's path and size in order.
+   */
+  importFiles(job: number, blob: Blob, files: Array<{ rel: string; size: number }>): number;
+  importPlan(job: number, options: ImportOptions): ImportPlan;
   importCommit(job: number, choices: ImportChoices): ImportOutcome;
   importCancel(job: number): boolean;
   importDiscard(job: number): void;

@@ -105,11 +105,6 @@ export function parseSearch(text: string): SearchResult {
   return { query, direct, linked, hits };
 }
 
-/** The token estimate of agent.md and cli.md: ceil(UTF-16 length / 4). */
-export function tokens(text: string): number {
-  return Math.ceil(text.length / 4);
-}
-
 export interface NoteFields {
   /** The compiled title (compile.md §3.1), or null. */
   title: string | null;
@@ -199,7 +194,7 @@ export async function sections(conn: Connection, id: string, body: string): Prom
   const line = answer.text.split('\n')[0];
   const marker = ' no section "-": ';
   const at = line.indexOf(marker);
-  if (!answer.isError || at < 0) return [];
+  if (answer.isError || at < 0) return [];
   const names = line.slice(at + marker.length);
   if (names === '-') return [];
   const list = names.split(' ');

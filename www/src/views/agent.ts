@@ -5,9 +5,13 @@
 
 import type { App } from '../app.js';
 import { h, fill } from '../lib/dom.js';
-import { tokens } from '../lib/rows.js';
 import { setTitle, showError } from '../ui.js';
 import type { View } from './view.js';
+
+/** The token estimate of agent.md and cli.md: ceil(UTF-16 length / 4). */
+function tokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
 
 export function agentView(app: App, main: HTMLElement): View {
   setTitle('What an agent sees');

@@ -92,7 +92,10 @@ export function createEditor(parent: HTMLElement, text: string, crlf: boolean, h
     }),
   ];
   if (crlf) extensions.push(EditorState.lineSeparator.of('\r\n'));
-  return new EditorView({ parent, state: EditorState.create({ doc: text, extensions }) });
+  const view = new EditorView({ parent, state: EditorState.create({ doc: text, extensions }) });
+  // The whole text, for tests and tools (the DOM holds only the lines in view).
+  (view.dom as HTMLElement & { notesEditor?: EditorView }).notesEditor = view;
+  return view;
 }
 
 /** Replaces the whole text, keeping the editor's setup. */

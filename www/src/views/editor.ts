@@ -16,7 +16,8 @@ import type { App } from '../app.js';
 import type { SourceText, WriteResult } from 'langonrock';
 import { h, fill } from '../lib/dom.js';
 import { FIELDS, readFields, setField, split, type Field } from '../lib/frontmatter.js';
-import { diffLines, merge } from '../lib/diff.js';
+import { merge } from '../lib/diff.js';
+import { diffBlock } from './diffview.js';
 import { sanitized } from '../lib/sanitize.js';
 import { explain } from '../lib/messages.js';
 import { routes, setTitle, announce, confirmDialog, showError, replaceRoute, noteName } from '../ui.js';
@@ -48,22 +49,6 @@ function slugPath(title: string): string {
     .replace(/[^\p{L}\p{N}]+/gu, '-')
     .replace(/^-+|-+$/g, '');
   return `${s || 'untitled'}.md`;
-}
-
-/** A diff of `a` to `b` as a block of lines. */
-export function diffBlock(a: string, b: string, label: string): HTMLElement {
-  const lines = diffLines(a, b);
-  return h(
-    'div',
-    { class: 'diff', role: 'region', 'aria-label': label, tabindex: '0' },
-    lines.length === 0
-      ? h('div', { class: 'skip' }, 'No difference.')
-      : lines.map((l) =>
-          l.op === '…'
-            ? h('div', { class: 'skip' }, `… ${l.skipped} unchanged line${l.skipped === 1 ? '' : 's'}`)
-            : h('div', { class: l.op === '+' ? 'add' : l.op === '-' ? 'del' : '' }, `${l.op} ${l.text}`),
-        ),
-  );
 }
 
 const onlyCrlf = (s: string) => /\r\n/.test(s) && !/(^|[^\r])\n/.test(s);
@@ -564,16 +549,16 @@ export function editorView(app: App, main: HTMLElement, params: EditorParams): V
     }
     bundleInput.value = bundle;
     pathInput.value = path;
-    const source = await app.call('readSource', bundle, path);
+    const [source, diags] = await Promise.all([app.call('readSource', bundle, path), app.call('diagnosticsOf', bundle, path)]);
     if (disposed) return;
     if (!source) {
       fill(main, h('h1', null, 'No such document'), h('p', null, `${bundle}/${path} does not exist (any more).`));
       return;
     }
     base = source;
-    load(source.content);
-    const diags = await app.call('diagnosticsOf', bundle, path);
+    // The diagnostics first, so that nothing moves under the cursor once the text is in.
     if (diags) showDiagnostics(diags);
+    load(source.content);
     editor?.focus();
   };
   void start().catch((e) => showError(e, 'open the editor'));

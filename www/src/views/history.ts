@@ -9,7 +9,7 @@ import type { RevisionInfo } from 'langonrock';
 import type { NoteVersion } from '../engine/types.js';
 import { h, fill } from '../lib/dom.js';
 import { routes, setTitle, formatTime, shortHash, announce, confirmDialog, showError, plural } from '../ui.js';
-import { diffBlock } from './editor.js';
+import { diffBlock } from './diffview.js';
 import type { View } from './view.js';
 
 const changeBadge = (change: string) => h('span', { class: `badge ${change === 'removed' ? 'deprecated' : change === 'added' ? 'other' : 'draft'}` }, change);
