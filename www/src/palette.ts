@@ -84,7 +84,7 @@ export function setupPalette(app: App, current: () => Current): void {
   };
 
   const openPicker = (commands: boolean) => {
-    if (document.querySelector('dialog.picker')) return;
+    if (document.querySelector('dialog.picker[open]')) return;
     const back = document.activeElement as HTMLElement | null;
     const input = h('input', {
       type: 'text',

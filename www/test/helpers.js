@@ -120,18 +120,24 @@ export async function setBody(p, text) {
   else await p.keyboard.insertText(text);
 }
 
-/** Appends text at the end of the editor's body, as typed. */
+/** Appends text at the end of the editor's body (as one input; the cursor after it). */
 export async function appendBody(p, text) {
   await p.waitForSelector('.cm-content');
-  await select(p, -1);
-  await p.keyboard.insertText(text);
+  await p.evaluate((t) => {
+    const v = document.querySelector('.cm-editor').notesEditor;
+    const end = v.state.doc.length;
+    v.focus();
+    v.dispatch({ changes: { from: end, insert: t }, selection: { anchor: end + t.length }, userEvent: 'input.type' });
+  }, text);
 }
 
+/** Ctrl+S, after taking away the banner of an earlier save so that `saved` waits for this one. */
 export async function save(p) {
+  await p.evaluate(() => document.querySelectorAll('.banner.saved').forEach((b) => b.remove()));
   await p.keyboard.press('Control+s');
 }
 
-/** Waits for the editor's saved banner of this save (the previous one is replaced). */
+/** Waits for the editor's saved banner of the last `save`. */
 export async function saved(p) {
   await p.waitForSelector('.banner.saved');
 }
@@ -169,7 +175,11 @@ export const overflow = (p) =>
     };
     const wide = [...document.querySelectorAll('body *')].filter((el) => {
       const r = el.getBoundingClientRect();
-      return r.width > 0 && r.right > w + 1 && !contained(el);
+      if (r.width === 0 || contained(el)) return false;
+      // The box itself reaches past the edge, or its text spills out of it.
+      const spills = getComputedStyle(el).overflowX === 'visible' && el.scrollWidth > el.clientWidth + 1 && r.left + el.scrollWidth > w + 1;
+      return r.right > w + 1 || spills;
     });
-    return { scrollWidth: document.documentElement.scrollWidth, width: w, wide: wide.slice(0, 5).map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${[...el.classList].join('.')} (${Math.round(el.getBoundingClientRect().right)})`) };
+    const leaves = wide.filter((el) => !wide.some((o) => o !== el && el.contains(o)));
+    return { scrollWidth: document.documentElement.scrollWidth, width: w, wide: leaves.slice(0, 5).map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${[...el.classList].join('.')} (${Math.round(el.getBoundingClientRect().right)})`) };
   });

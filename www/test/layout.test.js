@@ -114,6 +114,7 @@ async function settle(p) {
     document.getElementById('notices').hidden = true;
     document.activeElement?.blur?.();
   });
+  await p.waitForFunction(() => !document.querySelector('dialog'));
 }
 
 for (const theme of ['light', 'dark']) {

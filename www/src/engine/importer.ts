@@ -87,6 +87,7 @@ export class Importer {
     const started = performance.now();
     const files = this.picked.get(job) ?? [];
     this.picked.delete(job);
+    await this.notes.current();
     const warnings: string[] = [];
     const invalid: ImportPlan['invalid'] = [];
     const undecodable: string[] = [];

@@ -127,6 +127,15 @@ export class Notes {
     }, 250);
   }
 
+  /** Brings the rows up to date now when a refresh is due (a plan compares with them). */
+  async current(): Promise<void> {
+    if (this.soon !== null) {
+      clearTimeout(this.soon);
+      this.soon = null;
+      await this.refresh('local');
+    } else if (this.refreshing) await this.refreshing;
+  }
+
   private holdRefresh(): void {
     if (this.soon === null) return;
     clearTimeout(this.soon);

@@ -3,7 +3,12 @@
 
 import DOMPurify from 'dompurify';
 
-/** `html` sanitised, as a fragment ready to append. */
+/**
+ * `html` sanitised, as a fragment ready to append. Code blocks and tables scroll sideways in
+ * their own box on narrow screens, so each is a tab stop: the keyboard can scroll it too.
+ */
 export function sanitized(html: string): DocumentFragment {
-  return DOMPurify.sanitize(html, { ADD_ATTR: ['target'], RETURN_DOM_FRAGMENT: true });
+  const fragment = DOMPurify.sanitize(html, { ADD_ATTR: ['target'], RETURN_DOM_FRAGMENT: true });
+  for (const el of fragment.querySelectorAll('pre, table')) el.setAttribute('tabindex', '0');
+  return fragment;
 }
