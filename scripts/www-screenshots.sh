@@ -5,5 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -f docs/screenshots/*.png
-WWW_SCREENSHOTS=../docs/screenshots bash scripts/www-test.sh
+SCREENSHOTS_DIR="$PWD/docs/screenshots" bash scripts/www-test.sh
 ls docs/screenshots

@@ -14,12 +14,17 @@
 #![deny(missing_docs)]
 
 pub mod compile;
+pub mod conformance;
+pub mod connection;
 pub mod dsn;
 pub mod engine;
 pub mod error;
+pub mod folder;
 pub mod hash;
+pub mod layout;
 pub mod manifest;
 pub mod read;
+pub mod rows;
 pub mod search;
 pub mod snapshot;
 pub mod text;

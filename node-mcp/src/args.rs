@@ -40,55 +40,20 @@ fn err<T>(m: impl Into<String>) -> Result<T, ArgError> {
 
 /// The environment lookup parsing uses: `LANGONROCK_DATA`, `XDG_DATA_HOME`, `HOME`,
 /// `LOCALAPPDATA`, `USERPROFILE`.
-pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+pub type Env<'a> = langonrock::data_root::Env<'a>;
 
 /// The process environment, for [`Env`].
-pub fn process_env(name: &str) -> Option<String> {
-    std::env::var(name).ok()
-}
-
-fn non_empty(env: Env<'_>, name: &str) -> Option<String> {
-    env(name).filter(|v| !v.is_empty())
-}
+pub use langonrock::data_root::process_env;
 
 /// The platform data directory of cli.md §2.
 pub fn platform_data_dir(env: Env<'_>) -> Result<PathBuf, ArgError> {
-    let missing =
-        || ArgError("cannot find the data directory: pass --data or set LANGONROCK_DATA".into());
-    if cfg!(windows) {
-        if let Some(d) = non_empty(env, "LOCALAPPDATA") {
-            return Ok(PathBuf::from(d).join("langonrock"));
-        }
-        let home = non_empty(env, "USERPROFILE").ok_or_else(missing)?;
-        return Ok(PathBuf::from(home)
-            .join("AppData")
-            .join("Local")
-            .join("langonrock"));
-    }
-    if cfg!(target_os = "macos") {
-        let home = non_empty(env, "HOME").ok_or_else(missing)?;
-        return Ok(PathBuf::from(home)
-            .join("Library")
-            .join("Application Support")
-            .join("langonrock"));
-    }
-    if let Some(d) = non_empty(env, "XDG_DATA_HOME") {
-        return Ok(PathBuf::from(d).join("langonrock"));
-    }
-    let home = non_empty(env, "HOME").ok_or_else(missing)?;
-    Ok(PathBuf::from(home)
-        .join(".local")
-        .join("share")
-        .join("langonrock"))
+    Ok(langonrock::data_root::platform_dir(env)?)
 }
 
 /// The default data root: `$LANGONROCK_DATA` when set and non-empty, else the platform
 /// data directory.
 pub fn default_data_root(env: Env<'_>) -> Result<PathBuf, ArgError> {
-    match non_empty(env, "LANGONROCK_DATA") {
-        Some(d) => Ok(PathBuf::from(d)),
-        None => platform_data_dir(env),
-    }
+    Ok(langonrock::data_root::default_root(env)?)
 }
 
 /// A data root and a tenant: what every tenant command opens.
@@ -390,10 +355,11 @@ commands:
   mcp <dsn> [--database-tools] [--read-only]
 
 The data root is --data, else $LANGONROCK_DATA, else the platform data directory.
-A DSN is okf:///<absolute path>?tenant=<id> or okf://?tenant=<id>.
+A DSN is okf:///<absolute path>?tenant=<id>, okf://~/<path under your home>?tenant=<id>
+or okf://?tenant=<id> (the default data root).
 
 flags:
-  -h, --help       print this help
+  -h, --help       print this help (also: langonrock help)
   -v, --version    print the version
 ";
 
@@ -406,7 +372,7 @@ pub fn parse(args: Vec<OsString>, env: Env<'_>) -> Result<Command, ArgError> {
     let first = first.to_string_lossy().to_string();
     let rest = args[1..].to_vec();
     let c = match first.as_str() {
-        "-h" | "--help" => Command::Help,
+        "-h" | "--help" | "help" => Command::Help,
         "-v" | "--version" => Command::Version,
         "compile" => {
             // `compile` touches no store: `--data` is not one of its flags.
@@ -633,7 +599,7 @@ pub fn parse(args: Vec<OsString>, env: Env<'_>) -> Result<Command, ArgError> {
             let f = read_flags(rest, false, &[], &["database-tools", "read-only"])?;
             at_most(&f, 1)?;
             let dsn = positional(&f, 0, "dsn")?;
-            let parsed = parse_dsn(&dsn)?;
+            let parsed = parse_dsn_env(&dsn, env)?;
             Command::Mcp {
                 target: Target {
                     data: match parsed.data {
@@ -671,9 +637,15 @@ pub struct Dsn {
     pub tenant: String,
 }
 
-/// Parses a DSN of cli.md §5 (the first milestone: embedded `okf:` only).
+/// Parses a DSN of docs/cli.md ("DSN"), with no home directory for `okf://~/…`.
 pub fn parse_dsn(dsn: &str) -> Result<Dsn, ArgError> {
-    let d = langonrock_core::dsn::parse_dsn(dsn, cfg!(windows))?;
+    parse_dsn_env(dsn, &|_| None)
+}
+
+/// Parses a DSN, `~` in `okf://~/…` standing for `$HOME` (`%USERPROFILE%` on Windows).
+pub fn parse_dsn_env(dsn: &str, env: Env<'_>) -> Result<Dsn, ArgError> {
+    let home = langonrock::data_root::home_dir(env);
+    let d = langonrock_core::dsn::parse_dsn_home(dsn, cfg!(windows), home.as_deref())?;
     Ok(Dsn {
         data: d.data.map(PathBuf::from),
         tenant: d.tenant,

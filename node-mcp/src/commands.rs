@@ -1,10 +1,11 @@
 //! The CLI commands that open a tenant (cli.md §3), over the files store.
 
 use crate::args::{Command, Target, WriteMode};
-use crate::cli::{stats, write_err, CliError, Io};
-use crate::clock;
-use crate::conn::{self, Conn};
-use crate::file_store::Files;
+use crate::cli::{count, print_diagnostics, stats, strict_failure, write_err, CliError, Io};
+use crate::progress::Progress;
+use langonrock::clock;
+use langonrock::files::Files;
+use langonrock::{Connection as Conn, Options};
 use langonrock_core::engine::{parse_transaction, HistoryRequest, RepairRequest, RestoreRequest};
 use langonrock_core::{manifest, validate, Error};
 
@@ -29,7 +30,7 @@ fn open_read(target: &Target, io: &mut Io<'_>) -> Result<Conn, CliError> {
 
 /// Ends a read command's connection without freeing its served state: the process exits
 /// next, and freeing tens of thousands of compiled concepts one by one would only delay it.
-fn leave(mut conn: Conn) {
+fn leave(conn: Conn) {
     conn.finish_derived();
     std::mem::forget(conn);
 }
@@ -87,7 +88,7 @@ fn plural(n: u64, word: &str) -> String {
 pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
     match cmd {
         Command::Manifest { target, bundle } => {
-            let mut conn = open_read(&target, io)?;
+            let conn = open_read(&target, io)?;
             let s = conn.read()?;
             let text = manifest::manifest(
                 s.model(),
@@ -108,7 +109,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             bundle,
             expand,
         } => {
-            let mut conn = open_read(&target, io)?;
+            let conn = open_read(&target, io)?;
             let opts = langonrock_core::search::SearchOptions {
                 k: k.unwrap_or(8),
                 bundle,
@@ -136,7 +137,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             find,
             source,
         } => {
-            let mut conn = open_read(&target, io)?;
+            let conn = open_read(&target, io)?;
             if source {
                 conn.read()?;
                 conn.check_sources(Some(ids.clone()))?;
@@ -161,25 +162,27 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
                 text.push('\n');
             }
             io.out.write_all(text.as_bytes()).map_err(write_err)?;
-            let mut missing = 0;
-            for id in &missing_ids {
-                missing += 1;
-                writeln!(io.err, "warn: no such concept or section: {id}").map_err(write_err)?;
-            }
+            // A missing id fails the command (exit 1): an error line each, after the
+            // stats of what was found.
+            let missing = missing_ids.len();
             stats(io, slices, &text)?;
+            for id in &missing_ids {
+                writeln!(io.err, "error: no such concept or section: {id}").map_err(write_err)?;
+            }
             leave(conn);
             Ok(i32::from(missing > 0))
         }
         Command::Snapshot { target } => {
-            let mut conn = open_read(&target, io)?;
+            let conn = open_read(&target, io)?;
             let s = conn.read()?;
             out_line(io, &s.snapshot_id())?;
-            writeln!(io.err, "{} concepts", s.concepts()).map_err(write_err)?;
+            writeln!(io.err, "{}", count(s.concepts(), "concept", "concepts"))
+                .map_err(write_err)?;
             leave(conn);
             Ok(0)
         }
         Command::Source { target } => {
-            let mut conn = open_read(&target, io)?;
+            let conn = open_read(&target, io)?;
             let list = conn.read()?.list_source();
             let mut text = String::new();
             for e in &list {
@@ -202,7 +205,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             bundle,
             path,
         } => {
-            let mut conn = open_read(&target, io)?;
+            let conn = open_read(&target, io)?;
             match conn.read_source(&bundle, &path)? {
                 Some(src) => {
                     io.out
@@ -212,7 +215,10 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
                     leave(conn);
                     Ok(0)
                 }
-                None => Err(CliError("no such concept".into())),
+                None => {
+                    let list = conn.read()?.list_source();
+                    Err(CliError(no_document(&list, &target.tenant, &bundle, &path)))
+                }
             }
         }
         Command::Write {
@@ -226,11 +232,11 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             let content = String::from_utf8(bytes).map_err(|_| {
                 CliError(format!("{bundle}/{path}: source must contain valid UTF-8"))
             })?;
-            let mut conn = open_write(&target)?;
+            let conn = open_write(&target)?;
             let result = match &mode {
                 WriteMode::Create => conn.write(&bundle, &path, &content, None),
                 WriteMode::Replaces(h) => conn.write(&bundle, &path, &content, Some(h)),
-                WriteMode::Force => force(&mut conn, &bundle, &path, |c, cur| {
+                WriteMode::Force => force(&conn, &bundle, &path, |c, cur| {
                     c.write(&bundle, &path, &content, cur.as_deref())
                 }),
             }
@@ -259,7 +265,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             path,
             replaces,
         } => {
-            let mut conn = open_write(&target)?;
+            let conn = open_write(&target)?;
             let shown_bundle = conn
                 .read()
                 .ok()
@@ -267,7 +273,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
                 .unwrap_or(bundle.clone());
             match &replaces {
                 Some(h) => conn.delete(&bundle, &path, Some(h)),
-                None => force(&mut conn, &bundle, &path, |c, cur| match cur {
+                None => force(&conn, &bundle, &path, |c, cur| match cur {
                     Some(h) => c.delete(&bundle, &path, Some(&h)),
                     None => Err(Error::NotFound("no such concept".into())),
                 }),
@@ -278,7 +284,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             Ok(0)
         }
         Command::DeleteBundle { target, bundle } => {
-            let mut conn = open_write(&target)?;
+            let conn = open_write(&target)?;
             let shown = conn
                 .read()
                 .ok()
@@ -293,7 +299,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             let value: serde_json::Value = serde_json::from_slice(&bytes)
                 .map_err(|_| CliError("transaction must be valid JSON".into()))?;
             let txn = parse_transaction(&value).map_err(|e| change_error(e, &value))?;
-            let mut conn = open_write(&target)?;
+            let conn = open_write(&target)?;
             let r = conn.transact(txn).map_err(|e| change_error(e, &value))?;
             json_line(io, &r)?;
             Ok(0)
@@ -303,7 +309,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             before,
             limit,
         } => {
-            let mut conn = open_read(&target, io)?;
+            let conn = open_read(&target, io)?;
             let page = conn.history(HistoryRequest {
                 before,
                 limit: limit.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
@@ -316,7 +322,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             revision,
             expected_revision,
         } => {
-            let mut conn = open_write(&target)?;
+            let conn = open_write(&target)?;
             let r = conn.restore(RestoreRequest {
                 revision,
                 expected_revision,
@@ -325,8 +331,8 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             Ok(0)
         }
         Command::Export { target, dir } => {
-            let mut conn = open_read(&target, io)?;
-            export(&mut conn, &dir, io)
+            let conn = open_read(&target, io)?;
+            export(&conn, &dir, io)
         }
         Command::Gc {
             data,
@@ -338,7 +344,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             let tenants = tenants_of(&data, tenant)?;
             for t in tenants {
                 // A dry run changes nothing, not even a derived record.
-                let mut conn = Conn::open(&data, &t, dry_run)?;
+                let conn = Conn::open(&data, &t, dry_run)?;
                 let keep = keep.map_or(10, |k| i64::try_from(k).unwrap_or(i64::MAX));
                 let r = conn.gc(keep, grace_ms.unwrap_or(3_600_000), dry_run)?;
                 let kept = r.kept.len();
@@ -366,7 +372,11 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
         Command::Verify { data, tenant } => {
             let mut code = 0;
             for t in tenants_of(&data, tenant)? {
-                let r = conn::for_verify(&data, &t)?.verify()?;
+                let r = Options::default()
+                    .read_only(true)
+                    .unloaded()
+                    .open_files(&data, &t)?
+                    .verify()?;
                 if !r.ok {
                     code = 1;
                 }
@@ -379,10 +389,13 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             revision,
             expected_head,
         } => {
-            let r = conn::for_repair(&target.data, &target.tenant)?.repair(RepairRequest {
-                revision,
-                expected_head,
-            })?;
+            let r = Options::default()
+                .unloaded()
+                .open_files(&target.data, &target.tenant)?
+                .repair(RepairRequest {
+                    revision,
+                    expected_head,
+                })?;
             json_line(io, &r)?;
             Ok(0)
         }
@@ -398,13 +411,56 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
     }
 }
 
+/// The error of `read` for a document that does not exist (docs/cli.md): it names the path
+/// as a path, and says what exists instead: the bundles, or a document of that name or id.
+fn no_document(
+    list: &[langonrock_core::engine::SourceEntry],
+    tenant: &str,
+    bundle: &str,
+    path: &str,
+) -> String {
+    let in_bundle: Vec<_> = list
+        .iter()
+        .filter(|e| e.bundle.eq_ignore_ascii_case(bundle))
+        .collect();
+    if in_bundle.is_empty() {
+        let mut bundles: Vec<&str> = list.iter().map(|e| e.bundle.as_str()).collect();
+        bundles.dedup();
+        return if bundles.is_empty() {
+            format!("no bundle \"{bundle}\": tenant \"{tenant}\" holds no documents")
+        } else {
+            format!(
+                "no bundle \"{bundle}\" in tenant \"{tenant}\"; its bundles: {}",
+                bundles.join(", ")
+            )
+        };
+    }
+    let shown = format!("{}/{}", in_bundle[0].bundle, validate::nfc(path));
+    let last = path.rsplit('/').next().unwrap_or(path);
+    let stem = last.strip_suffix(".md").unwrap_or(last);
+    let near = in_bundle.iter().find(|e| {
+        e.path.rsplit('/').next() == Some(last)
+            || e.path.rsplit('/').next() == Some(&format!("{stem}.md"))
+            || e.id.as_deref() == Some(path)
+    });
+    match near {
+        Some(e) => format!(
+            "no document {shown}: paths are relative to the bundle; did you mean {}/{}?",
+            e.bundle, e.path
+        ),
+        None => format!(
+            "no document {shown}: paths are relative to the bundle (`langonrock source` lists them)"
+        ),
+    }
+}
+
 /// Runs a change with the document's current hash as its precondition, looked up afresh
 /// and retried when another writer slips in between (`--force`).
 fn force<T>(
-    conn: &mut Conn,
+    conn: &Conn,
     bundle: &str,
     path: &str,
-    mut f: impl FnMut(&mut Conn, Option<String>) -> Result<T, Error>,
+    mut f: impl FnMut(&Conn, Option<String>) -> Result<T, Error>,
 ) -> Result<T, Error> {
     let mut tries = 0;
     loop {
@@ -446,7 +502,7 @@ fn tenants_of(data: &Path, tenant: Option<String>) -> Result<Vec<String>, CliErr
     }
 }
 
-fn export(conn: &mut Conn, dir: &Path, io: &mut Io<'_>) -> Result<i32, CliError> {
+fn export(conn: &Conn, dir: &Path, io: &mut Io<'_>) -> Result<i32, CliError> {
     if dir.exists() || std::fs::symlink_metadata(dir).is_ok() {
         return Err(CliError(format!(
             "export destination already exists: {}",
@@ -458,7 +514,10 @@ fn export(conn: &mut Conn, dir: &Path, io: &mut Io<'_>) -> Result<i32, CliError>
     let mut n = 0usize;
     std::fs::create_dir_all(dir)
         .map_err(|e| CliError(format!("cannot create {}: {e}", dir.display())))?;
-    for (bundle, path, text) in s.documents() {
+    let total = s.documents().count();
+    let docs = s.documents();
+    let mut bar = Progress::new(io.tty);
+    for (bundle, path, text) in docs {
         let file = dir.join(bundle).join(path);
         if let Some(parent) = file.parent() {
             std::fs::create_dir_all(parent)
@@ -467,7 +526,9 @@ fn export(conn: &mut Conn, dir: &Path, io: &mut Io<'_>) -> Result<i32, CliError>
         std::fs::write(&file, text.as_bytes())
             .map_err(|e| CliError(format!("cannot write {}: {e}", file.display())))?;
         n += 1;
+        bar.files("writing", n, total);
     }
+    bar.clear();
     writeln!(io.err, "exported {}", plural(n as u64, "file")).map_err(write_err)?;
     Ok(0)
 }
@@ -477,9 +538,6 @@ fn file_stamp(path: &Path) -> Option<(u64, std::time::SystemTime)> {
     Some((m.len(), m.modified().ok()?))
 }
 
-/// From this many documents on, `import` prints its phases on stderr.
-const LONG_IMPORT: usize = 1000;
-
 fn import(
     target: &Target,
     dir: &Path,
@@ -487,21 +545,13 @@ fn import(
     strict: bool,
     io: &mut Io<'_>,
 ) -> Result<i32, CliError> {
-    let read = crate::folder::read_folder(dir, bundle)?;
-    for w in &read.warnings {
-        writeln!(io.err, "{w}").map_err(write_err)?;
-    }
-    // Long imports say what they are doing on stderr, phase by phase.
-    let long = read.docs.len() >= LONG_IMPORT;
-    if long {
-        writeln!(
-            io.err,
-            "import: read {} files from {}",
-            read.docs.len(),
-            dir.display()
-        )
-        .map_err(write_err)?;
-    }
+    let mut bar = Progress::new(io.tty);
+    let read = crate::folder::read_folder_with(dir, bundle, &mut |done, total| {
+        bar.files("reading", done, total)
+    })?;
+    bar.clear();
+    // The decision, before anything is committed.
+    writeln!(io.err, "{}", read.line).map_err(write_err)?;
     let stamps: Vec<_> = read
         .docs
         .iter()
@@ -518,7 +568,7 @@ fn import(
         documents: read.docs.into_iter().map(|d| d.doc).collect(),
         strict,
     };
-    let mut conn = open_write(target)?;
+    let conn = open_write(target)?;
     let mut unchanged = || {
         stamps
             .iter()
@@ -530,35 +580,32 @@ fn import(
                 )
             })
     };
-    let err = &mut *io.err;
-    let mut progress = |line: &str| {
-        if long {
-            // Each phase of a large import takes seconds: say it as it starts.
-            let _ = writeln!(err, "{line}");
-            let _ = err.flush();
-        }
-    };
+    let mut progress = |line: &str| bar.phase(line.strip_prefix("import: ").unwrap_or(line));
     let r = conn.import(req, &mut unchanged, &mut progress)?;
-    for d in &r.diagnostics {
-        writeln!(
-            io.err,
-            "{}: {}/{}: {}",
-            d.level, d.bundle, d.path, d.message
-        )
-        .map_err(write_err)?;
-    }
+    bar.clear();
+    print_diagnostics(
+        io,
+        r.diagnostics.iter().map(|d| {
+            (
+                d.level.as_str(),
+                d.bundle.as_str(),
+                d.path.as_str(),
+                d.message.as_str(),
+            )
+        }),
+    )?;
     if strict && !r.diagnostics.is_empty() {
-        return Ok(1);
+        return Err(CliError(strict_failure(r.diagnostics.len(), true)));
     }
     let n = r.bundles.len();
     writeln!(
         io.err,
-        "snapshot {} ({}), {n} {} ({}), {} concepts",
+        "snapshot {} ({}), {} ({}), {}",
         &r.snapshot[..12.min(r.snapshot.len())],
         if r.reused { "reused" } else { "new" },
-        if n == 1 { "bundle" } else { "bundles" },
+        count(n, "bundle", "bundles"),
         r.bundles.join(", "),
-        r.concepts
+        count(r.concepts, "concept", "concepts")
     )
     .map_err(write_err)?;
     Ok(0)

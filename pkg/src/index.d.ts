@@ -189,9 +189,12 @@ export type Open = (options: OpenOptions) => Promise<Connection>;
  */
 export declare const open: Open;
 
-/** A compile diagnostic (compile.md §9). */
+/**
+ * A compile diagnostic: `warn`, or `info` for the one note a document without frontmatter
+ * gets (a plain Markdown concept; docs/import.md).
+ */
 export interface Diagnostic {
-  level: 'warn';
+  level: 'warn' | 'info';
   bundle: string;
   /** Bundle-relative. */
   path: string;
@@ -230,6 +233,63 @@ export interface SearchOptions {
   bundle?: string;
   /** One-hop expansion; default true. */
   expand?: boolean;
+}
+
+/** One manifest row as data: the TSV's cells (`-` as the TSV writes it), with `links` as a
+ * list, plus the document's `path` and its compiled `title`. */
+export interface Row {
+  id: string;
+  bundle: string;
+  path: string;
+  kind: string;
+  /** For the read date: `stale` once its `stale_after` date passed. */
+  status: string;
+  grain: string;
+  summary: string;
+  /** The compiled title; null when the concept has none. */
+  title: string | null;
+  /** Outgoing link ids, sorted; empty for `-`. */
+  links: string[];
+}
+
+/** The manifest as data (`manifestRows`). */
+export interface ManifestRows {
+  tenant: string;
+  /** Every bundle, sorted (the `# bundles:` line). */
+  bundles: string[];
+  rows: Row[];
+}
+
+/** One search row as data. */
+export interface SearchHit extends Row {
+  /** A direct hit's pointer into the body; null for `-` and for linked rows. */
+  pos: number | null;
+  /** Whether the row comes from the link expansion. */
+  linked: boolean;
+}
+
+/** A search as data (`searchRows`): the search TSV's rows in its order. */
+export interface SearchRows {
+  query: string;
+  /** The bundle filter as stored; null without one. */
+  bundle: string | null;
+  direct: number;
+  linked: number;
+  hits: SearchHit[];
+}
+
+/** One concept's compiled fields (`concept`). */
+export interface ConceptInfo extends Row {
+  /** The frontmatter `description`, whole (the `summary` cell is cut from it); null if none. */
+  description: string | null;
+  /** Whether the stored text has a frontmatter block. */
+  frontmatter: boolean;
+  /** Where the body starts in the stored text, in UTF-16 units. */
+  bodyStart: number;
+  /** The body's sections in document order; offsets are UTF-16 units of the body. */
+  sections: Array<{ name: string; start: number; end: number }>;
+  /** The document's diagnostic messages. */
+  diagnostics: string[];
 }
 
 export interface SnapshotInfo {
@@ -419,6 +479,12 @@ export interface Connection {
   /** The search TSV (search.md §5). */
   search(query: string, options?: SearchOptions): Promise<string>;
   snapshot(): Promise<SnapshotInfo>;
+  /** The manifest as data: the rows of `manifest(bundle)`, in its order. */
+  manifestRows(bundle?: string): Promise<ManifestRows>;
+  /** A search as data: the rows of `search(query, options)`, in its order. */
+  searchRows(query: string, options?: SearchOptions): Promise<SearchRows>;
+  /** One concept's compiled fields; null for an unknown id. */
+  concept(id: string): Promise<ConceptInfo | null>;
   listSource(): Promise<SourceEntry[]>;
   /** null when there is no such document. */
   readSource(bundle: string, path: string): Promise<SourceText | null>;
@@ -484,3 +550,38 @@ export type CreateMcpServer = (
 
 /** An MCP server over a connection (js.md §6); connect a transport to serve it. */
 export declare const createMcpServer: CreateMcpServer;
+
+// ---------------------------------------------------------------------------------------
+// The folder rule (docs/import.md), for hosts that walk a folder themselves.
+
+/** One entry a folder walk found: its path relative to the folder (with `/`) and kind. */
+export interface FolderEntry {
+  path: string;
+  kind: 'file' | 'link' | 'dir' | 'other';
+}
+
+export interface FolderPlanOptions {
+  /** The whole folder is this bundle (`--bundle`). */
+  bundle?: string;
+  /** The folder's own name, which names the bundle of a folder that is one bundle. */
+  name?: string;
+  /** The folder as the user named it, for messages. */
+  shown: string;
+}
+
+/** How a folder maps to documents. */
+export interface FolderPlan {
+  layout: 'bundles' | 'one';
+  /** With layout `one`: the bundle. */
+  bundle?: string;
+  /** With layout `one`: whether `options.bundle` named it. */
+  chosen?: boolean;
+  bundles: string[];
+  /** Sorted by bundle, then path; `entry` indexes `entries`. */
+  documents: Array<{ entry: number; bundle: string; path: string }>;
+  /** The decision in one line (`reading <shown> as …`). */
+  line: string;
+}
+
+/** Plans a folder import; throws `INVALID` (`nothing to import in <shown>: <reason>`, bad names). */
+export declare function planFolder(entries: FolderEntry[], options: FolderPlanOptions): FolderPlan;

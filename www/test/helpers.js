@@ -1,12 +1,12 @@
 // What the end-to-end tests share: Debian's Chromium driven by playwright-core (no browser is
 // downloaded), the built page (www/dist) served on loopback, readiness, the CodeMirror editor,
 // axe-core, and screenshots. Screenshots go to www/artifacts/screenshots (not tracked: CI keeps
-// them as artifacts); `scripts/www-screenshots.sh` points WWW_SCREENSHOTS at docs/screenshots
+// them as artifacts); `scripts/www-screenshots.sh` points SCREENSHOTS_DIR at docs/screenshots
 // to refresh the committed ones.
 
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { chromium } from 'playwright-core';
@@ -17,7 +17,7 @@ export const www = fileURLToPath(new URL('..', import.meta.url));
 export const repo = join(www, '..');
 export const dist = join(www, 'dist');
 export const samples = join(repo, 'tests', 'data', 'okf-samples');
-const shots = process.env.WWW_SCREENSHOTS ? join(process.cwd(), process.env.WWW_SCREENSHOTS) : join(www, 'artifacts', 'screenshots');
+const shots = process.env.SCREENSHOTS_DIR ? resolve(process.env.SCREENSHOTS_DIR) : join(www, 'artifacts', 'screenshots');
 const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 export const DESKTOP = { width: 1280, height: 860 };

@@ -6,6 +6,7 @@
 //! docs/benchmarks.md). `warm` does that work when the host chooses (a page's worker when it
 //! is idle after opening), so the first commit costs what every later one does.
 
+use super::step::{Op, Progress};
 use super::Engine;
 use crate::compile::{Ambiguity, Linker};
 use crate::engine::state::TenantState;
@@ -30,6 +31,12 @@ impl Engine {
         self.linker = linker;
         self.linker_ready = true;
         true
+    }
+
+    /// `warm` as an engine op, for the connection policy (`connection::warm`): it touches no
+    /// store and answers whether there was anything to do.
+    pub fn warm_op(&self) -> Op<bool> {
+        Op::new(|eng, _ctx| Ok(Progress::Done(eng.warm())))
     }
 }
 

@@ -44,7 +44,7 @@ test('warm on a connection that compiled has nothing to do, and on a closed one 
   await c.write('n', 'a.md', '---\ntype: note\n---\nA.\n');
   assert.equal(await c.warm(), false);
   await c.close();
-  assert.throws(() => c.warm(), { code: 'INVALID', message: 'connection is closed' });
+  await assert.rejects(c.warm(), { code: 'INVALID', message: 'connection is closed' });
 });
 
 test('derivedDelayMs holds the derived record back until flushDerived (or close) writes it', async () => {

@@ -1,8 +1,8 @@
 // Type-checks the package's declarations (`npm run typecheck`): every call of js.md §1–§6
 // and the stores, used as a caller would. Nothing here runs.
 
-import { files, memory, version, open, createMcpServer, importFolder, exportFolder, LangonrockError, CODES } from 'langonrock';
-import type { Connection, ErrorCode, Slice, Store, SwapOutcome, TenantStore, Tool } from 'langonrock';
+import { files, memory, version, open, createMcpServer, importFolder, exportFolder, planFolder, LangonrockError, CODES } from 'langonrock';
+import type { Connection, ErrorCode, FolderPlan, Slice, Store, SwapOutcome, TenantStore, Tool } from 'langonrock';
 import { indexedDb } from '../../src/browser.js';
 import type { IndexedDbTenantStore } from '../../src/browser.js';
 
@@ -42,6 +42,15 @@ async function connection(): Promise<void> {
   const matchCount: number | undefined = first?.matchCount;
   const hits: string = await c.search('replay export', { k: 5, bundle: 'ops', expand: false });
   const { snapshot, concepts } = await c.snapshot();
+  const rows = await c.manifestRows('ops');
+  const title: string | null = rows.rows[0]?.title ?? null;
+  const links: string[] = rows.rows[0]?.links ?? [];
+  const found = await c.searchRows('replay export', { k: 3 });
+  const pos: number | null = found.hits[0]?.pos ?? null;
+  const linked: boolean = found.hits[0]?.linked ?? false;
+  const info = await c.concept('runbook');
+  const description: string | null = info?.description ?? null;
+  const bodyStart: number = info?.bodyStart ?? 0;
   const listing = await c.listSource();
   const id: string | undefined = listing[0]?.id;
   const text = await c.readSource('ops', 'runbook.md');
@@ -69,7 +78,10 @@ async function connection(): Promise<void> {
   const called = await c.callTool('get', { ids: ['orders'] });
   const isError: boolean = called.isError;
   const imported = await importFolder(c, './notes', { bundle: 'ops', strict: true });
-  const warnings: string[] = imported.warnings;
+  const warnings: string = imported.line;
+  const plan: FolderPlan = planFolder([{ path: 'a.md', kind: 'file' }], { name: 'notes', shown: './notes' });
+  const firstBundle: string = plan.documents[0].bundle;
+  void firstBundle;
   const exported: number = (await exportFolder(c, './out')).files;
   const advice: string | null = c.adviceNow();
   const tenant: string = c.tenant;
@@ -77,7 +89,7 @@ async function connection(): Promise<void> {
   await server.connect({});
   await server.close();
   await c.close();
-  void [manifest, bundle, matchCount, hits, snapshot, concepts, content, renamed, next, parent, gc.kept, repaired.head, tools[0].inputSchema, isError, warnings, exported, advice, tenant, imported.committed];
+  void [manifest, bundle, matchCount, hits, snapshot, concepts, content, renamed, next, parent, gc.kept, repaired.head, tools[0].inputSchema, isError, warnings, exported, advice, tenant, imported.committed, title, links, pos, linked, description, bodyStart];
 }
 
 function errors(e: unknown): string | undefined {

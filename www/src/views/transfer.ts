@@ -120,12 +120,26 @@ export function transferView(app: App, main: HTMLElement): View {
       folder: choice.folder,
     };
     try {
-      // One Blob of all the files crosses to the worker: cloning 20,000 File objects one by
-      // one would hold the page up for seconds. The worker slices it back into files.
-      // Only Markdown files' bytes go along; the rest are named (and counted as left out).
+      // The files cross to the worker as Blobs made of them, a slice at a time, each slice
+      // cut after ~25 ms on this thread (a File's size can cost the browser a trip to disk
+      // the first time it is asked): the page never holds still for long, however many files.
       const keep = choice.files.filter((f) => !f.rel.split('/').some((s) => s.startsWith('.')));
-      const md = (f: Picked) => /\.md$/i.test(f.rel);
-      await app.call('importFiles', job, new Blob(keep.filter(md).map((f) => f.file)), keep.map((f) => ({ rel: f.rel, size: md(f) ? f.file.size : 0 })));
+      let parts: File[] = [];
+      let meta: Array<{ rel: string; size: number }> = [];
+      let sliceStart = performance.now();
+      for (let i = 0; i < keep.length; i++) {
+        const f = keep[i];
+        const md = /\.md$/i.test(f.rel);
+        meta.push({ rel: f.rel, size: md ? f.file.size : 0 });
+        if (md) parts.push(f.file);
+        if (i === keep.length - 1 || meta.length >= 2000 || performance.now() - sliceStart > 25) {
+          await app.call('importFiles', job, new Blob(parts), meta);
+          progressText.textContent = `Handing over the files: ${(i + 1).toLocaleString('en-US')} of ${keep.length.toLocaleString('en-US')}`;
+          parts = [];
+          meta = [];
+          sliceStart = performance.now();
+        }
+      }
       window.__notesPerf.marks.importPosted = performance.now();
       const p = await app.call('importPlan', job, options);
       if (disposed) return;
