@@ -115,7 +115,7 @@ async function start(): Promise<void> {
 
   const drawStatus = () => {
     const s = app.summary;
-    fill(status, `${plural(s.concepts, 'note')} in ${plural(s.bundles.length, 'bundle')}`, s.snapshot ? ` · snapshot ${shortHash(s.snapshot)}` : '', s.titles ? '' : ' · reading titles…');
+    fill(status, `${plural(s.concepts, 'note')} in ${plural(s.bundles.length, 'bundle')}`, s.snapshot ? ` · snapshot ${shortHash(s.snapshot)}` : '');
   };
 
   const route = () => {

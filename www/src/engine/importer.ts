@@ -273,7 +273,6 @@ export class Importer {
         this.notes.committed(r.revision);
         const scope = new Set(changes.map((c) => `${c.bundle}\n${c.path}`));
         this.notes.noteTenantDiagnostics(r.diagnostics, scope);
-        this.notes.learnFields(j.docs.filter((d) => scope.has(`${d.bundle}\n${d.path}`)));
         await this.notes.refresh('local');
         return outcome(true, false, r.revision, r.concepts, r.diagnostics.filter((d) => scope.has(`${d.bundle}\n${d.path}`)), changes.length);
       }
@@ -312,7 +311,6 @@ export class Importer {
       if (result.committed) this.notes.committed(result.revision);
       const scope = new Set(documents.map((d) => `${d.bundle}\n${d.path}`));
       this.notes.noteTenantDiagnostics(result.diagnostics, scope);
-      if (result.committed) this.notes.learnFields(j.docs.filter((d) => !keep.has(`${d.bundle}\n${d.path}`)));
       await this.notes.refresh('local');
       // The next open decodes the imported state instead of compiling it: store it now.
       if (result.committed) void this.notes.conn.flushDerived();

@@ -4,14 +4,14 @@
 // worker (src/engine/worker.ts), so opening, searching, rendering and committing never block
 // the page; the page receives only what it draws.
 
-import type { Connection, Diagnostic, IndexedDbTenantStore, SnapshotInfo, SourceEntry, RevisionResult } from 'langonrock';
+import type { Connection, Diagnostic, IndexedDbTenantStore, ManifestRows, SnapshotInfo, SourceEntry, RevisionResult } from 'langonrock';
 import { zipSync } from 'fflate';
-import { parseManifest, parseSearch, noteFields, sections, type Row, type NoteFields, type SectionSpan } from '../lib/rows.js';
+import type { Row } from 'langonrock';
+import { outlineOf } from '../lib/rows.js';
 import { indexDocuments, resolveMarkdown, resolveWiki, type Documents } from '../lib/links.js';
-import { render, cutAt, lineOf, linkUses, plainHeading, type LinkContext } from '../lib/markdown.js';
+import { render, cutAt, lineOf, linkUses, type LinkContext } from '../lib/markdown.js';
 import { split } from '../lib/frontmatter.js';
 import { RevisionReader } from '../lib/revisions.js';
-import { FieldCache } from './fieldcache.js';
 import { occurrences, cluster, passage, queryWords, sentence } from '../lib/passage.js';
 import type {
   AgentModel,
@@ -24,7 +24,6 @@ import type {
   NoteHistoryPage,
   NoteRef,
   NoteVersion,
-  OutlineEntry,
   PreviewModel,
   RevisionModel,
   SearchAnswer,
@@ -34,13 +33,12 @@ import type {
 
 /** Rendered at once; a longer note renders the rest when asked (src/views/concept.ts). */
 export const RENDER_LIMIT = 100_000;
-const TITLE_BATCH = 500;
+const READ_BATCH = 500;
 const BACKLINKS_READ = 40;
 const CONTEXTS_PER_BACKLINK = 3;
 const WINDOW = 2000;
 
 const key = (bundle: string, path: string) => `${bundle}\n${path}`;
-const pause = () => new Promise((r) => setTimeout(r, 0));
 
 interface Name {
   id: string;
@@ -63,19 +61,11 @@ export class Notes {
   private entries: SourceEntry[] = [];
   private docs: Documents = indexDocuments([]);
   private snapshotInfo: SnapshotInfo = { snapshot: '', concepts: 0 };
-  /** `bundle\npath` → the fields read from the source with that hash. */
-  private fields = new Map<string, { hash: string; fields: NoteFields }>();
   private names: Name[] = [];
-  private titlesReady = false;
-  private titling: Promise<void> | null = null;
-  private titlesAgain = false;
   private diagnostics = new Map<string, Diagnostic[]>();
   private refreshing: Promise<void> | null = null;
   private again = false;
   readonly reader: RevisionReader;
-  private readonly cache: FieldCache;
-  private cacheRead = false;
-  private cachedCount = 0;
 
   constructor(
     readonly conn: Connection,
@@ -84,7 +74,6 @@ export class Notes {
     private readonly emit: (summary: Summary, cause: 'local' | 'elsewhere') => void,
   ) {
     this.reader = new RevisionReader(store);
-    this.cache = new FieldCache(database);
     // Another tab moved the head: read again (the connection refreshes before each read).
     // The store tells this worker of its own commits too (the connection's store and this
     // one are two listeners): those it knows of already.
@@ -152,20 +141,18 @@ export class Notes {
       try {
         do {
           this.again = false;
-          const [text, entries, snapshot] = await Promise.all([this.conn.manifest(), this.conn.listSource(), this.conn.snapshot()]);
-          this.load(text, entries, snapshot);
+          const [manifest, entries, snapshot] = await Promise.all([this.conn.manifestRows(), this.conn.listSource(), this.conn.snapshot()]);
+          this.load(manifest, entries, snapshot);
           this.emit(this.summary(), cause);
         } while (this.again);
       } finally {
         this.refreshing = null;
       }
-      void this.readTitles(cause);
     })();
     return this.refreshing;
   }
 
-  private load(text: string, entries: SourceEntry[], snapshot: SnapshotInfo): void {
-    const manifest = parseManifest(text);
+  private load(manifest: ManifestRows, entries: SourceEntry[], snapshot: SnapshotInfo): void {
     this.rows = new Map(manifest.rows.map((r) => [r.id, r]));
     this.bundles = manifest.bundles;
     const back = new Map<string, string[]>();
@@ -185,86 +172,7 @@ export class Notes {
     this.entries = entries;
     this.docs = indexDocuments(entries);
     this.snapshotInfo = snapshot;
-    const live = new Set(entries.map((e) => key(e.bundle, e.path)));
-    for (const k of this.fields.keys()) if (!live.has(k)) this.fields.delete(k);
-    this.titlesReady = entries.every((e) => e.id === undefined || this.fields.get(key(e.bundle, e.path))?.hash === e.hash);
     this.rebuildNames();
-  }
-
-  /** Reads the titles of the concepts whose source is new or changed, a batch at a time. */
-  private readTitles(cause: 'local' | 'elsewhere'): Promise<void> {
-    if (this.titling) {
-      this.titlesAgain = true;
-      return this.titling;
-    }
-    const run = async () => {
-      const learnt: Array<[string, NoteFields]> = [];
-      try {
-        if (!this.cacheRead) {
-          this.cacheRead = true;
-          const all = await this.cache.all();
-          this.cachedCount = all.size;
-          for (const e of this.entries) {
-            const f = e.id !== undefined ? all.get(e.hash) : undefined;
-            if (f) this.fields.set(key(e.bundle, e.path), { hash: e.hash, fields: f });
-          }
-        }
-        for (;;) {
-          const missing = this.entries.filter((e) => e.id !== undefined && this.fields.get(key(e.bundle, e.path))?.hash !== e.hash);
-          if (missing.length === 0) break;
-          for (let i = 0; i < missing.length; i += TITLE_BATCH) {
-            const batch = missing.slice(i, i + TITLE_BATCH);
-            const slices = await this.conn.get(
-              batch.map((e) => e.id!),
-              { source: true },
-            );
-            for (const s of slices.values()) {
-              if (s.bundle === undefined || s.path === undefined || s.hash === undefined) continue;
-              const f = noteFields(s.text);
-              this.fields.set(key(s.bundle, s.path), { hash: s.hash, fields: f });
-              learnt.push([s.hash, f]);
-            }
-            // Let searches and views in between.
-            await pause();
-          }
-          // Ids can move between reads; stop when nothing more could be read.
-          const still = this.entries.filter((e) => e.id !== undefined && this.fields.get(key(e.bundle, e.path))?.hash !== e.hash);
-          if (still.length >= missing.length) break;
-        }
-      } catch (e) {
-        console.warn('titles', e);
-      }
-      if (learnt.length) {
-        this.cachedCount += learnt.length;
-        // Keep the cache near the size of the tenant.
-        const keep = this.cachedCount > 2 * this.entries.length + 100 ? new Set(this.entries.map((e) => e.hash)) : undefined;
-        if (keep) this.cachedCount = keep.size;
-        void this.cache.put(learnt, keep);
-      }
-      this.titlesReady = this.entries.every((e) => e.id === undefined || this.fields.get(key(e.bundle, e.path))?.hash === e.hash);
-      this.rebuildNames();
-      this.emit(this.summary(), cause);
-    };
-    this.titling = run().finally(() => {
-      this.titling = null;
-      if (this.titlesAgain) {
-        this.titlesAgain = false;
-        void this.readTitles(cause);
-      }
-    });
-    return this.titling;
-  }
-
-  /** Takes the titles of texts this worker has at hand (an import's), so they need no reading back. */
-  learnFields(docs: Array<{ bundle: string; path: string; content: string; hash: string }>): void {
-    const learnt: Array<[string, NoteFields]> = [];
-    for (const d of docs) {
-      const f = noteFields(d.content);
-      this.fields.set(key(d.bundle, d.path), { hash: d.hash, fields: f });
-      learnt.push([d.hash, f]);
-    }
-    this.cachedCount += learnt.length;
-    void this.cache.put(learnt);
   }
 
   private rebuildNames(): void {
@@ -280,15 +188,8 @@ export class Notes {
     return this.docs.byId.get(id);
   }
 
-  private fieldsOf(id: string): NoteFields | null {
-    const e = this.entryOf(id);
-    if (!e) return null;
-    const f = this.fields.get(key(e.bundle, e.path));
-    return f && f.hash === e.hash ? f.fields : (f?.fields ?? null);
-  }
-
   private titleOf(id: string): string | null {
-    return this.fieldsOf(id)?.title ?? null;
+    return this.rows.get(id)?.title ?? null;
   }
 
   ref(id: string): NoteRef {
@@ -316,7 +217,6 @@ export class Notes {
       snapshot: this.snapshotInfo.snapshot,
       concepts: this.snapshotInfo.concepts,
       bundles: [...counts.values()],
-      titles: this.titlesReady,
     };
   }
 
@@ -349,15 +249,13 @@ export class Notes {
   // Views
 
   async concept(id: string, options: ConceptOptions = {}): Promise<ConceptModel | null> {
-    const [bodies, sources] = await Promise.all([this.conn.get([id]), this.conn.get([id], { source: true })]);
-    const body = bodies.get(id);
+    const [info, sources] = await Promise.all([this.conn.concept(id), this.conn.get([id], { source: true })]);
     const source = sources.get(id);
-    if (!body || !source || source.bundle === undefined || source.path === undefined) return null;
+    if (!info || !source || source.bundle === undefined || source.path === undefined) return null;
+    const body = { text: source.text.slice(info.bodyStart) };
     const bundle = source.bundle;
     const path = source.path;
-    const row = this.rows.get(id);
-    const fields = noteFields(source.text);
-    this.fields.set(key(bundle, path), { hash: source.hash!, fields });
+    const row = this.rows.get(id) ?? info;
     const self = `#/c/${encodeURIComponent(id)}`;
     const ctx = this.linkContext(bundle, path, [...(row?.links ?? []), id], self);
 
@@ -373,16 +271,16 @@ export class Notes {
       limit = Math.max(limit, to + 10_000);
     }
     const cut = cutAt(body.text, 0, limit);
-    const outline = await this.outline(id, body.text);
+    const outline = outlineOf(body.text, info.sections);
     const links = (row?.links ?? []).map((l) => this.ref(l));
     const backlinks = await this.backlinksOf(id);
     return {
-      note: { ...this.ref(id), bundle, path, title: fields.title },
-      kind: row?.kind ?? '-',
-      grain: row?.grain ?? '-',
-      summary: row?.summary ?? '-',
-      description: fields.description,
-      hasFrontmatter: fields.hasFrontmatter,
+      note: { id, title: info.title, bundle, path, status: info.status },
+      kind: info.kind,
+      grain: info.grain,
+      summary: info.summary,
+      description: info.description,
+      hasFrontmatter: info.frontmatter,
       hash: source.hash!,
       bytes: new TextEncoder().encode(source.text).length,
       html: render(body.text.slice(0, cut), ctx),
@@ -406,29 +304,6 @@ export class Notes {
     const ctx = this.linkContext(e.bundle, e.path, [...(row?.links ?? []), id], `#/c/${encodeURIComponent(id)}`);
     const cut = cutAt(body.text, from, limit);
     return { html: render(body.text.slice(from, cut), ctx, lineOf(body.text, from)), renderedTo: cut };
-  }
-
-  /**
-   * The outline: the engine's section names with each heading's text. The headings are found
-   * in the body (top-level ATX and setext lines outside code); when they do not pair up with
-   * the engine's names one for one, each section is read from the engine instead.
-   */
-  private async outline(id: string, body: string): Promise<OutlineEntry[]> {
-    const answer = await this.conn.callTool('get', { ids: [id], section: '-' });
-    const line = answer.text.split('\n')[0];
-    const marker = ' no section "-": ';
-    const at = line.indexOf(marker);
-    if (answer.isError || at < 0) return [];
-    const all = line.slice(at + marker.length);
-    if (all === '-') return [];
-    const names = all.split(' ');
-    const headings = scanHeadings(body);
-    // `body` is reserved for the text before the first heading (compile.md §7.2 rule 3).
-    const named = names[0] === 'body' ? names.slice(1) : names;
-    if (named.length === headings.length) return named.map((name, i) => ({ name, ...headings[i] }));
-    if (names.length > 200) return named.slice(0, 200).map((name) => ({ name, text: name, level: 1, line: 0 }));
-    const spans: SectionSpan[] = await sections(this.conn, id, body);
-    return spans.filter((s) => s.level > 0).map((s) => ({ name: s.name, text: s.text, level: s.level, line: lineOf(body, s.start) }));
   }
 
   /** The concepts linking here, each with the sentences around its links to `id`. */
@@ -477,11 +352,11 @@ export class Notes {
 
   async search(query: string): Promise<SearchAnswer> {
     const t0 = performance.now();
-    const r = parseSearch(await this.conn.search(query));
+    const r = await this.conn.searchRows(query);
     const t1 = performance.now();
     const words = queryWords(query);
     const windows = new Map<string, string>();
-    const direct = r.hits.filter((h) => h.direct && h.pos !== null);
+    const direct = r.hits.filter((h) => !h.linked && h.pos !== null);
     // `pos` starts the window of a hit (docs/search.md): its densest cluster of the query's
     // words lies within WINDOW units after it.
     const near = direct.filter((h) => h.pos! < 30_000);
@@ -508,7 +383,7 @@ export class Notes {
         status: h.status,
         kind: h.kind,
         summary: h.summary,
-        direct: h.direct,
+        direct: !h.linked,
         pos: h.pos,
         passage: w !== undefined ? passage(w, words) : null,
       };
@@ -550,7 +425,6 @@ export class Notes {
     }
     this.committed(result.revision);
     this.diagnostics.set(key(bundle, path), result.diagnostics);
-    if (result.id !== undefined) this.learnFields([{ bundle, path, content, hash: result.hash }]);
     this.refreshSoon();
     return result;
   }
@@ -702,8 +576,8 @@ export class Notes {
       if (e.id !== undefined) ids.push(e.id);
       else nav.push(e);
     }
-    for (let i = 0; i < ids.length; i += TITLE_BATCH) {
-      const got = await this.conn.get(ids.slice(i, i + TITLE_BATCH), { source: true });
+    for (let i = 0; i < ids.length; i += READ_BATCH) {
+      const got = await this.conn.get(ids.slice(i, i + READ_BATCH), { source: true });
       for (const s of got.values()) if (s.bundle !== undefined && s.path !== undefined) out.set(key(s.bundle, s.path), s.text);
     }
     for (const e of nav) {
@@ -753,38 +627,4 @@ function score(hay: string, q: string): number {
     i = j + 1;
   }
   return Math.max(1, 40 - gaps * 4);
-}
-
-/** Top-level headings of a body, outside fenced code, quotes and list items, in order. */
-function scanHeadings(body: string): Array<{ text: string; level: number; line: number }> {
-  const lines = body.split(/\r\n|\r|\n/);
-  const out: Array<{ text: string; level: number; line: number }> = [];
-  let fence: string | null = null;
-  let previous = '';
-  for (let i = 0; i < lines.length; i++) {
-    const l = lines[i];
-    const f = /^ {0,3}(`{3,}|~{3,})/.exec(l);
-    if (fence) {
-      if (f && f[1][0] === fence[0] && f[1].length >= fence.length && /^ {0,3}[`~]+[ \t]*$/.test(l)) fence = null;
-      previous = '';
-      continue;
-    }
-    if (f) {
-      fence = f[1];
-      continue;
-    }
-    if (/^ {0,3}>/.test(l)) {
-      previous = l;
-      continue;
-    }
-    const h = plainHeading(l, lines[i + 1], previous);
-    if (h) {
-      out.push({ text: h.text || '(untitled section)', level: h.level, line: i });
-      if (!/^ {0,3}#/.test(l)) i++;
-      previous = '';
-      continue;
-    }
-    previous = l;
-  }
-  return out;
 }

@@ -40,8 +40,6 @@ export interface Summary {
   snapshot: string;
   concepts: number;
   bundles: BundleSummary[];
-  /** Whether every concept's title is known yet (titles are read after the first data). */
-  titles: boolean;
 }
 
 /** A note as lists show it: the title first, the id second. */
