@@ -9,7 +9,7 @@
 // checked with the package's rules (`checkBundleName`, `checkDocumentPath`) so that all the
 // bad ones are listed at once, and none is imported unless the person skips them.
 
-import { checkBundleName, checkDocumentPath, endsWithMd, nfc, type Change, type Diagnostic } from 'langonrock';
+import { checkBundleName, checkDocumentPath, endsWithMd, nfc, planFolder, type Change, type Diagnostic, type FolderEntry, type FolderPlan, type FolderPlanOptions } from 'langonrock';
 import type { Notes } from './notes.js';
 import type { ImportChoices, ImportOptions, ImportOutcome, ImportPlan, ImportProgress } from './types.js';
 
@@ -60,6 +60,52 @@ export class CancelledError extends Error {
   }
 }
 
+/**
+ * The package's folder rule (`planFolder`, docs/import.md) over the picked files, with every
+ * file whose name the notes cannot take listed instead of refusing the whole folder at the
+ * first one, as the command line does: such files are left out of the plan (reported as not
+ * files), so the person sees all of them and can skip them. A name is bad when its path is
+ * invalid in the layout the rule picks, or equals an earlier one but for case.
+ */
+function planNames(rels: string[], options: FolderPlanOptions): { plan: FolderPlan; problems: Map<number, string> } {
+  const problems = new Map<number, string>();
+  const seen = new Map<string, number>();
+  // Paths equal ignoring case are the same in either layout: the first one stays.
+  rels.forEach((rel, i) => {
+    if (rel.split('/').some((s) => s.startsWith('.')) || !endsWithMd(rel)) return;
+    const k = nfc(rel).toLowerCase();
+    const first = seen.get(k);
+    if (first === undefined) seen.set(k, i);
+    else problems.set(i, `the same name as ${rels[first]} but for case: document paths must be unique across case-insensitive filesystems`);
+  });
+  const check = (path: string): string | null => {
+    try {
+      checkDocumentPath(nfc(path));
+      return null;
+    } catch (e) {
+      return problem(e);
+    }
+  };
+  // What a path is in each layout: the whole of it in one bundle; in bundles, all but its
+  // first segment (the bundle), and a root file is left out there rather than invalid.
+  const asOne = rels.map((rel) => (endsWithMd(rel) ? check(rel) : null));
+  const asBundles = rels.map((rel) => (endsWithMd(rel) && rel.includes('/') ? check(rel.slice(rel.indexOf('/') + 1)) : null));
+  const entries = (bad: (i: number) => string | null): FolderEntry[] =>
+    rels.map((rel, i) => ({ path: rel, kind: problems.has(i) || bad(i) !== null ? 'other' : 'file' }));
+  // First without anything that is bad in either layout, to learn the layout; then without
+  // what is bad in that one.
+  let plan = planFolder(entries((i) => asOne[i] ?? asBundles[i]), options);
+  const bad = (p: FolderPlan) => (i: number) => (p.layout === 'one' ? asOne[i] : asBundles[i]);
+  const exact = planFolder(entries(bad(plan)), options);
+  if (exact.layout === plan.layout) plan = exact;
+  const why = bad(plan);
+  rels.forEach((_, i) => {
+    const w = why(i);
+    if (w !== null && !problems.has(i)) problems.set(i, w);
+  });
+  return { plan, problems: new Map([...problems].sort((a, b) => a[0] - b[0])) };
+}
+
 export class Importer {
   private jobs = new Map<number, Job>();
   private cancelledEarly = new Set<number>();
@@ -91,69 +137,45 @@ export class Importer {
     const warnings: string[] = [];
     const invalid: ImportPlan['invalid'] = [];
     const undecodable: string[] = [];
-    let ignored = 0;
-    const layout: ImportPlan['layout'] = options.loose ? 'files' : options.bundle !== null ? 'bundle' : 'bundles';
     const one = options.bundle !== null ? nfc(options.bundle.trim()) : null;
-    if (one !== null) checkBundleName(one);
-
-    const badBundles = new Map<string, { problem: string; files: number }>();
-    const spelled = new Map<string, string>();
-    const seen = new Set<string>();
-    const wanted: Array<{ bundle: string; path: string; rel: string; file: Blob }> = [];
     const sorted = [...files].sort((a, b) => byCodePoint(a.rel, b.rel));
-    for (const { rel, file } of sorted) {
-      const segments = rel.split('/');
-      if (segments.some((s) => s.startsWith('.'))) continue;
-      if (!endsWithMd(segments[segments.length - 1])) {
-        ignored++;
-        continue;
-      }
-      let bundle: string;
-      let path: string;
-      if (one !== null) {
-        bundle = one;
-        path = rel;
-      } else if (segments.length === 1) {
-        warnings.push(`${rel} is not inside a bundle folder, so it is left out. Import the folder as one bundle to take it.`);
-        continue;
-      } else {
-        bundle = nfc(segments[0]);
-        path = segments.slice(1).join('/');
-        const bad = badBundles.get(bundle);
-        if (bad) {
-          bad.files++;
-          continue;
-        }
+    const hidden = (rel: string) => rel.split('/').some((s) => s.startsWith('.'));
+    const ignored = sorted.filter((f) => !hidden(f.rel) && !endsWithMd(f.rel)).length;
+    let wanted: Array<{ bundle: string; path: string; rel: string; file: Blob }>;
+    let layout: ImportPlan['layout'];
+    let line: string;
+    if (options.loose) {
+      // Loose files: no folder to read, each file a document of the chosen bundle.
+      if (one === null) throw new Error('Name the bundle the files go into.');
+      checkBundleName(one);
+      layout = 'files';
+      line = `The files go into the bundle “${one}”.`;
+      wanted = [];
+      const seen = new Set<string>();
+      for (const { rel, file } of sorted) {
+        if (hidden(rel) || !endsWithMd(rel)) continue;
+        let path: string;
         try {
-          checkBundleName(bundle);
+          path = checkDocumentPath(nfc(rel));
         } catch (e) {
-          badBundles.set(bundle, { problem: `${problem(e)}. Import the folder as one bundle to use it as one.`, files: 1 });
+          invalid.push({ file: rel, problem: problem(e) });
           continue;
         }
-        const lower = bundle.toLowerCase();
-        const first = spelled.get(lower);
-        if (first !== undefined && first !== bundle) {
-          invalid.push({ file: rel, problem: `the folders “${first}” and “${bundle}” name one bundle: document paths must be unique across case-insensitive filesystems` });
+        if (seen.has(path.toLowerCase())) {
+          invalid.push({ file: rel, problem: 'another file has the same name but for case: document paths must be unique across case-insensitive filesystems' });
           continue;
         }
-        spelled.set(lower, bundle);
+        seen.add(path.toLowerCase());
+        wanted.push({ bundle: this.notes.bundleName(one), path, rel, file });
       }
-      try {
-        path = checkDocumentPath(nfc(path));
-      } catch (e) {
-        invalid.push({ file: rel, problem: problem(e) });
-        continue;
-      }
-      bundle = this.notes.bundleName(bundle);
-      const k = `${bundle.toLowerCase()}/${path.toLowerCase()}`;
-      if (seen.has(k)) {
-        invalid.push({ file: rel, problem: `another file has the same name but for case (${bundle}/${path}): document paths must be unique across case-insensitive filesystems` });
-        continue;
-      }
-      seen.add(k);
-      wanted.push({ bundle, path, rel, file });
+    } else {
+      const r = planNames(sorted.map((f) => f.rel), { bundle: one ?? undefined, name: options.folder, shown: options.folder });
+      for (const [i, why] of r.problems) invalid.push({ file: sorted[i].rel, problem: why });
+      layout = r.plan.layout === 'one' ? 'bundle' : 'bundles';
+      line = r.plan.line;
+      wanted = r.plan.documents.map((d) => ({ bundle: this.notes.bundleName(d.bundle), path: d.path, rel: sorted[d.entry].rel, file: sorted[d.entry].file }));
     }
-    for (const [bundle, bad] of badBundles) invalid.unshift({ file: `${bundle}/ (${bad.files} file${bad.files === 1 ? '' : 's'})`, problem: bad.problem });
+    const planned = { layout, line, bundle: layout === 'bundles' ? null : wanted[0]?.bundle ?? one };
 
     // Files are read a chunk at a time through one Blob: a browser reads one blob of many
     // files far faster than many small files one by one.
@@ -210,14 +232,9 @@ export class Importer {
     const bundles = [...new Set(docs.map((d) => d.bundle))];
     const plan: ImportPlan = {
       job,
-      layout,
-      bundle: one,
-      layoutReason:
-        layout === 'files'
-          ? `The files go into the bundle “${one}”.`
-          : layout === 'bundle'
-            ? `The folder is imported as the one bundle “${one}”: its files keep their paths, so links from the bundle's root resolve.`
-            : 'Each folder inside the chosen folder is a bundle.',
+      layout: planned.layout,
+      bundle: planned.bundle,
+      layoutReason: planned.line,
       documents: docs.length,
       bundles,
       fresh: docs.filter((d) => d.state === 'new').length,

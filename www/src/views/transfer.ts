@@ -178,28 +178,26 @@ export function transferView(app: App, main: HTMLElement): View {
       void app.call('importDiscard', p.job);
       fill(planArea);
     });
+    // The folder rule decides (docs/import.md); the person may make the folder one bundle of
+    // a name they choose, and hand the decision back.
+    const chosen = !last?.loose && oneBundle.checked;
     const switchLayout =
       p.layout === 'files'
         ? null
-        : h(
-            'button',
-            {
-              type: 'button',
-              id: 'switch-layout',
-              onclick: () => {
-                oneBundle.checked = p.layout !== 'bundle';
-                if (last) void plan(last);
-              },
-            },
-            p.layout === 'bundle' ? 'Import each folder as a bundle instead' : `Import the folder as one bundle (${bundleName.value.trim() || last?.folder})`,
-          );
+        : p.layout === 'bundles'
+          ? h('button', { type: 'button', id: 'switch-layout', onclick: () => ((oneBundle.checked = true), last && void plan(last)) }, `Import the folder as one bundle (${bundleName.value.trim() || last?.folder})`)
+          : chosen
+            ? h('button', { type: 'button', id: 'switch-layout', onclick: () => ((oneBundle.checked = false), last && void plan(last)) }, 'Let the folder decide')
+            : null;
+    // The rule's line is the command line's; its flag is the checkbox here.
+    const reason = p.layoutReason.replace(/; --bundle <name> names it$/, '').replace(/^reading /, 'Reading ');
     fill(
       planArea,
       h(
         'section',
         { class: 'banner', 'aria-labelledby': 'plan-h', id: 'import-plan' },
         h('h3', { id: 'plan-h' }, 'Ready to import'),
-        h('p', null, p.layoutReason, ' ', switchLayout),
+        h('p', { id: 'plan-layout' }, reason, p.layout === 'bundle' && !chosen ? '. Tick “Import the folder as one bundle” above to name the bundle yourself. ' : '. ', switchLayout),
         h(
           'p',
           { id: 'plan-summary' },
