@@ -36,7 +36,8 @@ export const RENDER_LIMIT = 100_000;
 const READ_BATCH = 500;
 const BACKLINKS_READ = 40;
 const CONTEXTS_PER_BACKLINK = 3;
-const WINDOW = 2000;
+/** The part of a hit's body after its `pos` that the results list reads its passage from. */
+const WINDOW = 600;
 
 const key = (bundle: string, path: string) => `${bundle}\n${path}`;
 
@@ -131,6 +132,23 @@ export class Notes {
     this.soon = null;
   }
 
+  /** Whether the rows (titles, statuses, links) are read; until then lists show ids. */
+  private rowsReady = false;
+
+  /**
+   * The first read after opening, in two steps: the listing and the snapshot, which are
+   * enough to show the bundles and their notes (by id), then the rows, read after it
+   * resolves (a few hundred milliseconds at 20,000 notes), which add titles and links.
+   */
+  async openQuick(): Promise<void> {
+    const [entries, snapshot] = await Promise.all([this.conn.listSource(), this.conn.snapshot()]);
+    this.entries = entries;
+    this.docs = indexDocuments(entries);
+    this.snapshotInfo = snapshot;
+    this.bundles = [...new Set(entries.map((e) => e.bundle))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    void this.refresh('local');
+  }
+
   /** Re-reads the manifest, the listing and the snapshot; calls coalesce. */
   refresh(cause: 'local' | 'elsewhere' = 'local'): Promise<void> {
     if (this.refreshing) {
@@ -155,6 +173,7 @@ export class Notes {
   private load(manifest: ManifestRows, entries: SourceEntry[], snapshot: SnapshotInfo): void {
     this.rows = new Map(manifest.rows.map((r) => [r.id, r]));
     this.bundles = manifest.bundles;
+    this.rowsReady = true;
     const back = new Map<string, string[]>();
     const byBundle = new Map<string, Row[]>();
     for (const r of manifest.rows) {
@@ -209,7 +228,9 @@ export class Notes {
     }
     for (const e of this.entries) {
       const c = counts.get(e.bundle);
-      if (c) c.documents++;
+      if (!c) continue;
+      c.documents++;
+      if (!this.rowsReady && e.id !== undefined) c.concepts++;
     }
     return {
       tenant: this.conn.tenant,
@@ -221,7 +242,9 @@ export class Notes {
   }
 
   listing(bundle: string): BundleListing {
-    const notes = (this.byBundle.get(bundle) ?? []).map((r) => this.ref(r.id));
+    const notes = this.rowsReady
+      ? (this.byBundle.get(bundle) ?? []).map((r) => this.ref(r.id))
+      : this.entries.filter((e) => e.bundle === bundle && e.id !== undefined).map((e) => ({ id: e.id!, title: null, bundle, path: e.path, status: '-' }));
     notes.sort((a, b) => compareNames(a.title ?? a.id, b.title ?? b.id) || (a.id < b.id ? -1 : 1));
     const navigation = this.entries.filter((e) => e.bundle === bundle && e.id === undefined).map((e) => ({ bundle: e.bundle, path: e.path }));
     return { bundle, notes, navigation };
@@ -357,9 +380,9 @@ export class Notes {
     const words = queryWords(query);
     const windows = new Map<string, string>();
     const direct = r.hits.filter((h) => !h.linked && h.pos !== null);
-    // `pos` starts the window of a hit (docs/search.md): its densest cluster of the query's
-    // words lies within WINDOW units after it.
-    const near = direct.filter((h) => h.pos! < 30_000);
+    // `pos` starts the densest window of a hit (docs/search.md): the first of its query words
+    // is there. The hits near their body's start share one read.
+    const near = direct.filter((h) => h.pos! < 8_000);
     if (near.length) {
       const limit = Math.max(...near.map((h) => h.pos!)) + WINDOW;
       const got = await this.conn.get(
@@ -371,7 +394,7 @@ export class Notes {
         if (s) windows.set(h.id, s.text.slice(h.pos!, h.pos! + WINDOW));
       }
     }
-    for (const h of direct.filter((x) => x.pos! >= 30_000)) {
+    for (const h of direct.filter((x) => x.pos! >= 8_000)) {
       const s = (await this.conn.get([h.id], { offset: h.pos!, limit: WINDOW })).get(h.id);
       if (s) windows.set(h.id, s.text);
     }

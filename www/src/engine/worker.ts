@@ -36,7 +36,7 @@ async function openNotes(database: string, tenant: string): Promise<Summary> {
   const tenantStore = await store.open(conn.tenant);
   notes = new Notes(conn, tenantStore, database, (summary, cause) => emit({ event: 'data', summary, cause }));
   importer = new Importer(notes, (job, progress) => emit({ event: 'progress', job, progress }));
-  await notes.refresh('local');
+  await notes.openQuick();
   marks.data = stamp();
   emit({ event: 'ready', marks });
   // The engine builds its search index on the first search, and readies its first commit
