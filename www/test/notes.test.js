@@ -483,8 +483,10 @@ test('the list, the editor and the note view work from the keyboard', async () =
   // Ctrl+Shift+E cycles write, split and preview.
   await page.keyboard.press('Control+Shift+E');
   assert.equal(await page.getAttribute('.panes', 'data-mode'), 'preview');
+  assert.ok(await page.evaluate(() => !!document.activeElement.closest('.preview-pane')), 'the focus follows into the preview');
   await page.keyboard.press('Control+Shift+E');
   assert.equal(await page.getAttribute('.panes', 'data-mode'), 'write');
+  assert.ok(await page.evaluate(() => !!document.activeElement.closest('.cm-content')), 'and back into the editor');
   await page.keyboard.press('Control+Shift+E');
   assert.equal(await page.getAttribute('.panes', 'data-mode'), 'split');
   await page.keyboard.press('Control+s');

@@ -35,9 +35,15 @@ import type {
 export const RENDER_LIMIT = 100_000;
 const READ_BATCH = 500;
 const BACKLINKS_READ = 40;
+/** Hits whose `pos` is below this share one read of their bodies' starts. */
+const NEAR = 8_000;
 const CONTEXTS_PER_BACKLINK = 3;
-/** The part of a hit's body after its `pos` that the results list reads its passage from. */
-const WINDOW = 600;
+/**
+ * The part of a hit's body after its `pos` that the results list reads its passage from: the
+ * window `pos` was computed for, with the densest cluster of the query's words in its middle
+ * (docs/search.md, "Expansion, `pos`, output").
+ */
+const WINDOW = 2000;
 
 const key = (bundle: string, path: string) => `${bundle}\n${path}`;
 
@@ -380,9 +386,8 @@ export class Notes {
     const words = queryWords(query);
     const windows = new Map<string, string>();
     const direct = r.hits.filter((h) => !h.linked && h.pos !== null);
-    // `pos` starts the densest window of a hit (docs/search.md): the first of its query words
-    // is there. The hits near their body's start share one read.
-    const near = direct.filter((h) => h.pos! < 8_000);
+    // The hits whose window lies near their body's start share one read.
+    const near = direct.filter((h) => h.pos! < NEAR);
     if (near.length) {
       const limit = Math.max(...near.map((h) => h.pos!)) + WINDOW;
       const got = await this.conn.get(
@@ -394,7 +399,7 @@ export class Notes {
         if (s) windows.set(h.id, s.text.slice(h.pos!, h.pos! + WINDOW));
       }
     }
-    for (const h of direct.filter((x) => x.pos! >= 8_000)) {
+    for (const h of direct.filter((x) => x.pos! >= NEAR)) {
       const s = (await this.conn.get([h.id], { offset: h.pos!, limit: WINDOW })).get(h.id);
       if (s) windows.set(h.id, s.text);
     }

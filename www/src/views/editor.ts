@@ -105,7 +105,7 @@ export function editorView(app: App, main: HTMLElement, params: EditorParams): V
   const previewBody = h('div', { class: 'rendered', 'aria-live': 'off' });
   const previewNote = h('p', { class: 'muted', hidden: true });
   const previewUpdate = h('button', { type: 'button', hidden: true }, 'Update the preview');
-  const previewPane = h('section', { class: 'preview-pane', 'aria-label': 'Preview' }, previewNote, previewUpdate, previewBody);
+  const previewPane = h('section', { class: 'preview-pane', 'aria-label': 'Preview', tabindex: '-1' }, previewNote, previewUpdate, previewBody);
   const panes = h('div', { class: 'panes', 'data-mode': mode }, writePane, previewPane);
   const modeButtons = (['write', 'split', 'preview'] as Mode[]).map((m) =>
     h('button', { type: 'button', 'aria-pressed': String(m === mode), 'data-mode': m, onclick: () => setMode(m) }, m === 'write' ? 'Write' : m === 'split' ? 'Split' : 'Preview'),
@@ -122,8 +122,15 @@ export function editorView(app: App, main: HTMLElement, params: EditorParams): V
   const dirty = () => (base ? stored() !== base.content : body().trim() !== '' || head !== TEMPLATE_HEAD);
 
   const setMode = (m: Mode) => {
+    // The pane a mode hides takes the focus with it: the focus moves to the pane left showing,
+    // so the keyboard stays in the editor (and Ctrl+Shift+E keeps cycling).
+    const active = document.activeElement;
+    const fromWrite = active instanceof Node && writePane.contains(active);
+    const fromPreview = active instanceof Node && previewPane.contains(active);
     mode = m;
     panes.dataset.mode = m;
+    if (m === 'preview' && fromWrite) previewPane.focus();
+    else if (m !== 'preview' && fromPreview) editor?.focus();
     for (const b of modeButtons) b.setAttribute('aria-pressed', String(b.dataset.mode === m));
     try {
       localStorage.setItem(MODE_KEY, m);
