@@ -189,7 +189,11 @@ fn a_chosen_delay_sets_the_deadline() {
     let mut timer = DerivedTimer::with_delay(false, 5_000);
     assert_eq!(timer.after_op(100, true, true), Some(5_100));
     assert!(!timer.fire(1_200), "not at the default delay");
-    assert_eq!(timer.after_op(3_000, true, true), Some(8_000), "a later commit moves it on");
+    assert_eq!(
+        timer.after_op(3_000, true, true),
+        Some(8_000),
+        "a later commit moves it on"
+    );
     assert!(timer.fire(8_000));
     assert_eq!(timer.deadline(), None);
     assert_eq!(DerivedTimer::default(), DerivedTimer::new(false));

@@ -25,7 +25,10 @@ impl Engine {
             return false;
         }
         let mut linker = Linker::new(Ambiguity::Serve);
-        if linker.apply(TenantState::default().diff(&served.state)).is_err() {
+        if linker
+            .apply(TenantState::default().diff(&served.state))
+            .is_err()
+        {
             return false;
         }
         self.linker = linker;

@@ -39,11 +39,27 @@ fn open(store: &mut MemoryStore) -> Engine {
 
 /// The manifest and snapshot after writing a new customers text.
 fn after_edit(e: &mut Engine, store: &mut MemoryStore) -> (String, String) {
-    let hash = e.read().unwrap().state.doc("sales", "customers.md").unwrap().hash.to_string();
-    let op = e.write("sales", "customers.md", "---\ntype: table\n---\nCustomers, linking [[orders]].\n", Some(&hash), T1);
+    let hash = e
+        .read()
+        .unwrap()
+        .state
+        .doc("sales", "customers.md")
+        .unwrap()
+        .hash
+        .to_string();
+    let op = e.write(
+        "sales",
+        "customers.md",
+        "---\ntype: table\n---\nCustomers, linking [[orders]].\n",
+        Some(&hash),
+        T1,
+    );
     run(e, store, op).unwrap();
     let s = e.read().unwrap();
-    (crate::manifest::manifest(&s.model, "acme", None, TODAY).unwrap(), s.snapshot_id())
+    (
+        crate::manifest::manifest(&s.model, "acme", None, TODAY).unwrap(),
+        s.snapshot_id(),
+    )
 }
 
 #[test]
@@ -60,7 +76,10 @@ fn warm_builds_the_linker_once_and_commits_agree_with_a_cold_first_commit() {
     // Reads are unchanged by it.
     assert!(warm.read().unwrap().from_derived());
 
-    assert_eq!(after_edit(&mut warm, &mut warm_store), after_edit(&mut cold, &mut cold_store));
+    assert_eq!(
+        after_edit(&mut warm, &mut warm_store),
+        after_edit(&mut cold, &mut cold_store)
+    );
 }
 
 #[test]
