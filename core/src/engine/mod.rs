@@ -438,18 +438,7 @@ impl Engine {
     ) -> Result<(Model, SnapshotTree, crate::compile::LinkDelta)> {
         let old = self.served.clone();
         if !self.linker_ready {
-            // The served state came from a derived record: the linker is rebuilt from its
-            // decoded parses and model without resolving links again; should the model not
-            // fit the parses, the tenant pass over them gives it.
-            let docs = TenantState::default().diff(&old.state);
-            self.linker = match Linker::restore(Ambiguity::Serve, docs, &old.model) {
-                Ok(linker) => linker,
-                Err(_) => {
-                    let mut linker = Linker::new(Ambiguity::Serve);
-                    linker.apply(TenantState::default().diff(&old.state))?;
-                    linker
-                }
-            };
+            self.linker = linker_of(&old)?;
             self.linker_ready = true;
         }
         let changes = old.state.diff(state);
@@ -834,6 +823,22 @@ pub(crate) fn check_created(created: &str) -> Result<()> {
         Err(Error::Invalid(format!(
             "invalid commit time \"{created}\": expected YYYY-MM-DDTHH:MM:SS.sssZ"
         )))
+    }
+}
+
+/// The incremental linker of a state decoded from a derived record: rebuilt from its decoded
+/// parses and model without resolving links again; should the model not fit the parses, the
+/// tenant pass over them gives it. Used by the first commit after such an open and by
+/// [`Engine::warm`].
+pub(crate) fn linker_of(served: &Served) -> Result<Linker> {
+    let docs = TenantState::default().diff(&served.state);
+    match Linker::restore(Ambiguity::Serve, docs, &served.model) {
+        Ok(linker) => Ok(linker),
+        Err(_) => {
+            let mut linker = Linker::new(Ambiguity::Serve);
+            linker.apply(TenantState::default().diff(&served.state))?;
+            Ok(linker)
+        }
     }
 }
 
