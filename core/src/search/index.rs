@@ -693,14 +693,25 @@ impl Index {
 
     /// Every posting of a list (`unit · 4 + field`), dead slots included.
     pub(crate) fn postings(&self, key: u32) -> impl Iterator<Item = Posting> + '_ {
+        let [base, extra] = self.posting_parts(key);
+        base.iter().chain(extra.iter()).copied()
+    }
+
+    /// The postings of a list as its compacted part and the part added since.
+    #[inline]
+    pub(crate) fn posting_parts(&self, key: u32) -> [&[Posting]; 2] {
         let k = key as usize;
         let base: &[Posting] = if k + 1 < self.base_off.len() {
             &self.base[self.base_off[k] as usize..self.base_off[k + 1] as usize]
         } else {
             &[]
         };
-        let extra: &[Posting] = self.extra.get(&key).map(Vec::as_slice).unwrap_or(&[]);
-        base.iter().chain(extra.iter()).copied()
+        let extra: &[Posting] = if self.extra.is_empty() {
+            &[]
+        } else {
+            self.extra.get(&key).map_or(&[], Vec::as_slice)
+        };
+        [base, extra]
     }
 
     /// Every statistic of the index by term text and id, for tests that compare an updated
