@@ -13,6 +13,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod bounds;
 pub mod compile;
 pub mod dsn;
 pub mod engine;

@@ -87,6 +87,55 @@ pub struct Tool {
     pub writes: bool,
     /// Whether the tool is one of the `--database-tools`.
     pub database: bool,
+    /// The MCP tool annotations clients read to decide whether to ask the user first.
+    pub hints: Hints,
+}
+
+/// A tool's MCP annotations (`readOnlyHint`, `destructiveHint`, `idempotentHint`; docs/mcp.md).
+///
+/// Every tool is idempotent: reads change nothing, and a change names the version it
+/// replaces, so the same call made twice is refused the second time and changes nothing more.
+/// `openWorldHint` is left out (it would default to true) to keep the token tax within the
+/// budget of agent.md §5.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hints {
+    /// The tool does not change the tenant.
+    pub read_only: bool,
+    /// The tool may remove or replace what is there (meaningful when not read-only).
+    pub destructive: bool,
+    /// The same call made twice has no further effect.
+    pub idempotent: bool,
+}
+
+impl Hints {
+    /// A read: read-only and idempotent.
+    pub const READ: Hints = Hints {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+    };
+    /// A change that only creates or replaces a document (its older versions stay in history).
+    pub const WRITE: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+    };
+    /// A change that may remove documents from the served state.
+    pub const REMOVE: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: true,
+    };
+
+    /// The annotations object of a `tools/list` entry, with only the hints that mean
+    /// something for the tool (`destructiveHint` only when it is not read-only).
+    pub fn to_json(&self) -> Value {
+        if self.read_only {
+            json!({"readOnlyHint": true, "idempotentHint": self.idempotent})
+        } else {
+            json!({"destructiveHint": self.destructive, "idempotentHint": self.idempotent})
+        }
+    }
 }
 
 const fn string(name: &'static str, description: Option<&'static str>, required: bool) -> Param {
@@ -117,6 +166,7 @@ say so when you rely on one that is not.",
             false,
         )],
         writes: false,
+        hints: Hints::READ,
         database: false,
     },
     Tool {
@@ -149,6 +199,7 @@ without `section`, or with `find` when you have a literal phrase. Results includ
             string("bundle", Some("Restricts the ranking."), false),
         ],
         writes: false,
+        hints: Hints::READ,
         database: false,
     },
     Tool {
@@ -204,6 +255,7 @@ framed with its path and hash."),
             },
         ],
         writes: false,
+        hints: Hints::READ,
         database: false,
     },
     Tool {
@@ -213,6 +265,7 @@ framed with its path and hash."),
 changed since you read the manifest.",
         params: &[],
         writes: false,
+        hints: Hints::READ,
         database: false,
     },
     Tool {
@@ -243,6 +296,7 @@ again before retrying. To edit, `get` it with `source: true`: its frame gives th
             ),
         ],
         writes: true,
+        hints: Hints::WRITE,
         database: false,
     },
     Tool {
@@ -261,6 +315,7 @@ for `write`."),
             ),
         ],
         writes: true,
+        hints: Hints::REMOVE,
         database: false,
     },
     Tool {
@@ -283,6 +338,7 @@ replace or delete needs the document's full hash. No changes commit if any preco
             },
         ],
         writes: true,
+        hints: Hints::REMOVE,
         database: true,
     },
     Tool {
@@ -311,6 +367,7 @@ replace or delete needs the document's full hash. No changes commit if any preco
             },
         ],
         writes: false,
+        hints: Hints::READ,
         database: true,
     },
     Tool {
@@ -333,6 +390,7 @@ must equal the current head. History is never rewritten.",
             },
         ],
         writes: true,
+        hints: Hints::REMOVE,
         database: true,
     },
 ];
@@ -447,13 +505,15 @@ impl Tool {
         }
     }
 
-    /// The `tools/list` entry `{name, title, description, inputSchema}` as a host sends it.
+    /// The `tools/list` entry `{name, title, description, inputSchema, annotations}` as a
+    /// host sends it.
     pub fn list_entry(&self, advice: Option<&str>) -> Value {
         json!({
             "name": self.name,
             "title": self.title,
             "description": self.description_with(advice),
             "inputSchema": self.input_schema(),
+            "annotations": self.hints.to_json(),
         })
     }
 }
@@ -571,7 +631,10 @@ pub fn is_hex64(s: &str) -> bool {
 }
 
 fn invalid_hash(arg: &str, v: &str) -> String {
-    format!("{arg}: invalid hash \"{v}\": expected 64 lowercase hex characters")
+    format!(
+        "{arg}: invalid hash \"{}\": expected 64 lowercase hex characters",
+        crate::bounds::quote(v)
+    )
 }
 
 /// An integer value as a `u64` (a JSON number with no fraction counts: `5.0` is 5), with
@@ -596,6 +659,16 @@ fn as_integer(v: &Value) -> Option<Option<u64>> {
             f as u64
         }))
     }
+}
+
+/// The tool error for a tool name outside the served set.
+pub fn unknown_tool(name: &str) -> String {
+    format!("unknown tool \"{}\"", crate::bounds::quote(name))
+}
+
+/// The JSON-RPC error message for a resource URI other than the manifest's.
+pub fn no_resource(uri: &str) -> String {
+    format!("no resource \"{}\"", crate::bounds::quote(uri))
 }
 
 fn integer_message(name: &str, min: u64, max: Option<u64>) -> String {
@@ -633,7 +706,8 @@ fn check_changes(v: &Value) -> Result<Vec<ChangeArg>, String> {
         };
         if let Some(k) = obj.keys().find(|k| !allowed.contains(&k.as_str())) {
             return Err(format!(
-                "changes[{i}] has an unexpected key \"{k}\" for a{}",
+                "changes[{i}] has an unexpected key \"{}\" for a{}",
+                crate::bounds::quote(k),
                 if write { " write" } else { " delete" }
             ));
         }
@@ -753,7 +827,7 @@ impl Args {
 /// The error is the text of the tool error result: `unknown tool "<name>"`, or a message
 /// naming the argument (`k must be an integer from 1 to 50`).
 pub fn parse_call(name: &str, args: Option<&Value>) -> Result<ToolCall, String> {
-    let tool = tool(name).ok_or_else(|| format!("unknown tool \"{name}\""))?;
+    let tool = tool(name).ok_or_else(|| unknown_tool(name))?;
     let empty = Map::new();
     let obj = match args {
         None | Some(Value::Null) => &empty,

@@ -11,7 +11,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
     ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities,
-    ServerConfig, Tool,
+    ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -45,7 +45,18 @@ pub fn rmcp_tools(mode: Mode, advice: Option<&str>) -> Vec<Tool> {
                 serde_json::Value::Object(m) => m,
                 _ => serde_json::Map::new(),
             };
-            Tool::new(t.name, t.description_with(advice), Arc::new(schema)).with_title(t.title)
+            let hints = if t.hints.read_only {
+                ToolAnnotations::new()
+                    .read_only(true)
+                    .idempotent(t.hints.idempotent)
+            } else {
+                ToolAnnotations::new()
+                    .destructive(t.hints.destructive)
+                    .idempotent(t.hints.idempotent)
+            };
+            Tool::new(t.name, t.description_with(advice), Arc::new(schema))
+                .with_title(t.title)
+                .with_annotations(hints)
         })
         .collect()
 }
@@ -95,7 +106,7 @@ impl McpServer {
     /// Runs one call as `tools/call` does: the reply text and whether it is an error.
     pub fn call(&self, name: &str, args: Option<&serde_json::Value>) -> (String, bool) {
         if !self.names.contains(&name) {
-            return (format!("unknown tool \"{name}\""), true);
+            return (tools::unknown_tool(name), true);
         }
         match tools::parse_call(name, args) {
             Ok(call) => self.backend.call(call, &(self.today)()),
@@ -159,7 +170,7 @@ impl ServerHandler for McpServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         if request.uri != tools::MANIFEST_URI {
             return Err(ErrorData::resource_not_found(
-                format!("no resource \"{}\"", request.uri),
+                tools::no_resource(&request.uri),
                 Some(serde_json::json!({"uri": request.uri})),
             ));
         }

@@ -104,8 +104,12 @@ fn write_read_manifest_source_delete() {
         b"\xff\xfe",
         "error: sales/bad.md: source must contain valid UTF-8\n",
     );
-    fails(data, &args(&["write", "sales", "../x.md", "--create"]), DOC.as_bytes(),
-        "error: invalid path \"../x.md\": segment \"..\" is empty, starts with a dot, ends with a space or dot, or holds a control character or one of < > : \" | ? *\n");
+    fails(
+        data,
+        &args(&["write", "sales", "../x.md", "--create"]),
+        DOC.as_bytes(),
+        "error: invalid path \"../x.md\": segment \"..\" starts with a dot\n",
+    );
     fails(
         data,
         &args(&["write", "sales", "x.md", "--replaces", "abc"]),

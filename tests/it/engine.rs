@@ -281,8 +281,10 @@ fn bad_input_leaves_the_tenant_exactly_as_it_was() {
     );
     // Paths with `..` and a backslash.
     assert_eq!(
-        h.write("sales", "../x.md", "x", None).unwrap_err().message(),
-        "invalid path \"../x.md\": segment \"..\" is empty, starts with a dot, ends with a space or dot, or holds a control character or one of < > : \" | ? *"
+        h.write("sales", "../x.md", "x", None)
+            .unwrap_err()
+            .message(),
+        "invalid path \"../x.md\": segment \"..\" starts with a dot"
     );
     assert_eq!(
         h.write("sales", "a\\b.md", "x", None)

@@ -1006,3 +1006,19 @@ fn tied_changes_of_a_failure() {
     let other = Error::conflict("database changed: re-read the revision and document hashes");
     assert_eq!(tied_changes(&other, &changes, lookup), Vec::new());
 }
+
+#[test]
+fn annotations_tell_reads_from_changes() {
+    for t in &TOOLS {
+        let a = t.list_entry(None)["annotations"].clone();
+        assert_eq!(a["idempotentHint"], true, "{}", t.name);
+        if t.writes {
+            assert!(a.get("readOnlyHint").is_none(), "{}", t.name);
+            let destructive = matches!(t.name, "delete" | "restore" | "transact");
+            assert_eq!(a["destructiveHint"], destructive, "{}", t.name);
+        } else {
+            assert_eq!(a["readOnlyHint"], true, "{}", t.name);
+            assert!(a.get("destructiveHint").is_none(), "{}", t.name);
+        }
+    }
+}
