@@ -6,6 +6,7 @@
 
 mod front;
 mod full;
+mod guard;
 mod linker;
 mod parse;
 
