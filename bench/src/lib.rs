@@ -7,6 +7,7 @@
 //! - [`rendered`]: store-side read costs priced on our MCP tools' rendered output.
 //! - [`retrieval`]: hit@8 and MRR of our search.
 //! - [`host`]: the engine over the memory store and the native files store.
+//! - [`limits`]: bounded work: long histories and hostile documents.
 //! - [`measure`]: timing, on-CPU time, peak RSS, median and p95.
 //! - [`size`]: everything measured at one corpus size.
 //! - [`binary`]: the real `langonrock` binary: CLI import, MCP over stdio, the token tax.
@@ -18,6 +19,7 @@ pub mod billing;
 pub mod binary;
 pub mod corpus;
 pub mod host;
+pub mod limits;
 pub mod measure;
 pub mod questions;
 pub mod rendered;

@@ -25,6 +25,7 @@ pub mod request;
 pub mod results;
 mod state;
 pub mod store;
+mod walk;
 
 pub use commit::{ImportRequest, NOT_RETAINED};
 pub use history::{decode_cursor, encode_cursor, CURSOR_EXPIRED};

@@ -97,6 +97,8 @@ async def modes():
                     "title": t.title,
                     "description": t.description,
                     "inputSchema": t.input_schema,
+                    "annotations": t.annotations.model_dump(by_alias=True, exclude_none=True)
+                    if t.annotations else None,
                 }
                 for t in tools
             ]
