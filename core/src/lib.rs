@@ -26,6 +26,7 @@ pub mod snapshot;
 pub mod text;
 pub mod tools;
 pub mod validate;
+pub mod wire;
 
 #[cfg(test)]
 mod testutil;

@@ -7,6 +7,7 @@
 //! does the same, so names and texts cannot drift between them. Nothing here does IO; the
 //! hosts run the operation and pass its outcome in.
 
+use crate::engine::request::Content;
 use crate::engine::{DeleteResult, DiagnosticInfo, Renamed, RevisionResult, WriteResult};
 use crate::error::{ConflictReason, Error};
 use crate::text::utf16_len;
@@ -588,8 +589,9 @@ pub enum ToolCall {
         bundle: String,
         /// The path.
         path: String,
-        /// The whole document.
-        content: String,
+        /// The whole document (`IllFormed` when the client sent lone surrogates: the engine
+        /// refuses it in its order of checks).
+        content: Content,
         /// The hash replaced, as given (the engine checks its form).
         replaces: Option<String>,
     },
@@ -608,6 +610,9 @@ pub enum ToolCall {
         changes: Vec<ChangeArg>,
         /// The expected head revision.
         expected_revision: Option<String>,
+        /// The indexes of changes whose content held lone surrogates (pass them to
+        /// `engine::parse_transaction_with`).
+        ill_formed: Vec<usize>,
     },
     /// `history`.
     History {
@@ -827,7 +832,51 @@ impl Args {
 /// The error is the text of the tool error result: `unknown tool "<name>"`, or a message
 /// naming the argument (`k must be an integer from 1 to 50`).
 pub fn parse_call(name: &str, args: Option<&Value>) -> Result<ToolCall, String> {
+    parse_call_with(name, args, &[])
+}
+
+/// [`parse_call`] for arguments in which the host found strings holding lone surrogates
+/// (`ill_formed`: their paths within `arguments`, as `wire::Scanner` reports them; the
+/// strings themselves carry U+FFFD there). Document content is refused by the engine with
+/// `source must contain well-formed Unicode`, in its order of checks, so the reply is a
+/// write failure like any other; any other argument is refused here, named:
+/// `query must contain well-formed Unicode`.
+pub fn parse_call_with(
+    name: &str,
+    args: Option<&Value>,
+    ill_formed: &[crate::wire::Path],
+) -> Result<ToolCall, String> {
+    use crate::wire::Step;
     let tool = tool(name).ok_or_else(|| unknown_tool(name))?;
+    let mut content = false;
+    let mut changes = Vec::new();
+    for p in ill_formed {
+        match (tool.name, p.as_slice()) {
+            ("write", [Step::Key(k)]) if k == "content" => content = true,
+            ("transact", [Step::Key(c), Step::Index(i), Step::Key(k)])
+                if c == "changes" && k == "content" =>
+            {
+                changes.push(*i)
+            }
+            _ => {
+                let what = match crate::wire::render(p) {
+                    s if s.is_empty() => "arguments".to_string(),
+                    s => s,
+                };
+                return Err(format!("{what} must contain well-formed Unicode"));
+            }
+        }
+    }
+    let mut call = parse_call_args(tool, args)?;
+    match &mut call {
+        ToolCall::Write { content: c, .. } if content => *c = Content::IllFormed,
+        ToolCall::Transact { ill_formed, .. } => *ill_formed = changes,
+        _ => {}
+    }
+    Ok(call)
+}
+
+fn parse_call_args(tool: &'static Tool, args: Option<&Value>) -> Result<ToolCall, String> {
     let empty = Map::new();
     let obj = match args {
         None | Some(Value::Null) => &empty,
@@ -876,7 +925,7 @@ pub fn parse_call(name: &str, args: Option<&Value>) -> Result<ToolCall, String> 
         "write" => ToolCall::Write {
             bundle: a.str("bundle").unwrap_or_default(),
             path: a.str("path").unwrap_or_default(),
-            content: a.str("content").unwrap_or_default(),
+            content: Content::from(a.str("content").unwrap_or_default()),
             replaces: a.str("replaces"),
         },
         "delete" => ToolCall::Delete {
@@ -890,6 +939,7 @@ pub fn parse_call(name: &str, args: Option<&Value>) -> Result<ToolCall, String> 
                 _ => Vec::new(),
             },
             expected_revision: a.str("expectedRevision"),
+            ill_formed: Vec::new(),
         },
         "history" => ToolCall::History {
             before: a.str("before"),

@@ -9,6 +9,7 @@
 
 use crate::clock;
 use crate::file_store::{millis, Files};
+use langonrock_core::engine::request::Content;
 use langonrock_core::engine::{
     self, run, serve, Answer, CommitOutcome, DeleteResult, Engine, GcOptions, GcResult,
     HistoryPage, HistoryRequest, ImportRequest, ImportResult, Need, Op, OpenResult, RepairRequest,
@@ -273,10 +274,13 @@ impl Conn {
         &mut self,
         bundle: &str,
         path: &str,
-        content: &str,
+        content: impl Into<Content>,
         replaces: Option<&str>,
     ) -> Result<WriteResult, Error> {
-        self.commit(true, |e, t| e.write(bundle, path, content, replaces, t))
+        let content = content.into();
+        self.commit(true, |e, t| {
+            e.write(bundle, path, content.clone(), replaces, t)
+        })
     }
 
     /// `delete` (engine.md §4.2).

@@ -307,7 +307,7 @@ fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
             path,
             content,
             replaces,
-        } => match conn.write(&bundle, &path, &content, replaces.as_deref()) {
+        } => match conn.write(&bundle, &path, content, replaces.as_deref()) {
             Ok(r) => {
                 let b = stored_bundle(conn, &bundle);
                 (tools::write_success(&b, &validate::nfc(&path), &r), false)
@@ -346,9 +346,10 @@ fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
         ToolCall::Transact {
             changes,
             expected_revision,
+            ill_formed,
         } => {
             let request = tools::transaction_request(&changes, expected_revision.as_deref());
-            let result = langonrock_core::engine::parse_transaction(&request)
+            let result = langonrock_core::engine::parse_transaction_with(&request, &ill_formed)
                 .and_then(|txn| conn.transact(txn));
             match result {
                 Ok(r) => (tools::transact_success(&r, &changes), false),

@@ -448,12 +448,13 @@ pub struct WasmToolCall {
 impl WasmToolCall {
     /// Validates `args` for the tool `name`; the error is the tool error text.
     pub fn parse(name: &str, args: &JsValue) -> Result<WasmToolCall, String> {
-        let args = if args.is_undefined() {
-            None
+        let (args, ill_formed) = if args.is_undefined() {
+            (None, Vec::new())
         } else {
-            Some(convert::json(args))
+            let (v, flaws) = convert::json_checked(args);
+            (Some(v), flaws)
         };
-        tools::parse_call(name, args.as_ref()).map(|call| WasmToolCall { call })
+        tools::parse_call_with(name, args.as_ref(), &ill_formed).map(|call| WasmToolCall { call })
     }
 }
 
@@ -580,13 +581,7 @@ impl WasmToolCall {
                 content,
                 replaces,
             } => WasmOp::text(
-                eng.write(
-                    &bundle,
-                    &path,
-                    content.as_str(),
-                    replaces.as_deref(),
-                    created,
-                ),
+                eng.write(&bundle, &path, content, replaces.as_deref(), created),
                 move |r, e| {
                     let b = e.read().map_or_else(
                         |_| bundle.clone(),
@@ -612,9 +607,10 @@ impl WasmToolCall {
             ToolCall::Transact {
                 changes,
                 expected_revision,
+                ill_formed,
             } => {
                 let request = tools::transaction_request(&changes, expected_revision.as_deref());
-                let txn = js(engine::parse_transaction(&request))?;
+                let txn = js(engine::parse_transaction_with(&request, &ill_formed))?;
                 WasmOp::text(eng.transact(txn, created), move |r, _| {
                     tools::transact_success(&r, &changes)
                 })

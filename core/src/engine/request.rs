@@ -65,6 +65,12 @@ impl From<&str> for Content {
     }
 }
 
+impl From<&String> for Content {
+    fn from(s: &String) -> Content {
+        Content::Text(s.as_str().into())
+    }
+}
+
 impl From<String> for Content {
     fn from(s: String) -> Content {
         Content::Text(s.into())

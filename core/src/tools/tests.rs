@@ -618,7 +618,7 @@ fn validation_accepts_and_defaults() {
         Ok(ToolCall::Write {
             bundle: "b".into(),
             path: "p.md".into(),
-            content: String::new(),
+            content: "".into(),
             replaces: Some("x".into())
         })
     );
@@ -655,7 +655,8 @@ fn validation_accepts_and_defaults() {
                     replaces: Some(H2.into())
                 }
             ],
-            expected_revision: Some(H1.into())
+            expected_revision: Some(H1.into()),
+            ill_formed: Vec::new()
         })
     );
     assert_eq!(
@@ -1021,4 +1022,68 @@ fn annotations_tell_reads_from_changes() {
             assert!(a.get("destructiveHint").is_none(), "{}", t.name);
         }
     }
+}
+
+#[test]
+fn ill_formed_arguments_are_named() {
+    use crate::engine::request::Content;
+    use crate::wire::Step;
+    let key = |k: &str| Step::Key(k.into());
+    let with = |name: &str, args: serde_json::Value, paths: Vec<crate::wire::Path>| {
+        parse_call_with(name, Some(&args), &paths)
+    };
+    // Document content goes to the engine, which refuses it in its order of checks.
+    match with(
+        "write",
+        json!({"bundle": "b", "path": "p.md", "content": "a\u{fffd}"}),
+        vec![vec![key("content")]],
+    ) {
+        Ok(ToolCall::Write { content, .. }) => assert_eq!(content, Content::IllFormed),
+        other => panic!("{other:?}"),
+    }
+    match with(
+        "transact",
+        json!({"changes": [
+            {"operation": "write", "bundle": "b", "path": "p.md", "content": "x"},
+            {"operation": "write", "bundle": "b", "path": "q.md", "content": "\u{fffd}"}
+        ]}),
+        vec![vec![key("changes"), Step::Index(1), key("content")]],
+    ) {
+        Ok(ToolCall::Transact { ill_formed, .. }) => assert_eq!(ill_formed, vec![1]),
+        other => panic!("{other:?}"),
+    }
+    // Any other argument is refused here, by name.
+    assert_eq!(
+        with(
+            "search",
+            json!({"query": "\u{fffd}"}),
+            vec![vec![key("query")]]
+        ),
+        Err("query must contain well-formed Unicode".into())
+    );
+    assert_eq!(
+        with(
+            "get",
+            json!({"ids": ["a", "\u{fffd}"]}),
+            vec![vec![key("ids"), Step::Index(1)]]
+        ),
+        Err("ids[1] must contain well-formed Unicode".into())
+    );
+    assert_eq!(
+        with(
+            "transact",
+            json!({"changes": [{"operation": "write", "bundle": "b", "path": "\u{fffd}.md", "content": "x"}]}),
+            vec![vec![key("changes"), Step::Index(0), key("path")]]
+        ),
+        Err("changes[0].path must contain well-formed Unicode".into())
+    );
+    assert_eq!(
+        with("snapshot", json!({}), vec![vec![]]),
+        Err("arguments must contain well-formed Unicode".into())
+    );
+    // The tool is looked up first.
+    assert_eq!(
+        with("nope", json!({}), vec![vec![key("x")]]),
+        Err("unknown tool \"nope\"".into())
+    );
 }
