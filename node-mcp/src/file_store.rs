@@ -104,10 +104,11 @@ pub struct FileStore {
     dir: PathBuf,
 }
 
-/// A held `writer.lock`; dropping it releases the lock.
+/// A held `writer.lock` (none for a tenant that has no directory yet); dropping it releases
+/// the lock.
 #[derive(Debug)]
 pub struct WriterLock {
-    _file: File,
+    _file: Option<File>,
 }
 
 impl FileStore {
@@ -547,7 +548,12 @@ impl FileStore {
     /// Takes the OS lock on `writer.lock`, creating the tenant directory if needed. It is
     /// taken only by a process about to commit, so it never creates a read-only tenant.
     pub fn lock_writer(&self) -> Result<WriterLock, FileError> {
-        fs::create_dir_all(&self.dir).map_err(|e| io_error("cannot create", &self.dir, &e))?;
+        // Nothing is created for a tenant before its first commit (engine.md §9.2), not even
+        // the lock: a tenant without a directory is committed to unlocked, which is safe
+        // because the head swap decides, never the lock.
+        if !self.dir.is_dir() {
+            return Ok(WriterLock { _file: None });
+        }
         let path = self.dir.join("writer.lock");
         let file = OpenOptions::new()
             .read(true)
@@ -557,7 +563,7 @@ impl FileStore {
             .open(&path)
             .map_err(|e| io_error("cannot open", &path, &e))?;
         fs4::FileExt::lock(&file).map_err(|e| io_error("cannot lock", &path, &e))?;
-        Ok(WriterLock { _file: file })
+        Ok(WriterLock { _file: Some(file) })
     }
 
     /// Whether the tenant directory exists at all.

@@ -10,6 +10,7 @@ pub mod conn;
 pub mod file_store;
 pub mod folder;
 pub mod mcp;
+pub mod stdio;
 
 #[cfg(test)]
 mod testdir;

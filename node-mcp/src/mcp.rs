@@ -105,10 +105,21 @@ impl McpServer {
 
     /// Runs one call as `tools/call` does: the reply text and whether it is an error.
     pub fn call(&self, name: &str, args: Option<&serde_json::Value>) -> (String, bool) {
+        self.call_with(name, args, &[])
+    }
+
+    /// [`McpServer::call`] for arguments in which the transport found strings with lone
+    /// surrogates (`ill_formed`, paths within the arguments).
+    pub fn call_with(
+        &self,
+        name: &str,
+        args: Option<&serde_json::Value>,
+        ill_formed: &[langonrock_core::wire::Path],
+    ) -> (String, bool) {
         if !self.names.contains(&name) {
             return (tools::unknown_tool(name), true);
         }
-        match tools::parse_call(name, args) {
+        match tools::parse_call_with(name, args, ill_formed) {
             Ok(call) => self.backend.call(call, &(self.today)()),
             Err(m) => (m, true),
         }
@@ -146,10 +157,29 @@ impl ServerHandler for McpServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let args = request.arguments.map(serde_json::Value::Object);
-        let (text, is_error) = self.call(&request.name, args.as_ref());
+        // What the transport found on the wire (crate::stdio::WIRE_META): arguments that
+        // are not an object, strings with lone surrogates.
+        let wire = context.meta.get(crate::stdio::WIRE_META).cloned();
+        let args = match wire.as_ref().and_then(|w| w.get("arguments")) {
+            Some(a) => Some(a.clone()),
+            None => request.arguments.map(serde_json::Value::Object),
+        };
+        let ill_formed = wire
+            .as_ref()
+            .and_then(|w| w.get("illFormed"))
+            .map(crate::stdio::paths_from_json)
+            .unwrap_or_default();
+        // The call runs on a blocking thread: the runtime goes on reading requests and
+        // answering pings while it works.
+        let server = self.clone();
+        let name = request.name.to_string();
+        let (text, is_error) = tokio::task::spawn_blocking(move || {
+            server.call_with(&name, args.as_ref(), &ill_formed)
+        })
+        .await
+        .unwrap_or_else(|_| ("the tool call failed unexpectedly".to_string(), true));
         Ok(text_result(text, is_error).into())
     }
 
@@ -189,21 +219,27 @@ impl ServerHandler for McpServer {
 #[cfg(test)]
 mod tests;
 
-/// Serves MCP over `reader`/`writer` until the transport closes.
+/// Serves MCP over `reader`/`writer` until the transport closes, through the framing of
+/// [`crate::stdio`]. A client that closes before any session (or before the first request
+/// of protocol 2026-07-28, which has no `initialize`) is a clean end, not a failure.
 pub async fn serve<R, W>(server: McpServer, reader: R, writer: W) -> Result<(), String>
 where
     R: tokio::io::AsyncRead + Send + Unpin + 'static,
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
-    let running = server
-        .serve((reader, writer))
-        .await
-        .map_err(|e| format!("cannot start the MCP session: {e}"))?;
-    running
-        .waiting()
-        .await
-        .map_err(|e| format!("the MCP session failed: {e}"))?;
-    Ok(())
+    let (transport, written) = crate::stdio::StdioTransport::new(reader, writer);
+    let outcome = match server.serve(transport).await {
+        Ok(running) => running
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("the MCP session failed: {e}")),
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => Ok(()),
+        Err(e) => Err(format!("cannot start the MCP session: {e}")),
+    };
+    // Every answer queued before the end goes out before the process exits.
+    let _ = written.await;
+    outcome
 }
 
 // ---------------------------------------------------------------------------------------
