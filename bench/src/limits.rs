@@ -8,9 +8,9 @@
 //!   nested flow collections, many equal headings, many keys), timed.
 
 use crate::measure::{ms, sched_ns};
+use langonrock::Connection as Conn;
 use langonrock_core::compile::parse_document;
 use langonrock_core::engine::HistoryRequest;
-use langonrock_node_mcp::conn::{self, Conn};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -51,7 +51,7 @@ pub struct HistoryRow {
 /// measures at each. The commits go through the real files store (fsync included).
 pub fn history(data: &Path, sizes: &[usize]) -> Result<Vec<HistoryRow>, String> {
     let tenant = "long";
-    let mut writer = Conn::open(data, tenant, false).map_err(|e| e.message())?;
+    let writer = Conn::open(data, tenant, false).map_err(|e| e.message())?;
     let mut made = 0;
     let mut rows = Vec::new();
     for &n in sizes {
@@ -65,7 +65,13 @@ pub fn history(data: &Path, sizes: &[usize]) -> Result<Vec<HistoryRow>, String> 
                 .map_err(|e| e.message())?;
             made += 1;
         }
-        let (v, verify) = timed(|| conn::for_verify(data, tenant).and_then(|mut c| c.verify()));
+        let (v, verify) = timed(|| {
+            langonrock::Options::default()
+                .read_only(true)
+                .unloaded()
+                .open_files(data, tenant)
+                .and_then(|c| c.verify())
+        });
         let v = v.map_err(|e| e.message())?;
         if !v.ok || v.verified_revisions.len() != n {
             return Err(format!("verify at {n}: {v:?}"));
@@ -76,7 +82,7 @@ pub fn history(data: &Path, sizes: &[usize]) -> Result<Vec<HistoryRow>, String> 
             tenant,
             &langonrock_core::engine::Digest::from_hex(oldest).ok_or("bad id")?,
         );
-        let mut reader = Conn::open(data, tenant, true).map_err(|e| e.message())?;
+        let reader = Conn::open(data, tenant, true).map_err(|e| e.message())?;
         let (page, history_deep) = timed(|| {
             reader.history(HistoryRequest {
                 before: Some(cursor.clone()),
@@ -90,7 +96,7 @@ pub fn history(data: &Path, sizes: &[usize]) -> Result<Vec<HistoryRow>, String> 
                 page.revisions.len()
             ));
         }
-        let mut dry = Conn::open(data, tenant, true).map_err(|e| e.message())?;
+        let dry = Conn::open(data, tenant, true).map_err(|e| e.message())?;
         let (g, gc_dry) = timed(|| dry.gc(10, 3_600_000, true));
         let g = g.map_err(|e| e.message())?;
         if g.dropped_revisions as usize != n.saturating_sub(10) {

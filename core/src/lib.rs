@@ -15,12 +15,14 @@
 
 pub mod bounds;
 pub mod compile;
+pub mod connection;
 pub mod dsn;
 pub mod engine;
 pub mod error;
 pub mod hash;
 pub mod manifest;
 pub mod read;
+pub mod rows;
 pub mod search;
 pub mod snapshot;
 pub mod text;

@@ -6,7 +6,7 @@
 //! `list_resources` and `read_resource` are implemented here, so no name, description or
 //! schema comes from anywhere else. The operations themselves run in a [`Backend`].
 
-use langonrock_core::tools::{self, ToolCall};
+use langonrock_core::tools::{self, Reply, ToolCall};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
@@ -18,13 +18,13 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use std::sync::Arc;
 
 /// What the server needs from a tenant connection. Implementations refresh to the store's
-/// head before each call (agent.md §1.4) and never write in read-only mode.
+/// head before each call (agent.md §1.4), never write in read-only mode, and read the date
+/// from their own clock.
 pub trait Backend: Send + Sync + 'static {
-    /// Runs one validated tool call for the read date `today`; returns the reply text and
-    /// whether it is an error.
-    fn call(&self, call: ToolCall, today: &str) -> (String, bool);
-    /// The whole tenant manifest rendered for `today` (the `okf://manifest` resource).
-    fn manifest(&self, today: &str) -> Result<String, String>;
+    /// Runs one validated tool call: the reply text and whether it is an error.
+    fn call(&self, call: ToolCall) -> Reply;
+    /// The whole tenant manifest for today (the `okf://manifest` resource).
+    fn manifest(&self) -> Result<String, String>;
 }
 
 /// Which tools the server registers (agent.md §2).
@@ -79,18 +79,11 @@ pub struct McpServer {
     names: Vec<&'static str>,
     tools: Vec<Tool>,
     resource: Resource,
-    today: Arc<dyn Fn() -> String + Send + Sync>,
 }
 
 impl McpServer {
     /// A server over `backend` in `mode` with the advice sentence (`None`: no advice).
-    /// `today` gives the read date before each call.
-    pub fn new(
-        backend: Arc<dyn Backend>,
-        mode: Mode,
-        advice: Option<String>,
-        today: Arc<dyn Fn() -> String + Send + Sync>,
-    ) -> McpServer {
+    pub fn new(backend: Arc<dyn Backend>, mode: Mode, advice: Option<String>) -> McpServer {
         McpServer {
             backend,
             names: tools::tool_set(mode.database_tools, mode.read_only)
@@ -99,7 +92,6 @@ impl McpServer {
                 .collect(),
             tools: rmcp_tools(mode, advice.as_deref()),
             resource: manifest_resource(advice.as_deref()),
-            today,
         }
     }
 
@@ -120,7 +112,10 @@ impl McpServer {
             return (tools::unknown_tool(name), true);
         }
         match tools::parse_call_with(name, args, ill_formed) {
-            Ok(call) => self.backend.call(call, &(self.today)()),
+            Ok(call) => {
+                let r = self.backend.call(call);
+                (r.text, r.is_error)
+            }
             Err(m) => (m, true),
         }
     }
@@ -171,15 +166,16 @@ impl ServerHandler for McpServer {
             .and_then(|w| w.get("illFormed"))
             .map(crate::stdio::paths_from_json)
             .unwrap_or_default();
-        // The call runs on a blocking thread: the runtime goes on reading requests and
-        // answering pings while it works.
+        // The call blocks (a commit waits for its store): it runs on the blocking pool, so
+        // the session goes on answering other requests meanwhile (reads of the published
+        // state while a commit is in flight).
         let server = self.clone();
         let name = request.name.to_string();
         let (text, is_error) = tokio::task::spawn_blocking(move || {
             server.call_with(&name, args.as_ref(), &ill_formed)
         })
         .await
-        .unwrap_or_else(|_| ("the tool call failed unexpectedly".to_string(), true));
+        .unwrap_or_else(|_| ("the tool call failed unexpectedly".into(), true));
         Ok(text_result(text, is_error).into())
     }
 
@@ -204,7 +200,11 @@ impl ServerHandler for McpServer {
                 Some(serde_json::json!({"uri": request.uri})),
             ));
         }
-        match self.backend.manifest(&(self.today)()) {
+        let server = self.clone();
+        let manifest = tokio::task::spawn_blocking(move || server.backend.manifest())
+            .await
+            .unwrap_or_else(|_| Err("the manifest read failed unexpectedly".into()));
+        match manifest {
             Ok(text) => Ok(ReadResourceResult::new(vec![ResourceContents::text(
                 text,
                 tools::MANIFEST_URI,
@@ -246,193 +246,39 @@ where
 // The backend over a tenant connection
 // ---------------------------------------------------------------------------------------
 
-use crate::conn::Conn;
-use langonrock_core::engine::{HistoryRequest, RestoreRequest};
-use langonrock_core::{manifest, validate, Error};
-use std::sync::Mutex;
+use langonrock::Connection as Conn;
 
 /// The MCP backend over one tenant connection of the files store.
 pub struct TenantBackend {
-    conn: Mutex<Conn>,
+    conn: Arc<Conn>,
 }
 
 impl TenantBackend {
     /// A backend over `conn`.
     pub fn new(conn: Conn) -> TenantBackend {
         TenantBackend {
-            conn: Mutex::new(conn),
+            conn: Arc::new(conn),
         }
+    }
+
+    /// A backend over a connection the caller shares.
+    pub fn new_shared(conn: Arc<Conn>) -> TenantBackend {
+        TenantBackend { conn }
     }
 
     /// Puts the pending derived record, if any (when the session ends).
     pub fn finish(&self) {
-        if let Ok(mut conn) = self.conn.lock() {
-            conn.finish_derived();
-        }
-    }
-}
-
-/// The bundle name as stored (bundles match ignoring case), or as given when unknown.
-fn stored_bundle(conn: &mut Conn, bundle: &str) -> String {
-    conn.read().ok().map_or_else(
-        || bundle.to_string(),
-        |s| tools::stored_bundle(s.model(), bundle),
-    )
-}
-
-fn err_text(e: &Error) -> (String, bool) {
-    (e.message(), true)
-}
-
-fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
-    match call {
-        ToolCall::Manifest { bundle } => match conn.read() {
-            Ok(s) => match manifest::manifest(s.model(), conn.tenant(), bundle.as_deref(), today) {
-                Ok(t) => (t, false),
-                Err(e) => err_text(&e),
-            },
-            Err(e) => err_text(&e),
-        },
-        ToolCall::Snapshot => match conn.read() {
-            Ok(s) => (s.snapshot_id(), false),
-            Err(e) => err_text(&e),
-        },
-        ToolCall::Search { query, k, bundle } => {
-            let opts = langonrock_core::search::SearchOptions {
-                k,
-                bundle,
-                expand: true,
-            };
-            let tenant = conn.tenant().to_string();
-            match conn.with_read(|s| s.search(&tenant, &query, &opts, today)) {
-                Ok(t) => (t, false),
-                Err(e) => err_text(&e),
-            }
-        }
-        ToolCall::Get {
-            ids,
-            section,
-            offset,
-            limit,
-            find,
-            source,
-        } => {
-            // The table already applied the MCP default cap (read.md §3.3).
-            let opts = langonrock_core::read::GetOptions {
-                section,
-                offset: offset.map(|n| n as u64),
-                limit: limit.map(|n| n as u64),
-                find,
-                source,
-            };
-            let checked = match source {
-                true => conn
-                    .read()
-                    .and_then(|_| conn.check_sources(Some(ids.clone()))),
-                false => Ok(()),
-            };
-            match checked.and_then(|()| {
-                conn.with_read(|s| Ok(langonrock_core::read::render_mcp(&s.get(&ids, &opts)?)))
-            }) {
-                Ok(t) => (t, false),
-                Err(e) => err_text(&e),
-            }
-        }
-        ToolCall::Write {
-            bundle,
-            path,
-            content,
-            replaces,
-        } => match conn.write(&bundle, &path, content, replaces.as_deref()) {
-            Ok(r) => {
-                let b = stored_bundle(conn, &bundle);
-                (tools::write_success(&b, &validate::nfc(&path), &r), false)
-            }
-            Err(e) => {
-                let current = tools::looks_up_after(&e)
-                    .then(|| conn.current_hash(&bundle, &path))
-                    .flatten();
-                (tools::write_failure(&e, current.as_deref()), true)
-            }
-        },
-        ToolCall::Delete {
-            bundle,
-            path,
-            replaces: None,
-        } => {
-            let current = conn.current_hash(&bundle, &path);
-            (tools::delete_needs_hash(current.as_deref()), true)
-        }
-        ToolCall::Delete {
-            bundle,
-            path,
-            replaces: Some(h),
-        } => {
-            let b = stored_bundle(conn, &bundle);
-            match conn.delete(&bundle, &path, Some(&h)) {
-                Ok(r) => (tools::delete_success(&b, &validate::nfc(&path), &r), false),
-                Err(e) => {
-                    let current = tools::looks_up_after(&e)
-                        .then(|| conn.current_hash(&bundle, &path))
-                        .flatten();
-                    (tools::delete_failure(&e, current.as_deref()), true)
-                }
-            }
-        }
-        ToolCall::Transact {
-            changes,
-            expected_revision,
-            ill_formed,
-        } => {
-            let request = tools::transaction_request(&changes, expected_revision.as_deref());
-            let result = langonrock_core::engine::parse_transaction_with(&request, &ill_formed)
-                .and_then(|txn| conn.transact(txn));
-            match result {
-                Ok(r) => (tools::transact_success(&r, &changes), false),
-                Err(e) => {
-                    let tied = tools::tied_changes(&e, &changes, |b, p| conn.current_hash(b, p));
-                    (tools::transact_failure(&e, &tied), true)
-                }
-            }
-        }
-        ToolCall::History { before, limit } => {
-            let req = HistoryRequest {
-                before,
-                limit: limit.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
-            };
-            match conn.history(req) {
-                Ok(page) => (serde_json::to_string(&page).unwrap_or_default(), false),
-                Err(e) => err_text(&e),
-            }
-        }
-        ToolCall::Restore {
-            revision,
-            expected_revision,
-        } => match conn.restore(RestoreRequest {
-            revision,
-            expected_revision,
-        }) {
-            Ok(r) => (tools::revision_answer(&r, &[]), false),
-            Err(e) => err_text(&e),
-        },
+        self.conn.finish_derived();
     }
 }
 
 impl Backend for TenantBackend {
-    fn call(&self, call: ToolCall, today: &str) -> (String, bool) {
-        match self.conn.lock() {
-            Ok(mut conn) => run_call(&mut conn, call, today),
-            Err(_) => ("the connection is unusable after a panic".into(), true),
-        }
+    fn call(&self, call: ToolCall) -> Reply {
+        self.conn.tool(call)
     }
 
-    fn manifest(&self, today: &str) -> Result<String, String> {
-        let mut conn = self
-            .conn
-            .lock()
-            .map_err(|_| "the connection is unusable after a panic".to_string())?;
-        let s = conn.read().map_err(|e| e.message())?;
-        manifest::manifest(s.model(), conn.tenant(), None, today).map_err(|e| e.message())
+    fn manifest(&self) -> Result<String, String> {
+        self.conn.manifest(None).map_err(|e| e.message())
     }
 }
 
@@ -444,17 +290,8 @@ pub fn server_for(conn: Conn, mode: Mode) -> McpServer {
 
 /// [`server_for`] over a backend the caller keeps (to finish it when the session ends).
 pub fn server_over(backend: Arc<TenantBackend>, mode: Mode) -> McpServer {
-    let today = crate::clock::today();
-    let advice = backend
-        .conn
-        .lock()
-        .ok()
-        .and_then(|mut conn| {
-            let s = conn.read().ok()?;
-            manifest::manifest(s.model(), conn.tenant(), None, &today).ok()
-        })
-        .map(|m| tools::advice(&m));
-    McpServer::new(backend, mode, advice, Arc::new(crate::clock::today))
+    let advice = backend.conn.manifest(None).ok().map(|m| tools::advice(&m));
+    McpServer::new(backend, mode, advice)
 }
 
 /// `langonrock mcp`: the startup lines on stderr (agent.md §1.1), then MCP over
@@ -495,7 +332,7 @@ where
     if let Some(s) = conn.served() {
         let _ = std::thread::Builder::new()
             .name("langonrock-index".into())
-            .spawn(move || s.warm_index(&crate::clock::today()));
+            .spawn(move || s.warm_index(&langonrock::clock::today()));
     }
     let backend = Arc::new(TenantBackend::new(conn));
     let server = server_over(backend.clone(), mode);

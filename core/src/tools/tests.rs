@@ -1,6 +1,7 @@
 use super::*;
 use crate::engine::{DeleteResult, DiagnosticInfo, Renamed, RevisionResult, WriteResult};
-use crate::error::ChangeFailure;
+use crate::error::{ChangeFailure, ConflictReason, Error};
+use serde_json::{json, Value};
 
 const H1: &str = "968f3339aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 const H2: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
@@ -656,7 +657,25 @@ fn validation_accepts_and_defaults() {
                 }
             ],
             expected_revision: Some(H1.into()),
-            ill_formed: Vec::new()
+            request: transaction(
+                &[
+                    ChangeArg {
+                        write: true,
+                        bundle: "b".into(),
+                        path: "p.md".into(),
+                        content: Some("x".into()),
+                        replaces: None
+                    },
+                    ChangeArg {
+                        write: false,
+                        bundle: "b".into(),
+                        path: "q.md".into(),
+                        content: None,
+                        replaces: Some(H2.into())
+                    }
+                ],
+                Some(H1)
+            ),
         })
     );
     assert_eq!(
@@ -1008,6 +1027,86 @@ fn tied_changes_of_a_failure() {
     assert_eq!(tied_changes(&other, &changes, lookup), Vec::new());
 }
 
+/// The old path: the validated tool changes as JSON for the engine's parser.
+fn json_request(changes: &[ChangeArg], expected: Option<&str>) -> Value {
+    let list: Vec<Value> = changes
+        .iter()
+        .map(|c| {
+            let mut o = serde_json::Map::new();
+            o.insert(
+                "operation".into(),
+                (if c.write { "write" } else { "delete" }).into(),
+            );
+            o.insert("bundle".into(), c.bundle.clone().into());
+            o.insert("path".into(), c.path.clone().into());
+            if let Some(crate::engine::Content::Text(t)) = &c.content {
+                o.insert("content".into(), t.to_string().into());
+            }
+            if let Some(h) = &c.replaces {
+                o.insert("replaces".into(), h.clone().into());
+            }
+            Value::Object(o)
+        })
+        .collect();
+    let mut req = serde_json::Map::new();
+    req.insert("changes".into(), list.into());
+    if let Some(e) = expected {
+        req.insert("expectedRevision".into(), e.into());
+    }
+    Value::Object(req)
+}
+
+/// The tool's own conversion to the engine's request ([`transaction`]) equals the engine's
+/// parser on the same changes as JSON, refusals included (texts and the change they name).
+#[test]
+fn tool_transactions_equal_the_engine_parser() {
+    let w = |b: &str, p: &str, c: &str, r: Option<&str>| ChangeArg {
+        write: true,
+        bundle: b.into(),
+        path: p.into(),
+        content: Some(c.into()),
+        replaces: r.map(str::to_string),
+    };
+    let d = |b: &str, p: &str, r: &str| ChangeArg {
+        write: false,
+        bundle: b.into(),
+        path: p.into(),
+        content: None,
+        replaces: Some(r.into()),
+    };
+    let big = "x".repeat(9 * 1024 * 1024);
+    let cases: Vec<(Vec<ChangeArg>, Option<&str>)> = vec![
+        (vec![w("b", "a.md", "x", None)], None),
+        (
+            vec![w("b", "a.md", "x", Some(H1)), d("b", "c.md", H2)],
+            Some(H3),
+        ),
+        (vec![w("b", "../a.md", "x", None)], None),
+        (vec![w("bad bundle!", "a.md", "x", None)], None),
+        (vec![w("b", "a.txt", "x", None)], None),
+        (
+            vec![w("b", "a.md", "x", None), w("B", "A.md", "y", None)],
+            None,
+        ),
+        (
+            vec![d("b", "Note.md", H1), w("b", "note.md", "y", None)],
+            None,
+        ),
+        (
+            vec![w("b", "a.md", &big, None), w("b", "b.md", &big, None)],
+            None,
+        ),
+        (
+            vec![w("b", "ok.md", "x", None), w("b", "a\u{0}.md", "x", None)],
+            None,
+        ),
+    ];
+    for (changes, expected) in cases {
+        let want = crate::engine::parse_transaction(&json_request(&changes, expected));
+        assert_eq!(transaction(&changes, expected), want, "{:?}", changes.len());
+    }
+}
+
 #[test]
 fn annotations_tell_reads_from_changes() {
     for t in &TOOLS {
@@ -1049,7 +1148,13 @@ fn ill_formed_arguments_are_named() {
         ]}),
         vec![vec![key("changes"), Step::Index(1), key("content")]],
     ) {
-        Ok(ToolCall::Transact { ill_formed, .. }) => assert_eq!(ill_formed, vec![1]),
+        Ok(ToolCall::Transact { request, .. }) => assert_eq!(
+            request.map(|_| ()),
+            Err(crate::Error::InvalidChange {
+                message: "source must contain well-formed Unicode".into(),
+                index: 1
+            })
+        ),
         other => panic!("{other:?}"),
     }
     // Any other argument is refused here, by name.
