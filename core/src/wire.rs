@@ -109,6 +109,9 @@ pub struct Found {
     pub out_of_range: Vec<Path>,
     /// Whether the top level is an array (a batch).
     pub batch: bool,
+    /// Whether the top-level value ended, and only white space followed it: the text may
+    /// be JSON (a scan does not check everything a parser does).
+    pub whole: bool,
 }
 
 /// Which top-level member's value is being captured.
@@ -201,6 +204,10 @@ pub struct Scanner {
     found: Found,
     /// The repaired copy, when repairing.
     out: Option<Vec<u8>>,
+    /// Whether the top-level container closed.
+    closed: bool,
+    /// Whether anything but one container came at the top level.
+    trailing: bool,
 }
 
 impl Default for Scanner {
@@ -226,6 +233,8 @@ impl Scanner {
             id_text: Vec::new(),
             found: Found::default(),
             out: None,
+            closed: false,
+            trailing: false,
         }
     }
 
@@ -247,8 +256,25 @@ impl Scanner {
 
     /// Feeds the next bytes of the text.
     pub fn feed(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.byte(b);
+        let mut i = 0;
+        while i < bytes.len() {
+            // The bulk of a long message is the inside of its strings (document content):
+            // skip to the next quote or backslash at once, copying the run.
+            if matches!(self.lex, Lex::Str { key: false })
+                && self.pending_high.is_none()
+                && self.capture == Capture::None
+            {
+                let run = memchr::memchr2(b'"', b'\\', &bytes[i..]).unwrap_or(bytes.len() - i);
+                if run > 0 {
+                    if let Some(o) = self.out.as_mut() {
+                        o.extend_from_slice(&bytes[i..i + run]);
+                    }
+                    i += run;
+                    continue;
+                }
+            }
+            self.byte(bytes[i]);
+            i += 1;
         }
     }
 
@@ -338,6 +364,15 @@ impl Scanner {
     fn between(&mut self, b: u8) {
         self.lex = Lex::Between;
         self.emit(b);
+        if self.depth() == 0 && !b.is_ascii_whitespace() {
+            if self.closed {
+                self.found.whole = false;
+                self.trailing = true;
+            }
+            if !matches!(b, b'{' | b'[') {
+                self.trailing = true;
+            }
+        }
         // A `method` that is not a string is no method.
         if self.capture == Capture::Method
             && self.depth() == 1
@@ -370,6 +405,10 @@ impl Scanner {
                     self.untracked -= 1;
                 } else {
                     self.stack.pop();
+                }
+                if self.depth() == 0 {
+                    self.closed = true;
+                    self.found.whole = !self.trailing;
                 }
                 self.end_value();
             }

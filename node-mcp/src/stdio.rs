@@ -50,7 +50,29 @@ pub fn too_long() -> String {
 /// JSON-RPC 2.0 error codes.
 const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
+const METHOD_NOT_FOUND: i64 = -32601;
 const INVALID_PARAMS: i64 = -32602;
+
+/// The request methods of MCP (through protocol 2026-07-28) that rmcp reads. rmcp answers
+/// any other method with its name as the whole message, however long, so those are answered
+/// here, the name quoted as every error quotes a value.
+const MCP_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "server/discover",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "resources/templates/list",
+    "subscriptions/listen",
+    "tools/call",
+    "tools/list",
+    "completion/complete",
+    "logging/setLevel",
+];
 
 /// What to do with one line.
 enum Decision {
@@ -201,10 +223,12 @@ impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
 
     /// The answer to a line beyond the limit, from the scan of its bytes.
     fn oversized(&self, found: &wire::Found) -> Decision {
-        if found.response {
+        // Only a message that looks whole is judged by its members; anything else is
+        // answered (JSON-RPC answers what it cannot read, with a null id).
+        if found.whole && found.response {
             return Decision::Ignore("an oversized response");
         }
-        if found.method.is_some() && !found.has_id {
+        if found.whole && found.method.is_some() && !found.has_id {
             return Decision::Ignore("an oversized notification");
         }
         let id = found
@@ -297,6 +321,13 @@ impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
             }
             return self.forward(v);
         };
+        if !MCP_METHODS.contains(&method.as_str()) {
+            return Decision::Answer(error_line(
+                Some(&id),
+                METHOD_NOT_FOUND,
+                &format!("Method not found: \"{}\"", bounds::quote(&method)),
+            ));
+        }
         if method == "initialize" && self.started {
             return Decision::Answer(error_line(
                 Some(&id),

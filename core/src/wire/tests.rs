@@ -22,6 +22,13 @@ fn finds_the_id_and_method() {
     let f = Scanner::scan(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#);
     assert!(f.response);
     assert!(Scanner::scan(b"[1,2]").batch);
+    // Whether the text is one value: a closed container and nothing after it.
+    assert!(f.whole);
+    assert!(!Scanner::scan(br#"{"a":1} x"#).whole);
+    assert!(!Scanner::scan(br#"{"a":1}{"b":2}"#).whole);
+    assert!(!Scanner::scan(br#"{"a":1"#).whole);
+    assert!(!Scanner::scan(br#"x{"a":1}"#).whole);
+    assert!(Scanner::scan(b" {\"a\":1}  \r").whole);
     let f = Scanner::scan(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     assert!(!f.has_id && f.id.is_none());
     // An id too long to echo is not kept.

@@ -217,12 +217,19 @@ fn lines_beyond_the_limit_are_answered_with_their_id() {
     );
     let note =
         format!(r#"{{"jsonrpc":"2.0","method":"notifications/x","params":{{"p":"{content}"}}}}"#);
-    let mut input = format!("{INIT}\n{big}\n{note}\n");
+    let garbage = "z".repeat(limit * 2);
+    let mut input = format!("{INIT}\n{big}\n{note}\n{garbage}\n");
     input.push_str(r#"{"jsonrpc":"2.0","id":78,"method":"ping"}"#);
     input.push('\n');
     let (answers, forwarded) = run_limited(input.as_bytes(), limit);
     let got: Vec<(Value, i64, String)> = answers.iter().map(error_of).collect();
-    assert_eq!(got, vec![(json!(77), -32600, too_long())]);
+    assert_eq!(
+        got,
+        vec![
+            (json!(77), -32600, too_long()),
+            (Value::Null, -32600, too_long())
+        ]
+    );
     // The line after it is read as usual.
     assert_eq!(forwarded.last().map(|m| m["id"].clone()), Some(json!(78)));
 }
