@@ -7,6 +7,7 @@
 //!   `LANGONROCK_CRASH_TRIALS` raises the number of trials (default 200) for a stress run.
 //! - `racing_writers`: two server processes read the same hash and write with it as
 //!   `replaces`, round after round: exactly one wins each race, no update is lost.
+//!   `LANGONROCK_RACE_ROUNDS` raises the number of rounds (default 40).
 
 mod common;
 
@@ -159,7 +160,10 @@ fn retry_hash(text: &str) -> Option<String> {
 
 #[test]
 fn racing_writers() {
-    let rounds = 40;
+    let rounds: usize = std::env::var("LANGONROCK_RACE_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40);
     let dir = TempDir::new("race");
     let data = dir.path().join("data");
     let dsn = format!("okf://{}?tenant=race", data.display());
@@ -230,13 +234,22 @@ fn racing_writers() {
     }
     // No update is lost: every win is one revision on top of the creating one.
     let conn = Conn::open(&data, "race", true).expect("open");
-    let page = conn
-        .history(langonrock_core::engine::HistoryRequest {
-            before: None,
-            limit: Some(100),
-        })
-        .expect("history");
-    assert_eq!(page.revisions.len(), wins + 1, "one revision per win");
+    let mut revisions = 0;
+    let mut before = None;
+    loop {
+        let page = conn
+            .history(langonrock_core::engine::HistoryRequest {
+                before: before.take(),
+                limit: Some(100),
+            })
+            .expect("history");
+        revisions += page.revisions.len();
+        match page.next {
+            Some(n) => before = Some(n),
+            None => break,
+        }
+    }
+    assert_eq!(revisions, wins + 1, "one revision per win");
     assert!(conn.verify().expect("verify").ok);
     println!("racing writers: {rounds} rounds, {races} races on one hash, {wins} wins");
     assert_eq!(races, rounds, "both writers read the same hash every round");

@@ -761,3 +761,54 @@ fn a_clean_close_exits_zero_on_every_protocol_version() {
     assert_eq!(r.close(), 0, "closed after requests on 2026-07-28");
     assert!(!data.exists());
 }
+
+#[test]
+fn python_sdk_hostile_input() {
+    let dir = TempDir::new("hostile-sdk");
+    let data = dir.path().join("data");
+    // The same lists as the raw client's, minus the one the SDK cannot send as a call
+    // (a 16 MiB argument: the SDK buffers it fine, but one is enough for the raw client).
+    let calls: Vec<Value> = bad_calls("none")
+        .into_iter()
+        .filter(|b| !b.name.starts_with("content over 16 MiB"))
+        .map(|b| json!({"name": b.name, "tool": b.tool, "args": b.args, "text": b.text}))
+        .collect();
+    let yaml: Vec<Value> = yaml_cases()
+        .into_iter()
+        .map(|(name, content, diagnostic)| {
+            json!({"name": name, "content": content, "diagnostic": diagnostic})
+        })
+        .collect();
+    let annotations: serde_json::Map<String, Value> = langonrock_core::tools::tool_set(false, false)
+        .iter()
+        .map(|t| (t.name.to_string(), t.list_entry(None)["annotations"].clone()))
+        .collect();
+    let cases = dir.path().join("cases.json");
+    std::fs::write(
+        &cases,
+        json!({"calls": calls, "yaml": yaml, "annotations": annotations}).to_string(),
+    )
+    .expect("write cases.json");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_client/hostile.py");
+    let out = Command::new("python3")
+        .arg(script)
+        .arg(bin())
+        .arg(&data)
+        .arg(&cases)
+        .output()
+        .expect("python3 runs (scripts/setup.sh installs the MCP SDK)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    assert!(out.status.success(), "the SDK client failed:\n{stdout}\n{stderr}");
+    for line in [
+        "(mode legacy), slowest",
+        "(mode auto), slowest",
+        "(mode 2026-07-28), slowest",
+        "ok: a clean close without calls exits 0 on every mode",
+        "ok: nothing created, verify clean",
+        "ok: YAML bombs answered at once, verify clean",
+    ] {
+        assert!(stdout.contains(line), "missing {line:?} in\n{stdout}");
+    }
+}
