@@ -779,10 +779,16 @@ fn python_sdk_hostile_input() {
             json!({"name": name, "content": content, "diagnostic": diagnostic})
         })
         .collect();
-    let annotations: serde_json::Map<String, Value> = langonrock_core::tools::tool_set(false, false)
-        .iter()
-        .map(|t| (t.name.to_string(), t.list_entry(None)["annotations"].clone()))
-        .collect();
+    let annotations: serde_json::Map<String, Value> =
+        langonrock_core::tools::tool_set(false, false)
+            .iter()
+            .map(|t| {
+                (
+                    t.name.to_string(),
+                    t.list_entry(None)["annotations"].clone(),
+                )
+            })
+            .collect();
     let cases = dir.path().join("cases.json");
     std::fs::write(
         &cases,
@@ -800,7 +806,10 @@ fn python_sdk_hostile_input() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     println!("{stdout}");
-    assert!(out.status.success(), "the SDK client failed:\n{stdout}\n{stderr}");
+    assert!(
+        out.status.success(),
+        "the SDK client failed:\n{stdout}\n{stderr}"
+    );
     for line in [
         "(mode legacy), slowest",
         "(mode auto), slowest",
