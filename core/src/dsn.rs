@@ -14,8 +14,11 @@ pub struct Dsn {
     pub tenant: String,
 }
 
+/// The embedded form, as DSN errors show it (docs/cli.md, "DSN").
+pub const OKF_FORM: &str = "okf:///absolute/path?tenant=<name>";
+
 fn invalid_dsn(dsn: &str) -> Error {
-    Error::Invalid(format!("invalid dsn \"{dsn}\""))
+    Error::Invalid(format!("invalid dsn \"{dsn}\": expected {OKF_FORM}"))
 }
 
 /// Rewrites a Windows drive DSN (`okf:C:\data`, `okf://C:/data`) to `okf:///C:/…` with
@@ -122,10 +125,50 @@ pub fn parse_dsn(dsn: &str, windows: bool) -> Result<Dsn> {
             tenant = Some(v).filter(|v| !v.is_empty());
         }
     }
-    let tenant = tenant.ok_or_else(|| Error::Invalid("embedded dsn needs ?tenant=".into()))?;
+    let tenant = tenant.ok_or_else(|| {
+        Error::Invalid(format!(
+            "dsn \"{dsn}\" names no tenant: expected {OKF_FORM}"
+        ))
+    })?;
     Ok(Dsn {
         data,
         tenant: validate::tenant_id(&tenant)?,
+    })
+}
+
+/// The part after `~` of an `okf://~/…` DSN (`/kb?tenant=a`), or `None` for any other DSN.
+fn after_tilde(dsn: &str) -> Option<&str> {
+    let scheme = dsn.get(..8)?;
+    if !scheme.eq_ignore_ascii_case("okf://~/") && !scheme.eq_ignore_ascii_case("okf://~?") {
+        return None;
+    }
+    Some(&dsn[7..])
+}
+
+/// [`parse_dsn`], with `~` in `okf://~/<path>` standing for the home directory `home` (the
+/// host's: core reads no environment). Messages show the DSN as written.
+pub fn parse_dsn_home(dsn: &str, windows: bool, home: Option<&str>) -> Result<Dsn> {
+    let Some(rest) = after_tilde(dsn) else {
+        return parse_dsn(dsn, windows);
+    };
+    let home = home.filter(|h| !h.is_empty()).ok_or_else(|| {
+        Error::Invalid(format!(
+            "cannot expand ~ in dsn \"{dsn}\": no home directory is known; expected {OKF_FORM}"
+        ))
+    })?;
+    // The home directory as a DSN path: forward slashes, a leading `/`, `%` and `?` encoded.
+    let mut path = home
+        .replace('%', "%25")
+        .replace('?', "%3F")
+        .replace('\\', "/");
+    if !path.starts_with('/') {
+        path.insert(0, '/');
+    }
+    let path = path.trim_end_matches('/');
+    let expanded = format!("okf://{path}{rest}");
+    parse_dsn(&expanded, windows).map_err(|e| match e {
+        Error::Invalid(m) => Error::Invalid(m.replace(&expanded, dsn)),
+        other => other,
     })
 }
 

@@ -15,11 +15,14 @@
 
 pub mod bounds;
 pub mod compile;
+pub mod conformance;
 pub mod connection;
 pub mod dsn;
 pub mod engine;
 pub mod error;
+pub mod folder;
 pub mod hash;
+pub mod layout;
 pub mod manifest;
 pub mod read;
 pub mod rows;

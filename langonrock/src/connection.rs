@@ -143,7 +143,8 @@ impl Options {
 
     /// Opens the tenant a DSN names (see [`crate::open`]).
     pub fn open(&self, dsn: &str) -> Result<Connection, Error> {
-        let d = langonrock_core::dsn::parse_dsn(dsn, cfg!(windows))?;
+        let home = crate::data_root::home_dir(&crate::data_root::process_env);
+        let d = langonrock_core::dsn::parse_dsn_home(dsn, cfg!(windows), home.as_deref())?;
         let data = match d.data {
             Some(p) => PathBuf::from(p),
             None => crate::data_root::default_root(&crate::data_root::process_env)?,

@@ -355,10 +355,11 @@ commands:
   mcp <dsn> [--database-tools] [--read-only]
 
 The data root is --data, else $LANGONROCK_DATA, else the platform data directory.
-A DSN is okf:///<absolute path>?tenant=<id> or okf://?tenant=<id>.
+A DSN is okf:///<absolute path>?tenant=<id>, okf://~/<path under your home>?tenant=<id>
+or okf://?tenant=<id> (the default data root).
 
 flags:
-  -h, --help       print this help
+  -h, --help       print this help (also: langonrock help)
   -v, --version    print the version
 ";
 
@@ -371,7 +372,7 @@ pub fn parse(args: Vec<OsString>, env: Env<'_>) -> Result<Command, ArgError> {
     let first = first.to_string_lossy().to_string();
     let rest = args[1..].to_vec();
     let c = match first.as_str() {
-        "-h" | "--help" => Command::Help,
+        "-h" | "--help" | "help" => Command::Help,
         "-v" | "--version" => Command::Version,
         "compile" => {
             // `compile` touches no store: `--data` is not one of its flags.
@@ -598,7 +599,7 @@ pub fn parse(args: Vec<OsString>, env: Env<'_>) -> Result<Command, ArgError> {
             let f = read_flags(rest, false, &[], &["database-tools", "read-only"])?;
             at_most(&f, 1)?;
             let dsn = positional(&f, 0, "dsn")?;
-            let parsed = parse_dsn(&dsn)?;
+            let parsed = parse_dsn_env(&dsn, env)?;
             Command::Mcp {
                 target: Target {
                     data: match parsed.data {
@@ -636,9 +637,15 @@ pub struct Dsn {
     pub tenant: String,
 }
 
-/// Parses a DSN of cli.md §5 (the first milestone: embedded `okf:` only).
+/// Parses a DSN of docs/cli.md ("DSN"), with no home directory for `okf://~/…`.
 pub fn parse_dsn(dsn: &str) -> Result<Dsn, ArgError> {
-    let d = langonrock_core::dsn::parse_dsn(dsn, cfg!(windows))?;
+    parse_dsn_env(dsn, &|_| None)
+}
+
+/// Parses a DSN, `~` in `okf://~/…` standing for `$HOME` (`%USERPROFILE%` on Windows).
+pub fn parse_dsn_env(dsn: &str, env: Env<'_>) -> Result<Dsn, ArgError> {
+    let home = langonrock::data_root::home_dir(env);
+    let d = langonrock_core::dsn::parse_dsn_home(dsn, cfg!(windows), home.as_deref())?;
     Ok(Dsn {
         data: d.data.map(PathBuf::from),
         tenant: d.tenant,

@@ -9,4 +9,5 @@ pub mod cli;
 pub mod commands;
 pub mod folder;
 pub mod mcp;
+pub mod progress;
 pub mod stdio;

@@ -6,16 +6,19 @@
 //!   tool op).
 //! - [`convert`]: every conversion between JS values and the core's types.
 //! - [`error`]: `core::Error` as a real JS `Error` with `code`.
+//! - [`store`]: what the JS stores take from the core: the files layout and the memory
+//!   store's head check.
 //!
 //! This file holds only the free exported functions.
 
 pub mod convert;
 pub mod engine;
 pub mod error;
+pub mod store;
 
 pub use engine::{WasmConnOp, WasmDerivedTimer, WasmEngine, WasmOp, WasmToolCall};
 
-use langonrock_core::{tools, validate};
+use langonrock_core::{folder, tools, validate};
 use wasm_bindgen::prelude::*;
 
 /// The package version.
@@ -120,11 +123,54 @@ pub fn check_document_path(path: &str) -> Result<String, JsValue> {
     validate::document_path(path).map_err(|e| error::to_js(&e))
 }
 
-/// Parses a DSN of cli.md §5: `{data, tenant}`, `data` null for the default data root.
-/// `windows`: the host takes `okf:///C:/…` as the drive path `C:/…`.
+/// Plans a folder import (docs/import.md): `entries` is `[{path, kind}]` as the host's walk
+/// found them (relative paths with `/`, hidden names skipped, links not followed), `options`
+/// `{bundle?, name?, shown}`. Returns the plan (`convert::folder_plan`); throws `INVALID`.
+#[wasm_bindgen(js_name = planFolder)]
+pub fn plan_folder(entries: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    let owned = convert::folder_entries(&entries).map_err(|e| error::to_js(&e))?;
+    let list: Vec<folder::Entry<'_>> = owned
+        .iter()
+        .map(|(path, kind)| folder::Entry { path, kind: *kind })
+        .collect();
+    let (bundle, name, shown) = convert::folder_options(&options);
+    let plan = folder::plan(
+        &list,
+        &folder::Options {
+            bundle: bundle.as_deref(),
+            name: name.as_deref(),
+            shown: &shown,
+        },
+    )
+    .map_err(|e| error::to_js(&e))?;
+    convert::folder_plan(&plan).map_err(|e| error::to_js(&e))
+}
+
+/// A folder walk's error (docs/import.md) as the `INVALID` error to throw: `problem` is
+/// `notFound`, `notAFolder` or `unreadable` (with the system's `reason`).
+#[wasm_bindgen(js_name = folderWalkError)]
+pub fn folder_walk_error(problem: &str, path: &str, reason: &str) -> JsValue {
+    let p = match problem {
+        "notFound" => folder::WalkProblem::NotFound,
+        "notAFolder" => folder::WalkProblem::NotAFolder,
+        _ => folder::WalkProblem::Unreadable,
+    };
+    error::to_js(&folder::walk_error(p, path, reason))
+}
+
+/// Whether a folder walk skips an entry of this name (docs/import.md).
+#[wasm_bindgen(js_name = hiddenName)]
+pub fn hidden_name(name: &str) -> bool {
+    folder::hidden(name)
+}
+
+/// Parses a DSN of docs/cli.md ("DSN"): `{data, tenant}`, `data` null for the default data
+/// root. `windows`: the host takes `okf:///C:/…` as the drive path `C:/…`; `home`: the home
+/// directory that `~` in `okf://~/…` stands for.
 #[wasm_bindgen(js_name = parseDsn)]
-pub fn parse_dsn(dsn: &str, windows: bool) -> Result<JsValue, JsValue> {
-    let d = langonrock_core::dsn::parse_dsn(dsn, windows).map_err(|e| error::to_js(&e))?;
+pub fn parse_dsn(dsn: &str, windows: bool, home: Option<String>) -> Result<JsValue, JsValue> {
+    let d = langonrock_core::dsn::parse_dsn_home(dsn, windows, home.as_deref())
+        .map_err(|e| error::to_js(&e))?;
     convert::to_js(&serde_json::json!({"data": d.data, "tenant": d.tenant}))
         .map_err(|e| error::to_js(&e))
 }

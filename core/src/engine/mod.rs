@@ -23,6 +23,7 @@ pub mod derived;
 mod history;
 mod maintain;
 mod memory;
+pub mod reach;
 pub mod records;
 pub mod request;
 pub mod results;
@@ -64,7 +65,10 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// The compiler and index version (engine.md §2.5), part of every derived record's key.
-pub const COMPILER_VERSION: u32 = 2;
+/// 2: a document without frontmatter has the `info` diagnostic `NO_FRONTMATTER`.
+/// 3: frontmatter nested too deep or with aliases that expand too far is a diagnostic
+/// before the YAML parser runs (compile/guard.rs, docs/limits.md).
+pub const COMPILER_VERSION: u32 = 3;
 
 /// `CONFLICT` after a stale expected revision or a lost head swap.
 pub const DATABASE_CHANGED: &str = "database changed: re-read the revision and document hashes";
