@@ -31,6 +31,9 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::RoleServer;
 use serde_json::{json, Map, Value};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
@@ -170,9 +173,15 @@ fn memchr_newline(b: &[u8]) -> Option<usize> {
 pub struct StdioTransport<R> {
     lines: Lines<R>,
     out: mpsc::UnboundedSender<Vec<u8>>,
-    /// Whether a session has started (an `initialize`, or a request with the inline
-    /// metadata of protocol 2026-07-28).
-    started: bool,
+    /// Whether a session has started: rmcp answered an `initialize`, or a request with the
+    /// inline metadata of protocol 2026-07-28, with a result (set by `send`). Before it, rmcp
+    /// ends the session on any message that is not a request, so those are held back here.
+    started: Arc<AtomicBool>,
+    /// The requests forwarded before the session started that would start it if rmcp
+    /// answers them with a result, by the JSON text of their id.
+    starting: Arc<Mutex<HashSet<String>>>,
+    /// Whether an `initialize` was forwarded (a second one is refused).
+    initialized: bool,
 }
 
 impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
@@ -205,7 +214,9 @@ impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
                     limit: bounds::MESSAGE_BYTES,
                 },
                 out: tx,
-                started: false,
+                started: Arc::new(AtomicBool::new(false)),
+                starting: Arc::new(Mutex::new(HashSet::new())),
+                initialized: false,
             },
             task,
         )
@@ -316,7 +327,7 @@ impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
         }
         let Some(id) = id else {
             // A notification: never answered.
-            if !self.started {
+            if !self.started.load(Ordering::Acquire) {
                 return Decision::Ignore("a notification before the session started");
             }
             return self.forward(v);
@@ -328,7 +339,7 @@ impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
                 &format!("Method not found: \"{}\"", bounds::quote(&method)),
             ));
         }
-        if method == "initialize" && self.started {
+        if method == "initialize" && (self.initialized || self.started.load(Ordering::Acquire)) {
             return Decision::Answer(error_line(
                 Some(&id),
                 INVALID_REQUEST,
@@ -397,16 +408,18 @@ impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
                 }
             }
         }
-        let inline_session = params
-            .get("_meta")
-            .and_then(Value::as_object)
-            .is_some_and(|m| m.contains_key("io.modelcontextprotocol/protocolVersion"));
         match self.forward(v) {
             Decision::Forward(m) => {
-                if method == "initialize"
-                    || (inline_session && !matches!(method.as_str(), "server/discover" | "ping"))
+                if method == "initialize" {
+                    self.initialized = true;
+                }
+                // Any request but a probe starts the session when rmcp gives it a result.
+                if !self.started.load(Ordering::Acquire)
+                    && !matches!(method.as_str(), "server/discover" | "ping")
                 {
-                    self.started = true;
+                    if let Ok(mut s) = self.starting.lock() {
+                        s.insert(id.to_string());
+                    }
                 }
                 Decision::Forward(m)
             }
@@ -480,6 +493,14 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for StdioTrans
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if !self.started.load(Ordering::Acquire) {
+            if let rmcp::model::JsonRpcMessage::Response(r) = &item {
+                let id = serde_json::to_string(&r.id).unwrap_or_default();
+                if self.starting.lock().is_ok_and(|mut s| s.remove(&id)) {
+                    self.started.store(true, Ordering::Release);
+                }
+            }
+        }
         let sent = serde_json::to_vec(&item)
             .map_err(std::io::Error::other)
             .and_then(|mut line| {

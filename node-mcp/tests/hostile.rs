@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Command};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -36,16 +36,7 @@ struct Raw {
 
 impl Raw {
     fn start(dsn: &str, flags: &[&str]) -> Raw {
-        let mut child = Command::new(bin())
-            .arg("mcp")
-            .arg(dsn)
-            .args(flags)
-            .env("LANGONROCK_TODAY", "2026-06-01")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn langonrock mcp");
+        let mut child = common::spawn_mcp(dsn, flags);
         let stdin = child.stdin.take();
         let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
         let (tx, rx) = std::sync::mpsc::channel();
@@ -795,29 +786,17 @@ fn python_sdk_hostile_input() {
         json!({"calls": calls, "yaml": yaml, "annotations": annotations}).to_string(),
     )
     .expect("write cases.json");
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_client/hostile.py");
-    let out = Command::new("python3")
-        .arg(script)
-        .arg(bin())
-        .arg(&data)
-        .arg(&cases)
-        .output()
-        .expect("python3 runs (scripts/setup.sh installs the MCP SDK)");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "the SDK client failed:\n{stdout}\n{stderr}"
+    common::run_client(
+        "hostile.py",
+        &data,
+        &cases,
+        &[
+            "(mode legacy), slowest",
+            "(mode auto), slowest",
+            "(mode 2026-07-28), slowest",
+            "ok: a clean close without calls exits 0 on every mode",
+            "ok: nothing created, verify clean",
+            "ok: YAML bombs answered at once, verify clean",
+        ],
     );
-    for line in [
-        "(mode legacy), slowest",
-        "(mode auto), slowest",
-        "(mode 2026-07-28), slowest",
-        "ok: a clean close without calls exits 0 on every mode",
-        "ok: nothing created, verify clean",
-        "ok: YAML bombs answered at once, verify clean",
-    ] {
-        assert!(stdout.contains(line), "missing {line:?} in\n{stdout}");
-    }
 }

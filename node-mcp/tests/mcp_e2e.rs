@@ -3,10 +3,9 @@
 
 mod common;
 
-use common::{bin, TempDir};
+use common::TempDir;
 use langonrock_core::tools::{self, EMPTY_ADVICE};
 use serde_json::{json, Value};
-use std::process::Command;
 
 fn expected() -> Value {
     let mut modes = serde_json::Map::new();
@@ -36,29 +35,17 @@ fn python_sdk_drives_every_tool() {
     let data = dir.path().join("data");
     let exp = dir.path().join("expected.json");
     std::fs::write(&exp, expected().to_string()).expect("write expected.json");
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_client/e2e.py");
-    let out = Command::new("python3")
-        .arg(script)
-        .arg(bin())
-        .arg(&data)
-        .arg(&exp)
-        .output()
-        .expect("python3 runs (scripts/setup.sh installs the MCP SDK)");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "the MCP client failed:\n{stdout}\n{stderr}"
-    );
-    for line in [
+    common::run_client(
+        "e2e.py",
+        &data,
+        &exp,
+        &[
         "ok: tools/list, resources and identity in mode default",
         "ok: tools/list, resources and identity in mode read_only_database_tools",
         "ok: write -> refusal -> retry with the hash -> success, diagnostics, renames, bad input",
         "ok: delete's hash round trip; get with find, source, a capped read, not found",
         "ok: transact, history and restore",
         "ok: read-only mode",
-    ] {
-        assert!(stdout.contains(line), "missing {line:?} in\n{stdout}");
-    }
+        ],
+    );
 }
