@@ -133,6 +133,38 @@ fn encode(v: &Value) -> Vec<u8> {
     v.to_string().replace(LONE, "\\ud83d").into_bytes()
 }
 
+/// Calls that pass the schema, so the engine's own paths run: commits, reads, refusals.
+fn valid_call() -> impl Strategy<Value = (String, Value)> {
+    let obj = |pairs: Vec<(&str, Option<Value>)>| {
+        Value::Object(
+            pairs
+                .into_iter()
+                .filter_map(|(k, v)| v.map(|v| (k.to_string(), v)))
+                .collect(),
+        )
+    };
+    prop_oneof![
+        4 => ("[a-c]{1,2}", "[a-d]{1,2}\\.md", text(), proptest::option::of("[0-9a-f]{64}"))
+            .prop_map(move |(b, p, c, r)| ("write".to_string(), obj(vec![("bundle", Some(json!(b))),
+                ("path", Some(json!(p))), ("content", Some(json!(c))), ("replaces", r.map(Value::String))]))),
+        1 => ("[a-c]{1,2}", "[a-d]{1,2}\\.md", proptest::option::of("[0-9a-f]{64}"))
+            .prop_map(move |(b, p, r)| ("delete".to_string(), obj(vec![("bundle", Some(json!(b))),
+                ("path", Some(json!(p))), ("replaces", r.map(Value::String))]))),
+        3 => (proptest::collection::vec("[a-d]{1,2}|[a-c]/[a-d]|\\PC{0,4}", 1..4),
+            proptest::option::of("[a-z_]{1,6}"), proptest::option::of(0u64..40),
+            proptest::option::of(1u64..40), proptest::option::of("[a-z ]{1,6}"), proptest::option::of(proptest::bool::ANY))
+            .prop_map(move |(ids, section, offset, limit, find, source)| ("get".to_string(), obj(vec![
+                ("ids", Some(json!(ids))), ("section", section.map(Value::String)),
+                ("offset", offset.map(|n| json!(n))), ("limit", limit.map(|n| json!(n))),
+                ("find", find.map(Value::String)), ("source", source.map(Value::Bool))]))),
+        2 => ("\\PC{1,12}", proptest::option::of(1u64..60))
+            .prop_map(move |(q, k)| ("search".to_string(), obj(vec![("query", Some(json!(q))), ("k", k.map(|n| json!(n)))]))),
+        1 => Just(("manifest".to_string(), json!({}))),
+        1 => Just(("snapshot".to_string(), json!({}))),
+        1 => proptest::option::of(1u64..120).prop_map(|l| ("history".to_string(), json!({"limit": l}))),
+    ]
+}
+
 fn line(id: i64) -> impl Strategy<Value = Line> {
     let request = move |method: &'static str, params: Value| Line {
         bytes: encode(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})),
@@ -141,6 +173,7 @@ fn line(id: i64) -> impl Strategy<Value = Line> {
     prop_oneof![
         10 => (prop_oneof![proptest::sample::select(TOOLS).prop_map(str::to_string), text()], arguments())
             .prop_map(move |(name, args)| request("tools/call", json!({"name": name, "arguments": args}))),
+        8 => valid_call().prop_map(move |(name, args)| request("tools/call", json!({"name": name, "arguments": args}))),
         1 => Just(request("ping", json!({}))),
         1 => Just(request("tools/list", json!({}))),
         1 => Just(request("resources/list", json!({}))),
@@ -248,34 +281,87 @@ fn cases() -> u32 {
         .unwrap_or(32)
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+/// What the sessions held, printed at the end (so a run shows it exercised the tools).
+#[derive(Default)]
+struct Stats {
+    sessions: u64,
+    lines: u64,
+    answered: u64,
+    tool_ok: u64,
+    tool_errors: u64,
+    rpc_errors: u64,
+}
 
-    #[test]
-    fn every_request_gets_exactly_one_answer(lines in session()) {
-        let started = Instant::now();
-        let answers = run(&lines);
-        let mut by_id: BTreeMap<i64, usize> = BTreeMap::new();
-        for a in &answers {
-            prop_assert!(a["jsonrpc"] == "2.0", "{}", a);
-            prop_assert!(a.get("result").is_some() != a.get("error").is_some(), "{}", a);
-            match &a["id"] {
-                Value::Null => {}
-                id => {
-                    let id = id.as_i64();
-                    prop_assert!(id.is_some(), "an answer's id is one we sent: {}", a);
-                    *by_id.entry(id.unwrap_or_default()).or_default() += 1;
-                }
+fn check_session(lines: &[Line], stats: &std::cell::RefCell<Stats>) -> Result<(), TestCaseError> {
+    let started = Instant::now();
+    let answers = run(lines);
+    let mut by_id: BTreeMap<i64, usize> = BTreeMap::new();
+    let mut st = stats.borrow_mut();
+    st.sessions += 1;
+    st.lines += lines.len() as u64;
+    for a in &answers {
+        prop_assert!(a["jsonrpc"] == "2.0", "{}", a);
+        prop_assert!(
+            a.get("result").is_some() != a.get("error").is_some(),
+            "{}",
+            a
+        );
+        if a.get("error").is_some() {
+            st.rpc_errors += 1;
+        } else if a["result"].get("content").is_some() {
+            if a["result"]["isError"] == true {
+                st.tool_errors += 1;
+            } else {
+                st.tool_ok += 1;
             }
         }
-        prop_assert_eq!(by_id.remove(&0), Some(1), "initialize answered once");
-        for l in &lines {
-            if let Expect::Answer(id) = l.expect {
-                prop_assert_eq!(by_id.remove(&id), Some(1), "request {} answered once: {}", id,
-                    String::from_utf8_lossy(&l.bytes));
+        match &a["id"] {
+            Value::Null => {}
+            id => {
+                let id = id.as_i64();
+                prop_assert!(id.is_some(), "an answer's id is one we sent: {}", a);
+                *by_id.entry(id.unwrap_or_default()).or_default() += 1;
             }
         }
-        prop_assert!(by_id.is_empty(), "answers to nothing we asked: {:?}", by_id);
-        prop_assert!(started.elapsed() < DEADLINE);
     }
+    prop_assert_eq!(by_id.remove(&0), Some(1), "initialize answered once");
+    for l in lines {
+        if let Expect::Answer(id) = l.expect {
+            prop_assert_eq!(
+                by_id.remove(&id),
+                Some(1),
+                "request {} answered once: {}",
+                id,
+                String::from_utf8_lossy(&l.bytes)
+            );
+            st.answered += 1;
+        }
+    }
+    prop_assert!(by_id.is_empty(), "answers to nothing we asked: {:?}", by_id);
+    prop_assert!(started.elapsed() < DEADLINE);
+    Ok(())
+}
+
+#[test]
+fn every_request_gets_exactly_one_answer() {
+    let started = Instant::now();
+    let stats = std::cell::RefCell::new(Stats::default());
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases: cases(),
+        ..ProptestConfig::default()
+    });
+    if let Err(e) = runner.run(&session(), |lines| check_session(&lines, &stats)) {
+        panic!("{e}");
+    }
+    let s = stats.borrow();
+    println!(
+        "fuzz: {} sessions, {} lines, {} requests each answered once, {} tool results ({} errors), {} JSON-RPC errors, in {:.1} s",
+        s.sessions,
+        s.lines,
+        s.answered,
+        s.tool_ok + s.tool_errors,
+        s.tool_errors,
+        s.rpc_errors,
+        started.elapsed().as_secs_f64()
+    );
 }
