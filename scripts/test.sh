@@ -19,8 +19,8 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "core builds for wasm32 (no host dependencies)"
 cargo check -p langonrock-core --target wasm32-unknown-unknown --locked
 
-step "native tests"
-cargo test --workspace --locked
+step "native tests (with a throwaway PostgreSQL server, scripts/postgres.sh)"
+bash scripts/postgres.sh run cargo test --workspace --locked
 
 step "wasm32 build of core gives the native bytes (Node)"
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \

@@ -15,15 +15,18 @@
 //! serialized. The API blocks (core operations are CPU-bound, the files store does blocking
 //! IO): an async host runs it on a blocking pool.
 //!
-//! Features: `files` (default) builds the files store. Later stores and transports come
-//! behind their own flags (`remote`, `postgres`), so an embedded user compiles only what it
-//! uses.
+//! Features: `files` (default) builds the files store; `postgres` the PostgreSQL store
+//! (`postgres://…?tenant=<t>` DSNs, docs/postgres.md). Later transports come behind their
+//! own flags (`remote`), so an embedded user compiles only what it uses.
 
 pub mod clock;
 pub mod connection;
 pub mod data_root;
 #[cfg(feature = "files")]
 pub mod files;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+pub mod root;
 
 #[cfg(test)]
 mod testdir;
@@ -31,6 +34,7 @@ mod testdir;
 pub use connection::{Connection, Options, READ_ONLY};
 pub use langonrock_core as core;
 pub use langonrock_core::{Error, Result};
+pub use root::Root;
 
 /// Opens the tenant a DSN names (docs/cli.md §5): `okf:<data root>?tenant=<t>`, or
 /// `okf://?tenant=<t>` for the default data root (see [`data_root::default_root`]). A tenant

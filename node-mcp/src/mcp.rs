@@ -313,7 +313,10 @@ where
         "langonrock mcp serving {} over stdio",
         crate::args::redact_dsn(dsn)
     );
-    let conn = match Conn::open(&target.data, &target.tenant, mode.read_only) {
+    let conn = match langonrock::Options::default()
+        .read_only(mode.read_only)
+        .open_root(&target.data, &target.tenant)
+    {
         Ok(c) => c,
         Err(e) => {
             let _ = writeln!(err, "error: {}", e.message());
@@ -327,6 +330,7 @@ where
             crate::commands::no_revisions(&target.tenant, &target.data)
         );
     }
+    conn.follow_changes();
     // The first search needs the index: decode (or build) it on another thread while the
     // session starts.
     if let Some(s) = conn.served() {

@@ -17,6 +17,10 @@ mod engine_props;
 mod files_store;
 /// The golden that the wasm32 build must reproduce byte for byte.
 mod parity;
+/// A real PostgreSQL server for the tests, and a proxy that cuts connections.
+mod pg;
+/// The PostgreSQL store against the conformance suite, faults and bad input.
+mod postgres_store;
 /// A tool session through the native MCP call path, against a golden the JS suite shares.
 mod tool_session;
 /// Helpers: golden files, test data paths.
