@@ -4,48 +4,30 @@
 mod common;
 
 use common::TempDir;
-use langonrock_core::tools::{self, EMPTY_ADVICE};
-use serde_json::{json, Value};
-
-fn expected() -> Value {
-    let mut modes = serde_json::Map::new();
-    for (name, db, ro) in [
-        ("default", false, false),
-        ("read_only", false, true),
-        ("database_tools", true, false),
-        ("read_only_database_tools", true, true),
-    ] {
-        let entries: Vec<Value> = tools::tool_set(db, ro)
-            .iter()
-            .map(|t| t.list_entry(Some(EMPTY_ADVICE)))
-            .collect();
-        modes.insert(name.into(), Value::Array(entries));
-    }
-    let resource = tools::tool("manifest").map(|t| t.description_with(Some(EMPTY_ADVICE)));
-    json!({
-        "version": env!("CARGO_PKG_VERSION"),
-        "tools": modes,
-        "resource_description": resource,
-    })
-}
 
 #[test]
 fn python_sdk_drives_every_tool() {
     let dir = TempDir::new("mcp-e2e");
     let data = dir.path().join("data");
     let exp = dir.path().join("expected.json");
-    std::fs::write(&exp, expected().to_string()).expect("write expected.json");
+    let modes = [
+        ("default", false, false),
+        ("read_only", false, true),
+        ("database_tools", true, false),
+        ("read_only_database_tools", true, true),
+    ];
+    std::fs::write(&exp, common::mcp_expected(&modes).to_string()).expect("write expected.json");
     common::run_client(
         "e2e.py",
         &data,
         &exp,
         &[
-        "ok: tools/list, resources and identity in mode default",
-        "ok: tools/list, resources and identity in mode read_only_database_tools",
-        "ok: write -> refusal -> retry with the hash -> success, diagnostics, renames, bad input",
-        "ok: delete's hash round trip; get with find, source, a capped read, not found",
-        "ok: transact, history and restore",
-        "ok: read-only mode",
+            "ok: tools/list, resources and identity in mode default",
+            "ok: tools/list, resources and identity in mode read_only_database_tools",
+            "ok: write -> refusal -> retry with the hash -> success, diagnostics, renames, bad input",
+            "ok: delete's hash round trip; get with find, source, a capped read, not found",
+            "ok: transact, history and restore",
+            "ok: read-only mode",
         ],
     );
 }

@@ -32,6 +32,7 @@ mod state;
 mod step;
 pub mod store;
 mod walk;
+mod warm;
 
 pub use commit::{ImportRequest, NOT_RETAINED};
 pub use history::{decode_cursor, encode_cursor, CURSOR_EXPIRED};
