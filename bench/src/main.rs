@@ -18,6 +18,9 @@
 //! - `compile-phases [concepts] [--runs N]`: times the parts of a compile separately (the
 //!   per-document pass, the tenant pass, YAML alone, pulldown-cmark alone), for profiling.
 //! - `generate <dir> --bundles B [--per-bundle N] [--seed S]`: writes the tree to `dir`.
+//! - `limits [--revisions 1000,5000] [--data DIR]`: bounded work (docs/limits.md): `verify`,
+//!   a deep `history` page and `gc --dry-run` on a tenant grown to each number of revisions
+//!   without gc, and the compile of hostile documents; prints two tables.
 //! - `manifest`: our tenant manifest (core's renderer, clock pinned to 2026-09-21) at the three
 //!   sizes, in tokens, next to the reference's published sizes.
 //! - `postgres [--concepts N] [--commits N] [--opens N] [--samples N] [--search-secs S]`: the
@@ -59,6 +62,8 @@ const USAGE: &str = "usage: langonrock-bench <command>
   compile-one <concepts> [--runs N]   one size, one JSON line (multiple of 500)
   compile-phases [concepts] [--runs N]  time the parts of compile (default 20000)
   generate <dir> --bundles B [--per-bundle N] [--seed S]
+  limits [--revisions 1000,5000] [--data DIR]
+                                      verify/history/gc at N revisions; hostile documents
   manifest                            our manifest size at 500, 5,000 and 20,000 concepts
   sessions [--concepts N] [--turns KEY]  session bills from our tool output (default 500)
   postgres [--concepts N] [--commits N] [--opens N] [--samples N] [--search-secs S]
@@ -79,6 +84,7 @@ fn main() -> ExitCode {
         Some("generate") => cmd_generate(&args[1..]),
         Some("sessions") => cmd_sessions(&args[1..]),
         Some("manifest") => cmd_manifest(),
+        Some("limits") => cmd_limits(&args[1..]),
         Some("postgres") => cmd_postgres(&args[1..]),
         _ => Err(USAGE.to_string()),
     };
@@ -89,6 +95,53 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `limits`: the tables of docs/limits.md's measurements.
+fn cmd_limits(args: &[String]) -> Result<ExitCode, String> {
+    use langonrock_bench::limits;
+    let sizes: Vec<usize> = match flag::<String>(args, "--revisions")? {
+        Some(list) => list
+            .split(',')
+            .map(|s| s.trim().parse().map_err(|_| format!("bad size {s:?}")))
+            .collect::<Result<_, _>>()?,
+        None => vec![1000, 5000],
+    };
+    let data = match flag::<PathBuf>(args, "--data")? {
+        Some(d) => d,
+        None => std::env::temp_dir().join(format!("langonrock-limits-{}", std::process::id())),
+    };
+    let _ = std::fs::remove_dir_all(&data);
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("load average before: {}", load.trim());
+    println!("| revisions | verify wall / cpu ms | deep history page wall / cpu ms | gc --dry-run wall / cpu ms |");
+    println!("|---:|---:|---:|---:|");
+    let rows = limits::history(&data, &sizes);
+    let _ = std::fs::remove_dir_all(&data);
+    for r in rows? {
+        println!(
+            "| {} | {:.0} / {:.0} | {:.0} / {:.0} | {:.0} / {:.0} |",
+            r.revisions,
+            r.verify.wall_ms,
+            r.verify.cpu_ms,
+            r.history_deep.wall_ms,
+            r.history_deep.cpu_ms,
+            r.gc_dry.wall_ms,
+            r.gc_dry.cpu_ms
+        );
+    }
+    println!();
+    println!("| document | bytes | compile wall / cpu ms | outcome |");
+    println!("|---|---:|---:|---|");
+    for d in limits::documents() {
+        println!(
+            "| {} | {} | {:.0} / {:.0} | {} |",
+            d.name, d.bytes, d.compile.wall_ms, d.compile.cpu_ms, d.outcome
+        );
+    }
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("\nload average after: {}", load.trim());
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `--name value` from `args`, parsed.

@@ -13,6 +13,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod bounds;
 pub mod compile;
 pub mod conformance;
 pub mod connection;
@@ -30,6 +31,7 @@ pub mod snapshot;
 pub mod text;
 pub mod tools;
 pub mod validate;
+pub mod wire;
 
 #[cfg(test)]
 mod testutil;

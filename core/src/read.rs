@@ -481,13 +481,17 @@ fn push_no_section(
 ) {
     push_frame_head(out, id, source);
     out.push_str(" no section \"");
-    out.extend(section.chars().map(|c| {
-        if matches!(c, '\r' | '\n' | '\t') {
-            ' '
-        } else {
-            c
-        }
-    }));
+    let spaced: String = section
+        .chars()
+        .map(|c| {
+            if matches!(c, '\r' | '\n' | '\t') {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    out.push_str(&crate::bounds::quote(&spaced));
     out.push_str("\":");
     if names.is_empty() {
         out.push_str(" -");
@@ -532,7 +536,7 @@ pub fn render_mcp(result: &GetResult<'_>) -> String {
             if i > 0 {
                 out.push(' ');
             }
-            out.push_str(id);
+            out.push_str(&crate::bounds::quote(id));
         }
     }
     out

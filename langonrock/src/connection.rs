@@ -612,6 +612,15 @@ impl Connection {
             Busy(&inner.busy)
         });
         let busy = !exclusive && self.busy();
+        if busy {
+            // A read while a commit (or verify, gc, …) runs answers from the published state
+            // without waiting for the engine, which a commit may hold for a long compile.
+            let served = lock(&inner.published).served.clone();
+            if let Some(ConnStep::Done(r)) = op.published_read(served.as_ref()) {
+                // No `after_op`: it would wait for the engine, and a read arms no timer.
+                return r;
+            }
+        }
         let mut step = self.with_engine(|e| op.begin(e, busy, inner.read_only));
         // A read's engine op reads the store one refresh at a time.
         let mut reading: Option<MutexGuard<'_, ()>> = None;

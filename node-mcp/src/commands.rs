@@ -84,6 +84,42 @@ fn plural(n: u64, word: &str) -> String {
     }
 }
 
+/// The `gc` line (docs/records.md "What gc reports"): what left retained history, what left
+/// the disk, and what stays on disk until its grace period ends.
+fn gc_line(r: &langonrock_core::engine::GcResult) -> String {
+    let kept = plural(r.kept.len() as u64, "revision");
+    let removed = format!(
+        "{} and {}",
+        plural(r.removed_revisions, "revision"),
+        plural(r.removed_records, "record")
+    );
+    let mut line = if r.dry_run {
+        format!(
+            "{}: would keep {kept} and drop {} from history; would remove {removed} from disk, free {}",
+            r.tenant,
+            r.dropped_revisions,
+            plural(r.bytes_freed, "byte")
+        )
+    } else {
+        format!(
+            "{}: kept {kept}, dropped {} from history; removed {removed} from disk, freed {}",
+            r.tenant,
+            r.dropped_revisions,
+            plural(r.bytes_freed, "byte")
+        )
+    };
+    if let Some(until) = r.pending_until {
+        line.push_str(&format!(
+            "; {} ({}) written within the grace period {} until a gc after {}",
+            plural(r.pending_records, "record"),
+            plural(r.pending_bytes, "byte"),
+            if r.dry_run { "would stay" } else { "stay" },
+            langonrock::clock::iso_of_millis(i64::try_from(until).unwrap_or(i64::MAX)),
+        ));
+    }
+    line
+}
+
 /// Runs a tenant command.
 pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
     match cmd {
@@ -347,25 +383,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
                 let conn = Options::default().read_only(dry_run).open_root(&data, &t)?;
                 let keep = keep.map_or(10, |k| i64::try_from(k).unwrap_or(i64::MAX));
                 let r = conn.gc(keep, grace_ms.unwrap_or(3_600_000), dry_run)?;
-                let kept = r.kept.len();
-                let line = if r.dry_run {
-                    format!(
-                        "{}: would remove {} and {}, keep {kept}, free {}",
-                        r.tenant,
-                        plural(r.removed_revisions, "revision"),
-                        plural(r.removed_records, "record"),
-                        plural(r.bytes_freed, "byte")
-                    )
-                } else {
-                    format!(
-                        "{}: removed {} and {}, kept {kept}, freed {}",
-                        r.tenant,
-                        plural(r.removed_revisions, "revision"),
-                        plural(r.removed_records, "record"),
-                        plural(r.bytes_freed, "byte")
-                    )
-                };
-                writeln!(io.err, "{line}").map_err(write_err)?;
+                writeln!(io.err, "{}", gc_line(&r)).map_err(write_err)?;
             }
             Ok(0)
         }

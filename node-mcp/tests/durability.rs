@@ -10,6 +10,7 @@
 //! - `racing_writers`: server processes read the same hash and write with it as `replaces`,
 //!   round after round: exactly one wins each race, no update is lost (two on files; three
 //!   replicas on a few documents of one database, which then converge to one snapshot).
+//!   `LANGONROCK_RACE_ROUNDS` sets the number of rounds on files (default 40).
 
 mod common;
 
@@ -193,9 +194,13 @@ fn retry_hash(text: &str) -> Option<String> {
 
 #[test]
 fn racing_writers() {
+    let rounds: usize = std::env::var("LANGONROCK_RACE_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40);
     let dir = TempDir::new("race");
     let (root, dsn) = files_root(&dir);
-    race(&root, &dsn("race"), 2, 40, 1);
+    race(&root, &dsn("race"), 2, rounds, 1);
 }
 
 /// Replicas on one database: three `langonrock mcp` processes, one client each, race on a

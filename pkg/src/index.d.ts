@@ -391,9 +391,16 @@ export interface GcOptions {
 export interface GcResult {
   tenant: string;
   kept: string[];
+  /** Revisions that left retained history (history and restore no longer reach them). */
+  droppedRevisions: number;
   removedRevisions: number;
   removedRecords: number;
   bytesFreed: number;
+  /** Records out of reach but put within the grace period: they stay for a later gc. */
+  pendingRecords: number;
+  pendingBytes: number;
+  /** When the last of them leaves its grace period (ms since the epoch), or null. */
+  pendingUntil: number | null;
   dryRun: boolean;
 }
 

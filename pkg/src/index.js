@@ -19,6 +19,8 @@ import {
   toolList,
   manifestResource,
   advice as adviceFor,
+  unknownTool,
+  noResource,
   planFolder as wasmPlanFolder,
   checkBundleName as wasmCheckBundleName,
   checkDocumentPath as wasmCheckDocumentPath,
@@ -540,14 +542,14 @@ export async function createMcpServer(connection, advice, options = {}) {
     const { name, arguments: args } = request.params;
     const { text, isError } = names.has(name)
       ? await connection.callTool(name, args)
-      : { text: `unknown tool "${name}"`, isError: true };
+      : { text: unknownTool(name), isError: true };
     return { content: [{ type: 'text', text }], isError };
   });
   server.setRequestHandler(types.ListResourcesRequestSchema, async () => ({ resources: [resource] }));
   server.setRequestHandler(types.ReadResourceRequestSchema, async (request) => {
     const { uri } = request.params;
     if (uri !== resource.uri) {
-      throw new types.McpError(-32002, `no resource "${uri}"`, { uri });
+      throw new types.McpError(-32002, noResource(uri), { uri });
     }
     let text;
     try {

@@ -46,13 +46,29 @@ pub fn to_js<T: Serialize + ?Sized>(v: &T) -> Result<JsValue, Error> {
 /// refuse them check first ([`transaction`], [`content`]). Numbers that are not finite are
 /// `null`; BigInts are their decimal value.
 pub fn json(v: &JsValue) -> serde_json::Value {
-    json_at(v, 0).unwrap_or(serde_json::Value::Null)
+    json_at(v, 0, &mut Flaws::default()).unwrap_or(serde_json::Value::Null)
+}
+
+/// [`json`], with the paths of the strings that held lone surrogates (their JSON copies
+/// carry U+FFFD), for `tools::parse_call_with`.
+pub fn json_checked(v: &JsValue) -> (serde_json::Value, Vec<langonrock_core::wire::Path>) {
+    let mut flaws = Flaws::default();
+    let value = json_at(v, 0, &mut flaws).unwrap_or(serde_json::Value::Null);
+    (value, flaws.found)
+}
+
+/// Where `json_at` stands, and the ill-formed strings it met.
+#[derive(Default)]
+struct Flaws {
+    path: Vec<langonrock_core::wire::Step>,
+    found: Vec<langonrock_core::wire::Path>,
 }
 
 /// How deep `json` follows nested arrays and objects (a cycle ends there as `null`).
 const MAX_DEPTH: usize = 64;
 
-fn json_at(v: &JsValue, depth: usize) -> Option<serde_json::Value> {
+fn json_at(v: &JsValue, depth: usize, flaws: &mut Flaws) -> Option<serde_json::Value> {
+    use langonrock_core::wire::Step;
     use serde_json::Value;
     if v.is_undefined() || v.is_function() || v.is_symbol() {
         return None;
@@ -63,8 +79,11 @@ fn json_at(v: &JsValue, depth: usize) -> Option<serde_json::Value> {
     if let Some(b) = v.as_bool() {
         return Some(Value::Bool(b));
     }
-    if let Some(s) = v.as_string() {
-        return Some(Value::String(s));
+    if let Some(js) = v.dyn_ref::<JsString>() {
+        if !js.is_valid_utf16() && flaws.found.len() < langonrock_core::wire::MAX_FLAWS {
+            flaws.found.push(flaws.path.clone());
+        }
+        return Some(Value::String(String::from(js)));
     }
     if let Some(n) = v.as_f64() {
         return Some(if n.fract() == 0.0 && n.abs() < 9.007_199_254_740_992e15 {
@@ -81,21 +100,26 @@ fn json_at(v: &JsValue, depth: usize) -> Option<serde_json::Value> {
         return Some(serde_json::from_str(&s).unwrap_or(Value::Null));
     }
     if Array::is_array(v) {
-        return Some(Value::Array(
-            Array::from(v)
-                .iter()
-                .map(|x| json_at(&x, depth + 1).unwrap_or(Value::Null))
-                .collect(),
-        ));
+        let mut items = Vec::new();
+        for (i, x) in Array::from(v).iter().enumerate() {
+            flaws.path.push(Step::Index(i));
+            items.push(json_at(&x, depth + 1, flaws).unwrap_or(Value::Null));
+            flaws.path.pop();
+        }
+        return Some(Value::Array(items));
     }
     if let Some(o) = v.dyn_ref::<Object>() {
         let mut map = serde_json::Map::new();
         for entry in Object::entries(o).iter() {
             let pair = Array::from(&entry);
-            if let (Some(k), Some(x)) = (pair.get(0).as_string(), json_at(&pair.get(1), depth + 1))
-            {
+            let Some(k) = pair.get(0).as_string() else {
+                continue;
+            };
+            flaws.path.push(Step::Key(k.clone()));
+            if let Some(x) = json_at(&pair.get(1), depth + 1, flaws) {
                 map.insert(k, x);
             }
+            flaws.path.pop();
         }
         return Some(Value::Object(map));
     }

@@ -719,12 +719,13 @@ pub struct WasmToolCall {
 impl WasmToolCall {
     /// Validates `args` for the tool `name`; the error is the tool error text.
     pub fn parse(name: &str, args: &JsValue) -> Result<WasmToolCall, String> {
-        let args = if args.is_undefined() {
-            None
+        let (args, ill_formed) = if args.is_undefined() {
+            (None, Vec::new())
         } else {
-            Some(convert::json(args))
+            let (v, flaws) = convert::json_checked(args);
+            (Some(v), flaws)
         };
-        tools::parse_call(name, args.as_ref()).map(|call| WasmToolCall {
+        tools::parse_call_with(name, args.as_ref(), &ill_formed).map(|call| WasmToolCall {
             call: Some(call),
             op: None,
             tenant: String::new(),

@@ -85,6 +85,19 @@ pub fn parse_tool_call(name: &str, args: JsValue) -> Result<WasmToolCall, JsValu
     WasmToolCall::parse(name, &args).map_err(|m| JsValue::from_str(&m))
 }
 
+/// The tool error for a tool name outside the served set: `unknown tool "<name>"`, the name
+/// quoted as every error quotes a value (at most 120 units).
+#[wasm_bindgen(js_name = unknownTool)]
+pub fn unknown_tool(name: &str) -> String {
+    tools::unknown_tool(name)
+}
+
+/// The error message for a resource URI other than the manifest's.
+#[wasm_bindgen(js_name = noResource)]
+pub fn no_resource(uri: &str) -> String {
+    tools::no_resource(uri)
+}
+
 /// A string in Unicode normalization form C.
 #[wasm_bindgen]
 pub fn nfc(s: &str) -> String {

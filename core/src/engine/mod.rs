@@ -31,6 +31,7 @@ mod served;
 mod state;
 mod step;
 pub mod store;
+mod walk;
 mod warm;
 
 pub use commit::{ImportRequest, NOT_RETAINED};
@@ -67,7 +68,9 @@ use std::sync::Arc;
 /// The compiler and index version (engine.md §2.5), part of every derived record's key.
 /// 2: a document without frontmatter has the `info` diagnostic `NO_FRONTMATTER`.
 /// 3: search's per-field index (docs/search.md) and the summary source in the parse.
-pub const COMPILER_VERSION: u32 = 3;
+/// 4: frontmatter nested too deep or with aliases that expand too far is a diagnostic
+/// before the YAML parser runs (compile/guard.rs, docs/limits.md).
+pub const COMPILER_VERSION: u32 = 4;
 
 /// `CONFLICT` after a stale expected revision or a lost head swap.
 pub const DATABASE_CHANGED: &str = "database changed: re-read the revision and document hashes";

@@ -121,12 +121,23 @@ pub struct GcResult {
     pub tenant: String,
     /// The retained revision ids, newest first.
     pub kept: Vec<String>,
+    /// How many revisions left retained history (or would): `history` and `restore` no
+    /// longer reach them, whether or not their records are removed yet.
+    pub dropped_revisions: u64,
     /// How many revision records were (or would be) removed.
     pub removed_revisions: u64,
     /// How many other records were (or would be) removed.
     pub removed_records: u64,
     /// The bytes those records held.
     pub bytes_freed: u64,
+    /// How many records no retained revision reaches but that were put within the grace
+    /// period, so they stay on disk for a later collection.
+    pub pending_records: u64,
+    /// The bytes those records hold.
+    pub pending_bytes: u64,
+    /// When the grace period of the last of them ends (milliseconds since the Unix epoch, in
+    /// the store's time): a collection after it removes them unless a commit reaches them.
+    pub pending_until: Option<u64>,
     /// Whether this was a dry run.
     pub dry_run: bool,
 }
