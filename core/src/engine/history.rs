@@ -83,10 +83,23 @@ pub fn decode_cursor(tenant: &str, cursor: &str) -> Result<Digest> {
     Digest::from_hex(&c.before).ok_or_else(bad)
 }
 
+/// Where a `history` page is on the head's chain, kept between the runs of its op.
+struct HistoryWalk {
+    /// The digest of the head record the walk started from.
+    head: Digest,
+    /// The revision to read next (`None`: the walk is over).
+    cur: Option<Digest>,
+    /// Whether the cursor's revision has been passed (or there is no cursor).
+    started: bool,
+    revisions: Vec<RevisionInfo>,
+    next: Option<String>,
+}
+
 impl Engine {
     /// `history({before?, limit?})` (engine.md §6): walks the store's current head chain.
     pub fn history(&self, req: HistoryRequest) -> Op<HistoryPage> {
         let tenant = self.tenant.clone();
+        let mut walk: Option<HistoryWalk> = None;
         Op::new(move |eng, ctx| {
             let limit = match req.limit {
                 None => 20,
@@ -107,22 +120,37 @@ impl Engine {
                     next: None,
                 }));
             };
+            let digest = Digest::of(&head);
             let head = HeadRecord::decode(&head)?.ok_or_else(|| foreign_format(&tenant))?;
-            let mut started = cursor.is_none();
-            let mut revisions = Vec::new();
-            let mut next = None;
-            let mut cur = Some(head.revision);
-            while let Some(id) = cur {
+            // The op runs again from the start after each fetch: the walk is kept between
+            // runs and resumes where it stopped, so a page costs one step per revision
+            // walked, not one per revision for every fetch (quadratic in the history).
+            let w = match &mut walk {
+                Some(w) if w.head == digest => w,
+                _ => walk.insert(HistoryWalk {
+                    head: digest,
+                    cur: Some(head.revision),
+                    started: cursor.is_none(),
+                    revisions: Vec::new(),
+                    next: None,
+                }),
+            };
+            while let Some(id) = w.cur {
                 let rev = eng.fetch_revision(ctx, id)?;
                 let last = Some(id) == head.retained_from || rev.parent.is_none();
-                if !started {
-                    started = Some(id) == cursor;
+                w.cur = if last { None } else { rev.parent };
+                if !w.started {
+                    w.started = Some(id) == cursor;
                 } else {
-                    if revisions.len() == limit {
-                        next = revisions.last().map(|r: &RevisionInfo| r.revision.clone());
+                    if w.revisions.len() == limit {
+                        w.next = w
+                            .revisions
+                            .last()
+                            .map(|r: &RevisionInfo| r.revision.clone());
+                        w.cur = None;
                         break;
                     }
-                    revisions.push(RevisionInfo {
+                    w.revisions.push(RevisionInfo {
                         revision: id.to_hex(),
                         parent: rev.parent.map(|p| p.to_hex()),
                         snapshot: rev.snapshot.to_hex(),
@@ -131,11 +159,8 @@ impl Engine {
                         bundles: rev.bundles.iter().map(|b| b.name.clone()).collect(),
                     });
                 }
-                if last {
-                    break;
-                }
-                cur = rev.parent;
             }
+            let (started, revisions, next) = (w.started, w.revisions.clone(), w.next.clone());
             if !started {
                 return Err(Error::conflict(CURSOR_EXPIRED).into());
             }
