@@ -23,7 +23,8 @@
 //!   without gc, and the compile of hostile documents; prints two tables.
 //! - `manifest`: our tenant manifest (core's renderer, clock pinned to 2026-09-21) at the three
 //!   sizes, in tokens, next to the reference's published sizes.
-//! - `postgres [--concepts N] [--commits N] [--opens N] [--samples N] [--search-secs S]`: the
+//! - `postgres [--concepts N] [--commits N] [--opens N] [--samples N] [--search-secs S]
+//!   [--clients N] [--parts …]`: the
 //!   PostgreSQL store against a real server (see `langonrock_bench::postgres`).
 //! - `sessions [--concepts N] [--turns KEY]`: the 20-question session bills from our rendered
 //!   tool output at one size (default 500); `--turns` dumps one session's turns as JSON, the
@@ -67,7 +68,7 @@ const USAGE: &str = "usage: langonrock-bench <command>
   manifest                            our manifest size at 500, 5,000 and 20,000 concepts
   sessions [--concepts N] [--turns KEY]  session bills from our tool output (default 500)
   postgres [--concepts N] [--commits N] [--opens N] [--samples N] [--search-secs S]
-           [--parts cold,commit,visibility,throughput]
+           [--clients N] [--parts cold,commit,visibility,throughput]
                                       the PostgreSQL store (default 20000 concepts)";
 
 fn main() -> ExitCode {
@@ -827,6 +828,7 @@ fn cmd_postgres(args: &[String]) -> Result<ExitCode, String> {
         opens: flag(args, "--opens")?.unwrap_or(11),
         samples: flag(args, "--samples")?.unwrap_or(100),
         search_secs: flag(args, "--search-secs")?.unwrap_or(10.0),
+        clients: flag(args, "--clients")?.unwrap_or(1),
         parts: flag::<String>(args, "--parts")?
             .unwrap_or_else(|| "all".into())
             .split(',')

@@ -471,6 +471,20 @@ impl Connection {
         self.inner.store.follow();
     }
 
+    /// Over a shared database: whether a read now would skip reading the head, since the
+    /// last read of it is younger than [`HEAD_POLL`], no notification said it moved since,
+    /// and the engine is open (docs/postgres.md). `serve` then answers from
+    /// [`Connection::served`] without a hop to a blocking thread. Always `false` for other
+    /// stores, and while the engine is busy with a step (the caller takes the usual path).
+    pub fn head_is_fresh(&self) -> bool {
+        self.inner.watch.as_ref().is_some_and(Watch::fresh)
+            && self
+                .inner
+                .engine
+                .try_lock()
+                .is_ok_and(|e| !e.needs_reload())
+    }
+
     /// The connection's clock.
     pub fn clock(&self) -> &dyn Clock {
         &*self.inner.clock

@@ -320,12 +320,36 @@ fn data_root(f: &Flags, env: Env<'_>) -> Result<Root, ArgError> {
 /// The directory of a files data root: `serve` and `token` keep `tokens.json` (and the
 /// socket) in it, so a database root is refused.
 fn files_root(root: Root, command: &str) -> Result<PathBuf, ArgError> {
+    let hint = if command == "serve" {
+        ": serve the database's tenants with --store <dsn>"
+    } else {
+        ""
+    };
     match root.files() {
         Some(p) => Ok(p.to_path_buf()),
         None => err(format!(
-            "{command} needs a data directory (it keeps tokens.json there), not the database {root}"
+            "{command} needs a data directory (it keeps tokens.json there), not the database {root}{hint}"
         )),
     }
+}
+
+/// `serve --store`: a PostgreSQL database whose every tenant the server serves, so its DSN
+/// names no tenant (docs/postgres.md).
+fn store_root(value: &str) -> Result<Root, ArgError> {
+    if !langonrock_core::dsn::is_postgres(value) {
+        return err(format!(
+            "--store takes a postgres:// dsn, got \"{}\"; a files data root is --data <dir>",
+            langonrock_core::dsn::redact_dsn(value)
+        ));
+    }
+    let root = Root::from_data(value)?;
+    if root.tenant().is_some() {
+        return err(format!(
+            "serve --store serves every tenant of the database: drop ?tenant= from {}",
+            langonrock_core::dsn::redact_dsn(value)
+        ));
+    }
+    Ok(root)
 }
 
 fn positional(f: &Flags, i: usize, what: &str) -> Result<String, ArgError> {
@@ -381,7 +405,7 @@ commands:
   verify
   repair <revision> --expected-head <digest|missing>
   mcp <dsn> [--database-tools] [--read-only]
-  serve [--socket <path> | --host <h> --port <n>] [--tls-cert <file> --tls-key <file>] [--read-only]
+  serve [--store <postgres dsn>] [--socket <path> | --host <h> --port <n>] [--tls-cert <file> --tls-key <file>] [--read-only]
   token --tenant <t> [--write]
 
 The data root is --data, else $LANGONROCK_DATA, else the platform data directory.
@@ -661,13 +685,14 @@ pub fn parse(args: Vec<OsString>, env: Env<'_>) -> Result<Command, ArgError> {
             let f = read_flags(
                 rest,
                 true,
-                &["socket", "host", "port", "tls-cert", "tls-key"],
+                &["socket", "host", "port", "tls-cert", "tls-key", "store"],
                 &["read-only"],
             )?;
             at_most(&f, 0)?;
             if f.tenant.is_some() {
                 return err("unknown flag \"--tenant\"");
             }
+            let store = f.value("store").map(store_root).transpose()?;
             let port = f
                 .value("port")
                 .map(|v| {
@@ -682,6 +707,7 @@ pub fn parse(args: Vec<OsString>, env: Env<'_>) -> Result<Command, ArgError> {
                 .transpose()?;
             Command::Serve(crate::serve::ServeOptions {
                 data: files_root(data_root(&f, env)?, "serve")?,
+                store,
                 socket: f.value("socket").map(PathBuf::from),
                 host: opt(&f, "host"),
                 port,
