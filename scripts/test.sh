@@ -16,6 +16,12 @@ cargo fmt --all -- --check
 step "lint"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+step "the langonrock crate's features (an embedded build compiles no HTTP, TLS or PostgreSQL)"
+bash scripts/features-test.sh
+
+step "docs: the library and the core, without warnings"
+RUSTDOCFLAGS="-D warnings" cargo doc -p langonrock -p langonrock-core --no-deps --all-features --locked
+
 step "core builds for wasm32 (no host dependencies)"
 cargo check -p langonrock-core --target wasm32-unknown-unknown --locked
 

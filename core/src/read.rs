@@ -8,7 +8,7 @@
 //! [`render_cli`] for the CLI (found ids only, with [`GetResult::missing`] for the warnings).
 //!
 //! Every offset is in UTF-16 units of the addressed text. Slices are cut through the
-//! concept's [`Utf16Map`](crate::text::Utf16Map), so no call allocates per body, and no
+//! concept's [`Utf16Map`], so no call allocates per body, and no
 //! slice ever splits a surrogate pair.
 
 use crate::compile::{Concept, Model};

@@ -19,6 +19,8 @@
 //! behind their own flags (`remote`, `postgres`), so an embedded user compiles only what it
 //! uses.
 
+#[cfg(feature = "async")]
+mod asynchronous;
 pub mod clock;
 pub mod connection;
 pub mod data_root;
@@ -27,10 +29,14 @@ pub mod files;
 
 #[cfg(test)]
 mod testdir;
+mod tool_list;
 
+#[cfg(feature = "async")]
+pub use asynchronous::AsyncConnection;
 pub use connection::{Connection, Options, READ_ONLY};
 pub use langonrock_core as core;
 pub use langonrock_core::{Error, Result};
+pub use tool_list::{ToolDefinition, ToolMode};
 
 /// Opens the tenant a DSN names (docs/cli.md §5): `okf:<data root>?tenant=<t>`, or
 /// `okf://?tenant=<t>` for the default data root (see [`data_root::default_root`]). A tenant

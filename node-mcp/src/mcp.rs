@@ -27,18 +27,12 @@ pub trait Backend: Send + Sync + 'static {
     fn manifest(&self) -> Result<String, String>;
 }
 
-/// Which tools the server registers (agent.md §2).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Mode {
-    /// `--database-tools`.
-    pub database_tools: bool,
-    /// `--read-only`.
-    pub read_only: bool,
-}
+/// Which tools the server registers (agent.md §2): the library's [`langonrock::ToolMode`].
+pub type Mode = langonrock::ToolMode;
 
 /// The rmcp `Tool` values of a mode, built from the core table, in its order.
 pub fn rmcp_tools(mode: Mode, advice: Option<&str>) -> Vec<Tool> {
-    tools::tool_set(mode.database_tools, mode.read_only)
+    mode.tools()
         .into_iter()
         .map(|t| {
             let schema = match t.input_schema() {
@@ -75,10 +69,7 @@ impl McpServer {
     pub fn new(backend: Arc<dyn Backend>, mode: Mode, advice: Option<String>) -> McpServer {
         McpServer {
             backend,
-            names: tools::tool_set(mode.database_tools, mode.read_only)
-                .iter()
-                .map(|t| t.name)
-                .collect(),
+            names: mode.tools().iter().map(|t| t.name).collect(),
             tools: rmcp_tools(mode, advice.as_deref()),
             resource: manifest_resource(advice.as_deref()),
         }
@@ -250,7 +241,7 @@ pub fn server_for(conn: Conn, mode: Mode) -> McpServer {
 
 /// [`server_for`] over a backend the caller keeps (to finish it when the session ends).
 pub fn server_over(backend: Arc<TenantBackend>, mode: Mode) -> McpServer {
-    let advice = backend.conn.manifest(None).ok().map(|m| tools::advice(&m));
+    let advice = backend.conn.advice();
     McpServer::new(backend, mode, advice)
 }
 

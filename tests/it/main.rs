@@ -15,6 +15,8 @@ mod engine;
 mod engine_props;
 /// The native files store against the conformance suite.
 mod files_store;
+/// The `langonrock` library's public surface: threads, async tasks, tools, refusals.
+mod library;
 /// The golden that the wasm32 build must reproduce byte for byte.
 mod parity;
 /// A tool session through the native MCP call path, against a golden the JS suite shares.

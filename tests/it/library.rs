@@ -1,0 +1,155 @@
+//! The `langonrock` library through its public surface, as a Rust program uses it: one
+//! connection shared by threads and by async tasks, the tool surface against the MCP
+//! server's, and the refusals of bad DSNs and closed connections.
+
+use crate::util::TempDir;
+use langonrock::{AsyncConnection, Connection, Options, ToolMode};
+use langonrock_core::engine::HistoryRequest;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+fn note(i: usize) -> String {
+    format!("---\ntype: note\n---\n# Note {i}\n\nNote number {i} about orders.\n")
+}
+
+/// The number of manifest rows (concepts) of a manifest TSV.
+fn rows(manifest: &str) -> usize {
+    manifest.lines().filter(|l| !l.starts_with('#')).count() - 1
+}
+
+/// One files connection, shared by threads: writers' commits are serialized (every one
+/// lands, none conflicts, the history is one chain), and readers running all the while
+/// never fail and never see the tenant shrink or a commit half done.
+#[test]
+fn threads_share_one_connection() {
+    let dir = TempDir::new("threads");
+    let conn = Arc::new(Options::default().open_files(dir.path(), "acme").unwrap());
+    let done = Arc::new(AtomicBool::new(false));
+    let readers: Vec<_> = (0..3)
+        .map(|_| {
+            let (conn, done) = (conn.clone(), done.clone());
+            std::thread::spawn(move || {
+                let (mut seen, mut reads) = (0, 0);
+                while !done.load(Ordering::Acquire) || reads == 0 {
+                    let n = rows(&conn.manifest(None).unwrap());
+                    assert!(n >= seen, "a read saw {n} concepts after {seen}");
+                    let hits = conn.search("orders", &Default::default()).unwrap();
+                    assert!(hits.contains("# hits: "));
+                    seen = n;
+                    reads += 1;
+                }
+                reads
+            })
+        })
+        .collect();
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let conn = conn.clone();
+            std::thread::spawn(move || {
+                (0..5)
+                    .map(|i| {
+                        let n = w * 5 + i;
+                        conn.write("notes", &format!("n{n}.md"), &note(n), None)
+                            .unwrap()
+                            .revision
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let revisions: Vec<String> = writers
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    done.store(true, Ordering::Release);
+    for r in readers {
+        assert!(r.join().unwrap() > 0);
+    }
+    assert_eq!(rows(&conn.manifest(None).unwrap()), 20);
+    let page = conn
+        .history(HistoryRequest {
+            before: None,
+            limit: Some(100),
+        })
+        .unwrap();
+    assert_eq!(page.revisions.len(), 20);
+    // Serialized: each revision's parent is the one before it.
+    for pair in page.revisions.windows(2) {
+        assert_eq!(pair[0].parent.as_deref(), Some(pair[1].revision.as_str()));
+    }
+    let mut all = revisions.clone();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), 20);
+}
+
+/// The async variant: clones of one `AsyncConnection` in many tasks of a runtime; every
+/// commit lands, and the blocking connection inside sees them.
+#[test]
+fn async_tasks_share_one_connection() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let dir = TempDir::new("async");
+    let dsn = format!("okf://{}?tenant=acme", dir.path().display());
+    rt.block_on(async {
+        let conn = AsyncConnection::open(&dsn).await.unwrap();
+        let tasks: Vec<_> = (0..8)
+            .map(|i| {
+                let conn = conn.clone();
+                tokio::spawn(async move {
+                    conn.write("notes", &format!("n{i}.md"), &note(i), None)
+                        .await
+                        .unwrap();
+                    conn.search("orders", &Default::default()).await.unwrap()
+                })
+            })
+            .collect();
+        for t in tasks {
+            assert!(t.await.unwrap().contains("# hits: "));
+        }
+        assert_eq!(rows(&conn.manifest(None).await.unwrap()), 8);
+        let reply = conn
+            .call_tool("get", Some(serde_json::json!({"ids": ["n3"]})))
+            .await;
+        assert!(!reply.is_error, "{}", reply.text);
+        assert!(reply.text.contains("Note number 3"));
+        assert_eq!(
+            conn.connection().read().unwrap().concepts(),
+            8,
+            "the blocking connection inside is the same one"
+        );
+    });
+}
+
+/// `tools(mode)` lists exactly what `langonrock mcp` lists in that mode, the manifest
+/// tool's description ending with the advice sentence for the tenant.
+#[test]
+fn tools_are_the_mcp_servers_list() {
+    let conn = Connection::memory("acme").unwrap();
+    conn.write("notes", "a.md", &note(1), None).unwrap();
+    let advice = conn.advice().unwrap();
+    assert!(advice.contains('1'), "{advice}");
+    for database_tools in [false, true] {
+        for read_only in [false, true] {
+            let mode = ToolMode {
+                database_tools,
+                read_only,
+            };
+            let ours: Vec<serde_json::Value> = conn
+                .tools(mode)
+                .unwrap()
+                .iter()
+                .map(|t| t.to_json())
+                .collect();
+            let server: Vec<serde_json::Value> =
+                langonrock_node_mcp::mcp::rmcp_tools(mode, Some(&advice))
+                    .iter()
+                    .map(|t| serde_json::to_value(t).unwrap())
+                    .collect();
+            assert_eq!(ours, server, "{mode:?}");
+            let manifest = ours[0]["description"].as_str().unwrap();
+            assert!(manifest.ends_with(&format!("\n\n{advice}")));
+        }
+    }
+}
