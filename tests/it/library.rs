@@ -153,3 +153,55 @@ fn tools_are_the_mcp_servers_list() {
         }
     }
 }
+
+/// Every DSN refusal of docs/cli.md ("DSN") through the front door: `INVALID`, the DSN as
+/// given, and the form expected.
+#[test]
+fn bad_dsns_are_refused_with_the_expected_form() {
+    const FORM: &str = "expected okf:///absolute/path?tenant=<name>";
+    let cases: Vec<(&str, String)> = vec![
+        // A host in an okf: DSN (cli.md §5.1).
+        (
+            "okf://data/x?tenant=a",
+            format!("invalid dsn \"okf://data/x?tenant=a\": {FORM}"),
+        ),
+        // Not a DSN at all.
+        ("kb", format!("invalid dsn \"kb\": {FORM}")),
+        (
+            "okf:relative?tenant=a",
+            format!("invalid dsn \"okf:relative?tenant=a\": {FORM}"),
+        ),
+        // A path that does not percent-decode.
+        (
+            "okf:///srv/%zz?tenant=a",
+            format!("invalid dsn \"okf:///srv/%zz?tenant=a\": {FORM}"),
+        ),
+        // No tenant, or an empty one (cli.md §5.3).
+        (
+            "okf:///srv/kb",
+            format!("dsn \"okf:///srv/kb\" names no tenant: {FORM}"),
+        ),
+        (
+            "okf:///srv/kb?tenant=",
+            format!("dsn \"okf:///srv/kb?tenant=\" names no tenant: {FORM}"),
+        ),
+        // A tenant that is not a tenant id.
+        (
+            "okf:///srv/kb?tenant=a%20b",
+            "invalid tenant id \"a b\": expected 1-64 chars of [a-z0-9_-]".to_string(),
+        ),
+    ];
+    for (dsn, message) in cases {
+        let e = langonrock::open(dsn).err().expect(dsn);
+        assert_eq!((e.code(), e.message()), ("INVALID", message), "{dsn}");
+    }
+    // An unknown scheme, as given (cli.md §5.4).
+    let e = langonrock::open("mysql://db/kb?tenant=a").err().unwrap();
+    assert_eq!(e.code(), "INVALID");
+    assert!(
+        e.message()
+            .starts_with("unsupported dsn scheme \"mysql:\", expected one of okf:, okf+unix:, okf+http:, okf+https:"),
+        "{}",
+        e.message()
+    );
+}
