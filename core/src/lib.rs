@@ -25,6 +25,7 @@ pub mod snapshot;
 pub mod text;
 pub mod tools;
 pub mod validate;
+pub mod wire;
 
 #[cfg(test)]
 mod testutil;

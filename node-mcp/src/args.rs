@@ -671,13 +671,17 @@ pub struct Dsn {
     pub tenant: String,
 }
 
-/// Parses a DSN of cli.md §5 (the first milestone: embedded `okf:` only).
+/// Parses an embedded DSN of cli.md §5.
 pub fn parse_dsn(dsn: &str) -> Result<Dsn, ArgError> {
-    let d = langonrock_core::dsn::parse_dsn(dsn, cfg!(windows))?;
-    Ok(Dsn {
-        data: d.data.map(PathBuf::from),
-        tenant: d.tenant,
-    })
+    match langonrock_core::dsn::parse_dsn(dsn, cfg!(windows))? {
+        langonrock_core::dsn::Dsn::Embedded(d) => Ok(Dsn {
+            data: d.data.map(PathBuf::from),
+            tenant: d.tenant,
+        }),
+        langonrock_core::dsn::Dsn::Remote(_) => Err(ArgError(
+            "remote dsns are not wired into this command yet".into(),
+        )),
+    }
 }
 
 /// The DSN as shown in the startup banner: the value of every `token` parameter as `***`

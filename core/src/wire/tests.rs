@@ -1,0 +1,249 @@
+use super::*;
+use crate::engine::{HistoryRequest, RestoreRequest};
+
+const H: &str = "968f3339aa6a0e9a4bd0b4a7f8fd3b2c3b8d4cb7e2c1b0a9f8e7d6c5b4a39281";
+
+#[test]
+fn routes_and_headers() {
+    let r = manifest("/v1/acme", Some("sales ops"), Some("\"s:2026-01-01\""));
+    assert_eq!(r.method, "GET");
+    assert_eq!(r.path, "/v1/acme/manifest?bundle=sales%20ops");
+    assert_eq!(
+        r.headers,
+        vec![("if-none-match", "\"s:2026-01-01\"".to_string())]
+    );
+    assert_eq!(manifest("/v1", None, None).path, "/v1/manifest");
+    // Each path segment is encoded on its own: `/` separates, `%` and `..` stay data.
+    let r = read_source("/v1/t", "b", "a b/ü%/../x.md");
+    assert_eq!(r.path, "/v1/t/source/b/a%20b/%C3%BC%25/../x.md");
+    let r = write("/v1/t", "b", "x.md", "hi", None);
+    assert_eq!(r.method, "PUT");
+    assert_eq!(
+        r.headers,
+        vec![
+            ("content-type", MARKDOWN.to_string()),
+            ("if-none-match", "*".to_string())
+        ]
+    );
+    assert_eq!(r.body, b"hi");
+    let r = write("/v1/t", "b", "x.md", "hi", Some(H));
+    assert_eq!(r.headers[1], ("if-match", format!("\"{H}\"")));
+    let r = delete("/v1/t", "b", "x.md", Some(H));
+    assert_eq!((r.method, r.headers.len()), ("DELETE", 1));
+    assert!(delete("/v1/t", "b", "x.md", None).headers.is_empty());
+    assert_eq!(delete_bundle("/v1", "b").path, "/v1/bundles/b");
+    let r = history(
+        "/v1/t",
+        &HistoryRequest {
+            before: Some("a+b/c".into()),
+            limit: Some(5),
+        },
+    );
+    assert_eq!(r.path, "/v1/t/history?limit=5&before=a%2Bb%2Fc");
+    assert_eq!(
+        history("/v1/t", &HistoryRequest::default()).path,
+        "/v1/t/history"
+    );
+    let r = restore(
+        "/v1/t",
+        &RestoreRequest {
+            revision: "r".into(),
+            expected_revision: "e".into(),
+        },
+    );
+    assert_eq!(
+        String::from_utf8(r.body).unwrap(),
+        r#"{"expectedRevision":"e","revision":"r"}"#
+    );
+}
+
+#[test]
+fn request_bodies() {
+    let opts = GetOptions {
+        section: Some("usage".into()),
+        offset: None,
+        limit: Some(10),
+        find: None,
+        source: true,
+    };
+    let r = get("/v1/t", &["a", "b"], &opts);
+    assert_eq!(
+        String::from_utf8(r.body).unwrap(),
+        r#"{"ids":["a","b"],"limit":10,"section":"usage","source":true}"#
+    );
+    let r = search(
+        "/v1/t",
+        "replay export",
+        &SearchOptions {
+            k: 5,
+            bundle: Some("ops".into()),
+            expand: true,
+        },
+    );
+    assert_eq!(
+        String::from_utf8(r.body).unwrap(),
+        r#"{"bundle":"ops","expand":true,"k":5,"q":"replay export"}"#
+    );
+    let txn = crate::engine::parse_transaction(&json!({
+        "changes": [
+            {"operation": "write", "bundle": "b", "path": "x.md", "content": "hi"},
+            {"operation": "delete", "bundle": "b", "path": "y.md", "replaces": H}
+        ],
+        "expectedRevision": H
+    }))
+    .unwrap();
+    assert_eq!(
+        transaction_json(&txn),
+        json!({
+            "changes": [
+                {"operation": "write", "bundle": "b", "path": "x.md", "content": "hi"},
+                {"operation": "delete", "bundle": "b", "path": "y.md", "replaces": H}
+            ],
+            "expectedRevision": H
+        })
+    );
+}
+
+#[test]
+fn every_error_comes_back_as_itself() {
+    let errors = vec![
+        Error::Invalid("bad".into()),
+        Error::InvalidChange {
+            message: "invalid document path \"../x\"".into(),
+            index: 3,
+        },
+        Error::NotFound("no such bundle".into()),
+        Error::Conflict {
+            message: "concept already exists: re-read the concept and retry with its new hash"
+                .into(),
+            reason: Some(ConflictReason::Exists),
+            changes: vec![],
+        },
+        Error::Conflict {
+            message: "transaction preconditions failed".into(),
+            reason: None,
+            changes: vec![
+                ChangeFailure {
+                    index: 0,
+                    reason: ConflictReason::Changed,
+                },
+                ChangeFailure {
+                    index: 2,
+                    reason: ConflictReason::Missing,
+                },
+            ],
+        },
+        Error::IndeterminateCommit { revision: H.into() },
+        Error::corrupt("head record fails its digest"),
+        Error::Store("disk full".into()),
+        Error::Unauthorized("invalid or missing bearer token".into()),
+        Error::Forbidden("this token may read but not write".into()),
+    ];
+    let statuses = [400, 400, 404, 412, 409, 503, 500, 500, 401, 403];
+    for (e, want) in errors.iter().zip(statuses) {
+        // The transact route answers the transaction conflict; the others are single-document.
+        let single = !matches!(e, Error::Conflict { changes, .. } if !changes.is_empty());
+        let status = error_status(e, single);
+        assert_eq!(status, want, "{e:?}");
+        let body = error_body(e);
+        assert_eq!(&error_from_response(status, body.as_bytes()), e, "{body}");
+    }
+    assert_eq!(
+        error_body(&errors[4]),
+        r#"{"changes":[{"index":0,"reason":"changed"},{"index":2,"reason":"missing"}],"code":"CONFLICT","message":"transaction preconditions failed"}"#
+    );
+    assert_eq!(error_status(&errors[3], false), 409);
+}
+
+#[test]
+fn other_failures_name_status_and_body() {
+    let e = error_from_response(502, b"<html>bad gateway</html>\n");
+    assert_eq!(e.code(), "STORE");
+    assert_eq!(
+        e.message(),
+        "langonrock server returned 502: <html>bad gateway</html>"
+    );
+    // JSON that is not our error, or an unknown code, is not rebuilt.
+    for body in [
+        &br#"{"code":"TEAPOT","message":"x"}"#[..],
+        br#"{"message":"x"}"#,
+        b"[]",
+    ] {
+        assert_eq!(error_from_response(500, body).code(), "STORE");
+    }
+    // A huge body is quoted short, cut on a character boundary.
+    let big = "é".repeat(10_000);
+    let m = error_from_response(500, big.as_bytes()).message();
+    assert!(m.ends_with('…'), "{m}");
+    assert!(m.len() < QUOTED_BODY + 64);
+    // A success status with a body that does not parse is an unexpected answer too.
+    let r = Response {
+        status: 200,
+        etag: None,
+        body: b"{not json",
+    };
+    let e = r.json::<crate::snapshot::Snapshot>(200).unwrap_err();
+    assert_eq!(e.message(), "langonrock server returned 200: {not json");
+    let r = Response {
+        status: 204,
+        etag: None,
+        body: b"",
+    };
+    assert_eq!(
+        r.text(200).unwrap_err().message(),
+        "langonrock server returned 204: "
+    );
+}
+
+#[test]
+fn answers() {
+    let r = Response {
+        status: 304,
+        etag: Some("\"e\""),
+        body: b"",
+    };
+    assert_eq!(
+        manifest_answer(&r, Some("cached")),
+        Ok(ManifestAnswer::Cached("cached".into()))
+    );
+    assert!(manifest_answer(&r, None).is_err());
+    let r = Response {
+        status: 200,
+        etag: Some("\"e2\""),
+        body: b"# tenant: t\n",
+    };
+    assert_eq!(
+        manifest_answer(&r, Some("cached")),
+        Ok(ManifestAnswer::Fresh {
+            text: "# tenant: t\n".into(),
+            etag: Some("\"e2\"".into())
+        })
+    );
+    let missing = Response {
+        status: 404,
+        etag: None,
+        body: br#"{"code":"NOT_FOUND","message":"no such concept"}"#,
+    };
+    assert_eq!(read_source_answer(&missing), Ok(None));
+    let etag = format!("\"{H}\"");
+    let found = Response {
+        status: 200,
+        etag: Some(&etag),
+        body: b"\xEF\xBB\xBFhi\r\n",
+    };
+    assert_eq!(
+        read_source_answer(&found),
+        Ok(Some(("\u{feff}hi\r\n".into(), H.into())))
+    );
+    let no_etag = Response {
+        etag: None,
+        ..found
+    };
+    assert_eq!(read_source_answer(&no_etag).unwrap_err().code(), "STORE");
+    // Key order survives, and `__proto__`-like keys are plain data.
+    let m = ordered_object(br#"{"z":1,"10":2,"__proto__":3,"a":4}"#).unwrap();
+    let keys: Vec<&str> = m.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys, ["z", "10", "__proto__", "a"]);
+    assert_eq!(ordered_object(b"{} x"), None);
+    assert_eq!(ordered_object(b"[1]"), None);
+}
