@@ -34,6 +34,9 @@ pub struct Request {
     pub headers: Vec<(&'static str, String)>,
     /// The body; empty for none.
     pub body: Vec<u8>,
+    /// Whether the request only reads (`GET`, and the `get` and `search` POSTs): a client
+    /// may send it again after a broken connection.
+    pub read: bool,
 }
 
 impl Request {
@@ -43,7 +46,13 @@ impl Request {
             path,
             headers: Vec::new(),
             body: Vec::new(),
+            read: method == "GET",
         }
+    }
+
+    fn reading(mut self) -> Request {
+        self.read = true;
+        self
     }
 
     fn json(method: &'static str, path: String, body: &Value) -> Request {
@@ -132,7 +141,7 @@ pub fn get<S: AsRef<str>>(prefix: &str, ids: &[S], opts: &GetOptions) -> Request
     if opts.source {
         body.insert("source".into(), true.into());
     }
-    Request::json("POST", format!("{prefix}/get"), &Value::Object(body))
+    Request::json("POST", format!("{prefix}/get"), &Value::Object(body)).reading()
 }
 
 /// `POST [/t]/search` with `{"q", "k", "expand", "bundle"?}`.
@@ -141,7 +150,7 @@ pub fn search(prefix: &str, query: &str, opts: &SearchOptions) -> Request {
     if let Some(b) = &opts.bundle {
         body["bundle"] = b.as_str().into();
     }
-    Request::json("POST", format!("{prefix}/search"), &body)
+    Request::json("POST", format!("{prefix}/search"), &body).reading()
 }
 
 /// `GET [/t]/source`: the listing.

@@ -107,7 +107,9 @@ pub fn parse_dsn(dsn: &str, windows: bool) -> Result<JsValue, JsValue> {
     use langonrock_core::dsn::{Dsn, Endpoint};
     let d = langonrock_core::dsn::parse_dsn(dsn, windows).map_err(|e| error::to_js(&e))?;
     let v = match d {
-        Dsn::Embedded(d) => serde_json::json!({"kind": "embedded", "data": d.data, "tenant": d.tenant}),
+        Dsn::Embedded(d) => {
+            serde_json::json!({"kind": "embedded", "data": d.data, "tenant": d.tenant})
+        }
         Dsn::Remote(r) => {
             let mut o = serde_json::json!({
                 "kind": "remote",
