@@ -18,6 +18,7 @@ pub mod dsn;
 pub mod engine;
 pub mod error;
 pub mod hash;
+pub mod http_api;
 pub mod manifest;
 pub mod read;
 pub mod search;
@@ -25,7 +26,6 @@ pub mod snapshot;
 pub mod text;
 pub mod tools;
 pub mod validate;
-pub mod wire;
 
 #[cfg(test)]
 mod testutil;

@@ -14,7 +14,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::{self, SendRequest};
 use hyper_util::rt::TokioIo;
 use langonrock_core::dsn::{Endpoint, RemoteDsn};
-use langonrock_core::wire;
+use langonrock_core::http_api as wire;
 use langonrock_core::Error;
 use std::future::Future;
 use std::sync::{mpsc as std_mpsc, Arc, Mutex};

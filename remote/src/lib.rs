@@ -1,6 +1,6 @@
 //! A connection to one tenant of a `langonrock serve` (docs/remote.md): the operations of a
 //! local connection, each one request of the HTTP API, with the same results and the same
-//! errors (rebuilt from the server's JSON error bodies by `langonrock_core::wire`).
+//! errors (rebuilt from the server's JSON error bodies by `langonrock_core::http_api`).
 
 pub mod http;
 
@@ -10,10 +10,10 @@ use langonrock_core::engine::{
     DeleteResult, HistoryPage, HistoryRequest, RestoreRequest, RevisionResult, SourceContent,
     SourceEntry, WriteResult,
 };
+use langonrock_core::http_api::{self as wire, ManifestAnswer};
 use langonrock_core::read::GetOptions;
 use langonrock_core::search::SearchOptions;
 use langonrock_core::snapshot::Snapshot;
-use langonrock_core::wire::{self, ManifestAnswer};
 use langonrock_core::Error;
 use std::collections::HashMap;
 use std::sync::Mutex;
