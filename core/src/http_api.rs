@@ -469,6 +469,45 @@ pub fn read_source_answer(r: &Response<'_>) -> Result<Option<(String, String)>> 
     Ok(Some((text, hash)))
 }
 
+/// One slice of a `get` answer, owned, with the fields of read.md §3.2 in the spec's order
+/// (its JSON is the same as [`crate::read::Slice`]'s).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OwnedSlice {
+    /// The returned part of the addressed text.
+    pub text: String,
+    /// Its start within the addressed text, in UTF-16 units.
+    pub start: usize,
+    /// Its end.
+    pub end: usize,
+    /// The addressed text's length.
+    pub total: usize,
+    /// With `find`: the first match offsets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matches: Option<Vec<usize>>,
+    /// With `find`: the number of matches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub match_count: Option<usize>,
+    /// With `source`: the bundle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle: Option<String>,
+    /// With `source`: the path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// With `source`: the source hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash: Option<String>,
+}
+
+/// A `get` answer: the found ids and their slices, in the server's order; `None` when the
+/// body is not an object of slices.
+pub fn get_answer(body: &[u8]) -> Option<Vec<(String, OwnedSlice)>> {
+    ordered_object(body)?
+        .into_iter()
+        .map(|(id, v)| Some((id, serde_json::from_value(v).ok()?)))
+        .collect()
+}
+
 /// The object id → slice of a `get` answer with its keys in the server's order (JSON
 /// objects are unordered to serde_json without `preserve_order`).
 pub fn ordered_object(body: &[u8]) -> Option<Vec<(String, Value)>> {

@@ -267,7 +267,7 @@ fn secs(d: Duration) -> String {
 }
 
 fn size(n: usize) -> String {
-    if n >= 1 << 20 && n % (1 << 20) == 0 {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
         format!("{} MiB", n >> 20)
     } else {
         format!("{n} bytes")

@@ -10,7 +10,7 @@ use langonrock_core::engine::{
     DeleteResult, HistoryPage, HistoryRequest, RestoreRequest, RevisionResult, SourceContent,
     SourceEntry, WriteResult,
 };
-use langonrock_core::http_api::{self as wire, ManifestAnswer};
+use langonrock_core::http_api::{self as wire, ManifestAnswer, OwnedSlice};
 use langonrock_core::read::GetOptions;
 use langonrock_core::search::SearchOptions;
 use langonrock_core::snapshot::Snapshot;
@@ -99,16 +99,16 @@ impl Remote {
             .json(200)
     }
 
-    /// The found ids and their slices (JSON objects of read.md's fields), in result order.
+    /// The found ids and their slices, in result order.
     pub fn get<S: AsRef<str>>(
         &self,
         ids: &[S],
         opts: &GetOptions,
-    ) -> Result<Vec<(String, serde_json::Value)>, Error> {
+    ) -> Result<Vec<(String, OwnedSlice)>, Error> {
         let a = self.send(wire::get(&self.prefix, ids, opts))?;
         let r = a.response();
         r.expect(200)?;
-        wire::ordered_object(r.body).ok_or_else(|| wire::unexpected(r.status, r.body))
+        wire::get_answer(r.body).ok_or_else(|| wire::unexpected(r.status, r.body))
     }
 
     /// The search TSV.

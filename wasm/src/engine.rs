@@ -7,9 +7,8 @@
 
 use crate::convert;
 use crate::error::{from_js, to_js};
-use langonrock_core::engine::request::check_change;
 use langonrock_core::engine::{
-    self, request, Answer, CommitOutcome, Engine, GcOptions, HistoryRequest, ImportRequest, Op,
+    self, Answer, CommitOutcome, Engine, GcOptions, HistoryRequest, ImportRequest, Op,
     RepairRequest, RestoreRequest, Served, Step,
 };
 use langonrock_core::read::{self, GetOptions};
@@ -283,17 +282,8 @@ impl WasmEngine {
         replaces: JsValue,
         created: &str,
     ) -> JsResult<WasmOp> {
-        let (bundle, path) = js(convert::target(&bundle, &path))?;
-        let hash = convert::hash(&replaces);
-        let content = convert::opt_content(&content);
-        let (Some(content), Ok(hash)) = (content.clone(), hash.clone()) else {
-            return Err(to_js(
-                &check_change("write", &bundle, &path, content, hash)
-                    .err()
-                    .unwrap_or_else(|| Error::Invalid(request::CONTENT_NOT_STRING.into())),
-            ));
-        };
-        let replaces = hash.map(|h| h.to_hex());
+        let (bundle, path, content, replaces) =
+            js(convert::write_args(&bundle, &path, &content, &replaces))?;
         Ok(WasmOp::new(self.engine.write(
             &bundle,
             &path,
@@ -311,16 +301,7 @@ impl WasmEngine {
         replaces: JsValue,
         created: &str,
     ) -> JsResult<WasmOp> {
-        let (bundle, path) = js(convert::target(&bundle, &path))?;
-        let hash = js(check_change(
-            "delete",
-            &bundle,
-            &path,
-            None,
-            convert::hash(&replaces),
-        ))?
-        .replaces
-        .map(|h| h.to_hex());
+        let (bundle, path, hash) = js(convert::delete_args(&bundle, &path, &replaces))?;
         Ok(WasmOp::new(self.engine.delete(
             &bundle,
             &path,

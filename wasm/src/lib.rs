@@ -10,6 +10,7 @@
 pub mod convert;
 pub mod engine;
 pub mod error;
+pub mod remote;
 
 pub use engine::{WasmEngine, WasmOp, WasmToolCall};
 

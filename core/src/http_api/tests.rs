@@ -247,3 +247,41 @@ fn answers() {
     assert_eq!(ordered_object(b"{} x"), None);
     assert_eq!(ordered_object(b"[1]"), None);
 }
+
+#[test]
+fn slices_keep_their_fields_and_order() {
+    let docs = vec![crate::compile::SourceDoc::new(
+        "b",
+        "x.md",
+        "---\ntype: note\n---\nalpha beta alpha\n",
+    )];
+    let model = crate::compile::compile(&docs, crate::compile::SUMMARY_WIDTH).unwrap();
+    let opts = GetOptions {
+        find: Some("alpha".into()),
+        source: true,
+        ..GetOptions::default()
+    };
+    let local = crate::read::get(&model, &["x", "nope"], &opts).to_json();
+    let parsed = get_answer(local.as_bytes()).unwrap();
+    assert_eq!(parsed.len(), 1);
+    let back: Map<String, Value> = parsed
+        .iter()
+        .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap()))
+        .collect();
+    // Each slice serialises to the very bytes the server sent for it.
+    assert_eq!(
+        format!("{{\"x\":{}}}", serde_json::to_string(&parsed[0].1).unwrap()),
+        local
+    );
+    assert_eq!(
+        Value::Object(back),
+        serde_json::from_str::<Value>(&local).unwrap()
+    );
+    let text = serde_json::to_string(&parsed[0].1).unwrap();
+    assert!(text.starts_with("{\"text\":"), "{text}");
+    assert!(
+        text.contains("\"matchCount\":2,\"bundle\":\"b\",\"path\":\"x.md\",\"hash\":"),
+        "{text}"
+    );
+    assert_eq!(get_answer(br#"{"x": {"text": 1}}"#), None);
+}

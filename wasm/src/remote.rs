@@ -1,0 +1,189 @@
+//! The HTTP wire of a remote connection for the JS package (docs/remote.md): the request an
+//! operation becomes and the result (or error) its answer stands for, both through
+//! `langonrock_core::http_api`, with the arguments checked by the same conversions as a
+//! local connection's. The package's pkg/src/remote.js only moves the bytes.
+
+use crate::convert;
+use crate::error::to_js;
+use js_sys::{Array, Map, Object, Reflect, Uint8Array};
+use langonrock_core::engine::{
+    self, DeleteResult, HistoryPage, RestoreRequest, RevisionResult, SourceEntry, WriteResult,
+};
+use langonrock_core::http_api::{self as wire, ManifestAnswer, Response};
+use langonrock_core::snapshot::Snapshot;
+use langonrock_core::Error;
+use wasm_bindgen::prelude::*;
+
+type JsResult<T> = Result<T, JsValue>;
+
+fn js<T>(r: Result<T, Error>) -> JsResult<T> {
+    r.map_err(|e| to_js(&e))
+}
+
+fn set(o: &Object, key: &str, v: &JsValue) {
+    let _ = Reflect::set(o, &JsValue::from_str(key), v);
+}
+
+fn arg(args: &Array, i: u32) -> JsValue {
+    args.get(i)
+}
+
+fn opt_string(v: &JsValue) -> Option<String> {
+    v.as_string()
+}
+
+/// The request of one operation: `{method, path, headers: [[name, value]…], body:
+/// Uint8Array, read}`, `path` below `prefix` (`/v1/<tenant>` or `/v1`). `args` are the
+/// operation's arguments as the connection received them; they are checked as a local
+/// connection checks them, with the same errors.
+#[wasm_bindgen(js_name = remoteRequest)]
+pub fn remote_request(op: &str, prefix: &str, args: Array) -> JsResult<JsValue> {
+    let a = |i| arg(&args, i);
+    let req = match op {
+        // manifest(bundle?, cachedEtag?)
+        "manifest" => wire::manifest(
+            prefix,
+            opt_string(&a(0)).as_deref(),
+            opt_string(&a(1)).as_deref(),
+        ),
+        "snapshot" => wire::snapshot(prefix),
+        "get" => {
+            let ids = js(convert::ids(&a(0)))?;
+            let opts = js(convert::get_options(&a(1)))?;
+            wire::get(prefix, &ids, &opts)
+        }
+        "search" => {
+            let query = a(0)
+                .as_string()
+                .ok_or_else(|| to_js(&Error::Invalid("search query must be a string".into())))?;
+            let opts = js(convert::search_options(&a(1)))?;
+            wire::search(prefix, &query, &opts)
+        }
+        "listSource" => wire::list_source(prefix),
+        "readSource" => wire::read_source(
+            prefix,
+            &a(0).as_string().unwrap_or_default(),
+            &a(1).as_string().unwrap_or_default(),
+        ),
+        "write" => {
+            let (bundle, path, content, replaces) =
+                js(convert::write_args(&a(0), &a(1), &a(2), &a(3)))?;
+            let engine::Content::Text(text) = content else {
+                return Err(to_js(&Error::Invalid(engine::request::ILL_FORMED.into())));
+            };
+            wire::write(prefix, &bundle, &path, &text, replaces.as_deref())
+        }
+        "delete" => {
+            let (bundle, path, replaces) = js(convert::delete_args(&a(0), &a(1), &a(2)))?;
+            wire::delete(prefix, &bundle, &path, replaces.as_deref())
+        }
+        "deleteBundle" => wire::delete_bundle(prefix, &a(0).as_string().unwrap_or_default()),
+        "transact" => {
+            let txn = js(convert::transaction(&a(0)))?;
+            wire::transact(prefix, &wire::transaction_json(&txn))
+        }
+        "history" => {
+            let req = js(engine::parse_history_request(&convert::json(&a(0))))?;
+            wire::history(prefix, &req)
+        }
+        "restore" => {
+            let v = convert::json(&a(0));
+            js(engine::parse_restore_request(&v))?;
+            let field = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
+            wire::restore(
+                prefix,
+                &RestoreRequest {
+                    revision: field("revision"),
+                    expected_revision: field("expectedRevision"),
+                },
+            )
+        }
+        other => {
+            return Err(to_js(&Error::Invalid(format!(
+                "{other} is not available over a remote connection"
+            ))))
+        }
+    };
+    let o = Object::new();
+    set(&o, "method", &JsValue::from_str(req.method));
+    set(&o, "path", &JsValue::from_str(&req.path));
+    let headers = Array::new();
+    for (k, v) in &req.headers {
+        headers.push(&Array::of2(&JsValue::from_str(k), &JsValue::from_str(v)));
+    }
+    set(&o, "headers", &headers);
+    set(&o, "body", &Uint8Array::from(req.body.as_slice()));
+    set(&o, "read", &JsValue::from_bool(req.read));
+    Ok(o.into())
+}
+
+fn value<T: serde::de::DeserializeOwned + serde::Serialize>(r: &Response<'_>) -> JsResult<JsValue> {
+    let v: T = js(r.json(200))?;
+    js(convert::to_js(&v))
+}
+
+/// The result an answer stands for, shaped as a local connection's (a `Map` for `get`,
+/// `null` for a missing document, `{text, etag?}` for a manifest, where `text` is `cached`
+/// on 304 and `etag` absent), or the server's error rebuilt (code, message and extras). A
+/// body that is not what the route answers is `STORE` `langonrock server returned …`.
+#[wasm_bindgen(js_name = remoteAnswer)]
+pub fn remote_answer(
+    op: &str,
+    status: u16,
+    etag: Option<String>,
+    body: &[u8],
+    cached: Option<String>,
+) -> JsResult<JsValue> {
+    let r = Response {
+        status,
+        etag: etag.as_deref(),
+        body,
+    };
+    match op {
+        "manifest" => {
+            let o = Object::new();
+            match js(wire::manifest_answer(&r, cached.as_deref()))? {
+                ManifestAnswer::Cached(text) => set(&o, "text", &JsValue::from_str(&text)),
+                ManifestAnswer::Fresh { text, etag } => {
+                    set(&o, "text", &JsValue::from_str(&text));
+                    if let Some(e) = etag {
+                        set(&o, "etag", &JsValue::from_str(&e));
+                    }
+                }
+            }
+            Ok(o.into())
+        }
+        "snapshot" => {
+            let s: Snapshot = js(r.json(200))?;
+            Ok(convert::snapshot(&s))
+        }
+        "get" => {
+            js(r.expect(200))?;
+            let entries =
+                wire::get_answer(body).ok_or_else(|| to_js(&wire::unexpected(status, body)))?;
+            let map = Map::new();
+            for (id, slice) in entries {
+                map.set(&JsValue::from_str(&id), &js(convert::to_js(&slice))?);
+            }
+            Ok(map.into())
+        }
+        "search" => Ok(JsValue::from_str(&js(r.text(200))?)),
+        "listSource" => value::<Vec<SourceEntry>>(&r),
+        "readSource" => match js(wire::read_source_answer(&r))? {
+            None => Ok(JsValue::NULL),
+            Some((content, hash)) => {
+                let o = Object::new();
+                set(&o, "content", &JsValue::from_str(&content));
+                set(&o, "hash", &JsValue::from_str(&hash));
+                Ok(o.into())
+            }
+        },
+        "write" => value::<WriteResult>(&r),
+        "delete" => value::<DeleteResult>(&r),
+        "deleteBundle" | "transact" | "restore" => value::<RevisionResult>(&r),
+        "history" => value::<HistoryPage>(&r),
+        other => Err(to_js(&Error::Invalid(format!(
+            "{other} is not available over a remote connection"
+        )))),
+    }
+}
