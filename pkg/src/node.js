@@ -3,8 +3,13 @@
 
 import { readFileSync } from 'node:fs';
 import { initSync } from '../gen/langonrock_wasm.js';
+import { setDsnHost } from './dsn.js';
+import { unixTransport } from './unix.js';
+import { files } from './stores/files.js';
+import { defaultDataRoot } from './dataroot.js';
 
 initSync({ module: readFileSync(new URL('../gen/langonrock_wasm_bg.wasm', import.meta.url)) });
+setDsnHost({ unix: unixTransport, embedded: (dataRoot) => files({ dataRoot: dataRoot ?? defaultDataRoot() }) });
 
 export * from './index.js';
 export { files } from './stores/files.js';

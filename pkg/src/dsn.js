@@ -1,0 +1,29 @@
+// `open(dsn)` (docs/remote.md, js.md §9): a DSN string names an embedded data root (okf:,
+// Node only) or a server (okf+http:, okf+https:, and okf+unix: in Node). The DSN grammar is
+// core's (`parseDsn`); the Node entry registers what only Node has.
+
+import { parseDsn } from '../gen/langonrock_wasm.js';
+import { invalidError } from './errors.js';
+import { openRemote, setUnixTransport } from './remote.js';
+
+let embedded = null;
+
+/**
+ * The Node entry's hooks: `unix(socketPath, token, limits)` makes the unix-socket
+ * transport, `embedded(dataRoot | null)` the files store of a data root (null: the default).
+ */
+export function setDsnHost({ unix, embedded: files }) {
+  setUnixTransport(unix);
+  embedded = files;
+}
+
+/** Opens a DSN; `openLocal` is the package's `open({tenant, store, readOnly, now})`. */
+export async function openDsn(dsn, options, openLocal) {
+  const { readOnly = false, now } = options ?? {};
+  const target = parseDsn(dsn, globalThis.process?.platform === 'win32');
+  if (target.kind === 'remote') return openRemote(target, { readOnly });
+  if (!embedded) {
+    throw invalidError('okf: needs Node: in a browser, open({tenant, store: indexedDb({name})})');
+  }
+  return openLocal({ tenant: target.tenant, store: embedded(target.data), readOnly, ...(now ? { now } : {}) });
+}
