@@ -67,7 +67,7 @@ pub fn machine() -> Machine {
             .map_or("unknown".into(), |s| s.trim().to_string()),
         rustc: first_line("rustc", &["-V"]),
         commit: commit(),
-        started: langonrock_node_mcp::clock::now_iso(),
+        started: langonrock::clock::now_iso(),
     }
 }
 

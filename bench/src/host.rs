@@ -1,14 +1,14 @@
 //! The engine as the benchmark drives it: over the core's memory store ([`MemHost`]) or
 //! over the native files store through the binary's own connection type
-//! (`langonrock_node_mcp::conn::Conn`), behind one trait ([`Tenant`]).
+//! (`langonrock::Connection`), behind one trait ([`Tenant`]).
 
+use langonrock::Connection as Conn;
 use langonrock_core::compile::SourceDoc;
 use langonrock_core::engine::{
     run, Engine, HistoryPage, HistoryRequest, ImportRequest, ImportResult, MemoryStore, Op,
     RestoreRequest, RevisionResult, Served, Transaction, WriteResult,
 };
 use langonrock_core::Error;
-use langonrock_node_mcp::conn::Conn;
 use std::sync::Arc;
 
 /// The tenant every benchmark uses.

@@ -560,8 +560,8 @@ pub fn measure(concepts: usize, data: Option<&Path>, quick: bool) -> Result<Size
     let open_files = match data {
         None => None,
         Some(d) => Some(measure::run(Plan::slow(runs.slow), |_| {
-            let mut c = langonrock_node_mcp::conn::Conn::open(d, TENANT, true)
-                .map_err(core_err("open files"))?;
+            let c =
+                langonrock::Connection::open(d, TENANT, true).map_err(core_err("open files"))?;
             let n = c.read().map_err(core_err("read"))?.concepts();
             if n != concepts {
                 return Err(format!("opened {n} concepts from files"));
@@ -688,8 +688,8 @@ pub fn measure(concepts: usize, data: Option<&Path>, quick: bool) -> Result<Size
     let files_ops = match data {
         None => None,
         Some(d) => {
-            let mut c = langonrock_node_mcp::conn::Conn::open(d, TENANT, false)
-                .map_err(core_err("open files"))?;
+            let mut c =
+                langonrock::Connection::open(d, TENANT, false).map_err(core_err("open files"))?;
             Some(ops(&mut c, &bundle, &edit_docs, &replace_docs, &runs, "f")?)
         }
     };

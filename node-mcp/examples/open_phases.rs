@@ -4,10 +4,10 @@
 //! Prints the store reads, the payload digest, the decode, the whole open through the
 //! engine, the manifest and advice sentence computed at server start, and the first search
 //! (which decodes the index), in milliseconds.
+use langonrock::files::Files;
 use langonrock_core::engine::records::{HeadRecord, RevisionRecord};
 use langonrock_core::engine::{derived, derived_key, run, Digest, Engine, Key, Kind, Store};
 use langonrock_core::search::SearchOptions;
-use langonrock_node_mcp::file_store::Files;
 use std::time::Instant;
 
 fn main() {

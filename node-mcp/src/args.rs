@@ -40,55 +40,20 @@ fn err<T>(m: impl Into<String>) -> Result<T, ArgError> {
 
 /// The environment lookup parsing uses: `LANGONROCK_DATA`, `XDG_DATA_HOME`, `HOME`,
 /// `LOCALAPPDATA`, `USERPROFILE`.
-pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+pub type Env<'a> = langonrock::data_root::Env<'a>;
 
 /// The process environment, for [`Env`].
-pub fn process_env(name: &str) -> Option<String> {
-    std::env::var(name).ok()
-}
-
-fn non_empty(env: Env<'_>, name: &str) -> Option<String> {
-    env(name).filter(|v| !v.is_empty())
-}
+pub use langonrock::data_root::process_env;
 
 /// The platform data directory of cli.md §2.
 pub fn platform_data_dir(env: Env<'_>) -> Result<PathBuf, ArgError> {
-    let missing =
-        || ArgError("cannot find the data directory: pass --data or set LANGONROCK_DATA".into());
-    if cfg!(windows) {
-        if let Some(d) = non_empty(env, "LOCALAPPDATA") {
-            return Ok(PathBuf::from(d).join("langonrock"));
-        }
-        let home = non_empty(env, "USERPROFILE").ok_or_else(missing)?;
-        return Ok(PathBuf::from(home)
-            .join("AppData")
-            .join("Local")
-            .join("langonrock"));
-    }
-    if cfg!(target_os = "macos") {
-        let home = non_empty(env, "HOME").ok_or_else(missing)?;
-        return Ok(PathBuf::from(home)
-            .join("Library")
-            .join("Application Support")
-            .join("langonrock"));
-    }
-    if let Some(d) = non_empty(env, "XDG_DATA_HOME") {
-        return Ok(PathBuf::from(d).join("langonrock"));
-    }
-    let home = non_empty(env, "HOME").ok_or_else(missing)?;
-    Ok(PathBuf::from(home)
-        .join(".local")
-        .join("share")
-        .join("langonrock"))
+    Ok(langonrock::data_root::platform_dir(env)?)
 }
 
 /// The default data root: `$LANGONROCK_DATA` when set and non-empty, else the platform
 /// data directory.
 pub fn default_data_root(env: Env<'_>) -> Result<PathBuf, ArgError> {
-    match non_empty(env, "LANGONROCK_DATA") {
-        Some(d) => Ok(PathBuf::from(d)),
-        None => platform_data_dir(env),
-    }
+    Ok(langonrock::data_root::default_root(env)?)
 }
 
 /// A data root and a tenant: what every tenant command opens.

@@ -122,7 +122,7 @@ fn compile(
         })
         .collect();
     let model = link(docs, Ambiguity::Refuse)?;
-    let today = crate::clock::today();
+    let today = langonrock::clock::today();
     let text = match bundle {
         Some(b) => manifest::compile_manifest(&model, b, &today),
         None => manifest::manifest(&model, tenant, None, &today)?,

@@ -2,9 +2,9 @@
 
 use crate::args::{Command, Target, WriteMode};
 use crate::cli::{stats, write_err, CliError, Io};
-use crate::clock;
-use crate::conn::{self, Conn};
-use crate::file_store::Files;
+use langonrock::clock;
+use langonrock::files::Files;
+use langonrock::{Connection as Conn, Options};
 use langonrock_core::engine::{parse_transaction, HistoryRequest, RepairRequest, RestoreRequest};
 use langonrock_core::{manifest, validate, Error};
 
@@ -29,7 +29,7 @@ fn open_read(target: &Target, io: &mut Io<'_>) -> Result<Conn, CliError> {
 
 /// Ends a read command's connection without freeing its served state: the process exits
 /// next, and freeing tens of thousands of compiled concepts one by one would only delay it.
-fn leave(mut conn: Conn) {
+fn leave(conn: Conn) {
     conn.finish_derived();
     std::mem::forget(conn);
 }
@@ -87,7 +87,7 @@ fn plural(n: u64, word: &str) -> String {
 pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
     match cmd {
         Command::Manifest { target, bundle } => {
-            let mut conn = open_read(&target, io)?;
+            let conn = open_read(&target, io)?;
             let s = conn.read()?;
             let text = manifest::manifest(
                 s.model(),
@@ -108,7 +108,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             bundle,
             expand,
         } => {
-            let mut conn = open_read(&target, io)?;
+            let conn = open_read(&target, io)?;
             let opts = langonrock_core::search::SearchOptions {
                 k: k.unwrap_or(8),
                 bundle,
@@ -136,7 +136,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             find,
             source,
         } => {
-            let mut conn = open_read(&target, io)?;
+            let conn = open_read(&target, io)?;
             if source {
                 conn.read()?;
                 conn.check_sources(Some(ids.clone()))?;
@@ -171,7 +171,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             Ok(i32::from(missing > 0))
         }
         Command::Snapshot { target } => {
-            let mut conn = open_read(&target, io)?;
+            let conn = open_read(&target, io)?;
             let s = conn.read()?;
             out_line(io, &s.snapshot_id())?;
             writeln!(io.err, "{} concepts", s.concepts()).map_err(write_err)?;
@@ -179,7 +179,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             Ok(0)
         }
         Command::Source { target } => {
-            let mut conn = open_read(&target, io)?;
+            let conn = open_read(&target, io)?;
             let list = conn.read()?.list_source();
             let mut text = String::new();
             for e in &list {
@@ -202,7 +202,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             bundle,
             path,
         } => {
-            let mut conn = open_read(&target, io)?;
+            let conn = open_read(&target, io)?;
             match conn.read_source(&bundle, &path)? {
                 Some(src) => {
                     io.out
@@ -226,11 +226,11 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             let content = String::from_utf8(bytes).map_err(|_| {
                 CliError(format!("{bundle}/{path}: source must contain valid UTF-8"))
             })?;
-            let mut conn = open_write(&target)?;
+            let conn = open_write(&target)?;
             let result = match &mode {
                 WriteMode::Create => conn.write(&bundle, &path, &content, None),
                 WriteMode::Replaces(h) => conn.write(&bundle, &path, &content, Some(h)),
-                WriteMode::Force => force(&mut conn, &bundle, &path, |c, cur| {
+                WriteMode::Force => force(&conn, &bundle, &path, |c, cur| {
                     c.write(&bundle, &path, &content, cur.as_deref())
                 }),
             }
@@ -259,7 +259,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             path,
             replaces,
         } => {
-            let mut conn = open_write(&target)?;
+            let conn = open_write(&target)?;
             let shown_bundle = conn
                 .read()
                 .ok()
@@ -267,7 +267,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
                 .unwrap_or(bundle.clone());
             match &replaces {
                 Some(h) => conn.delete(&bundle, &path, Some(h)),
-                None => force(&mut conn, &bundle, &path, |c, cur| match cur {
+                None => force(&conn, &bundle, &path, |c, cur| match cur {
                     Some(h) => c.delete(&bundle, &path, Some(&h)),
                     None => Err(Error::NotFound("no such concept".into())),
                 }),
@@ -278,7 +278,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             Ok(0)
         }
         Command::DeleteBundle { target, bundle } => {
-            let mut conn = open_write(&target)?;
+            let conn = open_write(&target)?;
             let shown = conn
                 .read()
                 .ok()
@@ -293,7 +293,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             let value: serde_json::Value = serde_json::from_slice(&bytes)
                 .map_err(|_| CliError("transaction must be valid JSON".into()))?;
             let txn = parse_transaction(&value).map_err(|e| change_error(e, &value))?;
-            let mut conn = open_write(&target)?;
+            let conn = open_write(&target)?;
             let r = conn.transact(txn).map_err(|e| change_error(e, &value))?;
             json_line(io, &r)?;
             Ok(0)
@@ -303,7 +303,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             before,
             limit,
         } => {
-            let mut conn = open_read(&target, io)?;
+            let conn = open_read(&target, io)?;
             let page = conn.history(HistoryRequest {
                 before,
                 limit: limit.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
@@ -316,7 +316,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             revision,
             expected_revision,
         } => {
-            let mut conn = open_write(&target)?;
+            let conn = open_write(&target)?;
             let r = conn.restore(RestoreRequest {
                 revision,
                 expected_revision,
@@ -325,8 +325,8 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             Ok(0)
         }
         Command::Export { target, dir } => {
-            let mut conn = open_read(&target, io)?;
-            export(&mut conn, &dir, io)
+            let conn = open_read(&target, io)?;
+            export(&conn, &dir, io)
         }
         Command::Gc {
             data,
@@ -338,7 +338,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             let tenants = tenants_of(&data, tenant)?;
             for t in tenants {
                 // A dry run changes nothing, not even a derived record.
-                let mut conn = Conn::open(&data, &t, dry_run)?;
+                let conn = Conn::open(&data, &t, dry_run)?;
                 let keep = keep.map_or(10, |k| i64::try_from(k).unwrap_or(i64::MAX));
                 let r = conn.gc(keep, grace_ms.unwrap_or(3_600_000), dry_run)?;
                 let kept = r.kept.len();
@@ -366,7 +366,11 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
         Command::Verify { data, tenant } => {
             let mut code = 0;
             for t in tenants_of(&data, tenant)? {
-                let r = conn::for_verify(&data, &t)?.verify()?;
+                let r = Options::default()
+                    .read_only(true)
+                    .unloaded()
+                    .open_files(&data, &t)?
+                    .verify()?;
                 if !r.ok {
                     code = 1;
                 }
@@ -379,10 +383,13 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             revision,
             expected_head,
         } => {
-            let r = conn::for_repair(&target.data, &target.tenant)?.repair(RepairRequest {
-                revision,
-                expected_head,
-            })?;
+            let r = Options::default()
+                .unloaded()
+                .open_files(&target.data, &target.tenant)?
+                .repair(RepairRequest {
+                    revision,
+                    expected_head,
+                })?;
             json_line(io, &r)?;
             Ok(0)
         }
@@ -401,10 +408,10 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
 /// Runs a change with the document's current hash as its precondition, looked up afresh
 /// and retried when another writer slips in between (`--force`).
 fn force<T>(
-    conn: &mut Conn,
+    conn: &Conn,
     bundle: &str,
     path: &str,
-    mut f: impl FnMut(&mut Conn, Option<String>) -> Result<T, Error>,
+    mut f: impl FnMut(&Conn, Option<String>) -> Result<T, Error>,
 ) -> Result<T, Error> {
     let mut tries = 0;
     loop {
@@ -446,7 +453,7 @@ fn tenants_of(data: &Path, tenant: Option<String>) -> Result<Vec<String>, CliErr
     }
 }
 
-fn export(conn: &mut Conn, dir: &Path, io: &mut Io<'_>) -> Result<i32, CliError> {
+fn export(conn: &Conn, dir: &Path, io: &mut Io<'_>) -> Result<i32, CliError> {
     if dir.exists() || std::fs::symlink_metadata(dir).is_ok() {
         return Err(CliError(format!(
             "export destination already exists: {}",
@@ -518,7 +525,7 @@ fn import(
         documents: read.docs.into_iter().map(|d| d.doc).collect(),
         strict,
     };
-    let mut conn = open_write(target)?;
+    let conn = open_write(target)?;
     let mut unchanged = || {
         stamps
             .iter()

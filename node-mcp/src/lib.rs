@@ -1,15 +1,11 @@
-//! The native host of langonrock: folder reading, the CLI and (later) the MCP server.
+//! The native binary `langonrock`: the CLI (`cli`, `args`, `commands`), the MCP server over
+//! stdio (`mcp`) and folder reading (`folder`).
 //!
-//! Everything that does IO lives here; the behaviour lives in `langonrock-core`.
+//! Tenants are opened through the `langonrock` library crate (its `Connection` over the
+//! files store); the behaviour lives in `langonrock-core`.
 
 pub mod args;
 pub mod cli;
-pub mod clock;
 pub mod commands;
-pub mod conn;
-pub mod file_store;
 pub mod folder;
 pub mod mcp;
-
-#[cfg(test)]
-mod testdir;

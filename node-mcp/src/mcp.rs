@@ -138,7 +138,15 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.map(serde_json::Value::Object);
-        let (text, is_error) = self.call(&request.name, args.as_ref());
+        // The call blocks (a commit waits for its store): it runs on the blocking pool, so
+        // the session goes on answering other requests meanwhile (reads of the published
+        // state while a commit is in flight).
+        let server = self.clone();
+        let name = request.name.to_string();
+        let (text, is_error) =
+            tokio::task::spawn_blocking(move || server.call(&name, args.as_ref()))
+                .await
+                .unwrap_or_else(|_| ("the tool call failed unexpectedly".into(), true));
         Ok(text_result(text, is_error).into())
     }
 
@@ -163,7 +171,12 @@ impl ServerHandler for McpServer {
                 Some(serde_json::json!({"uri": request.uri})),
             ));
         }
-        match self.backend.manifest(&(self.today)()) {
+        let server = self.clone();
+        let manifest =
+            tokio::task::spawn_blocking(move || server.backend.manifest(&(server.today)()))
+                .await
+                .unwrap_or_else(|_| Err("the manifest read failed unexpectedly".into()));
+        match manifest {
             Ok(text) => Ok(ReadResourceResult::new(vec![ResourceContents::text(
                 text,
                 tools::MANIFEST_URI,
@@ -199,34 +212,29 @@ where
 // The backend over a tenant connection
 // ---------------------------------------------------------------------------------------
 
-use crate::conn::Conn;
+use langonrock::Connection as Conn;
 use langonrock_core::engine::{HistoryRequest, RestoreRequest};
 use langonrock_core::{manifest, validate, Error};
-use std::sync::Mutex;
 
 /// The MCP backend over one tenant connection of the files store.
 pub struct TenantBackend {
-    conn: Mutex<Conn>,
+    conn: Conn,
 }
 
 impl TenantBackend {
     /// A backend over `conn`.
     pub fn new(conn: Conn) -> TenantBackend {
-        TenantBackend {
-            conn: Mutex::new(conn),
-        }
+        TenantBackend { conn }
     }
 
     /// Puts the pending derived record, if any (when the session ends).
     pub fn finish(&self) {
-        if let Ok(mut conn) = self.conn.lock() {
-            conn.finish_derived();
-        }
+        self.conn.finish_derived();
     }
 }
 
 /// The bundle name as stored (bundles match ignoring case), or as given when unknown.
-fn stored_bundle(conn: &mut Conn, bundle: &str) -> String {
+fn stored_bundle(conn: &Conn, bundle: &str) -> String {
     conn.read().ok().map_or_else(
         || bundle.to_string(),
         |s| tools::stored_bundle(s.model(), bundle),
@@ -237,7 +245,7 @@ fn err_text(e: &Error) -> (String, bool) {
     (e.message(), true)
 }
 
-fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
+fn run_call(conn: &Conn, call: ToolCall, today: &str) -> (String, bool) {
     match call {
         ToolCall::Manifest { bundle } => match conn.read() {
             Ok(s) => match manifest::manifest(s.model(), conn.tenant(), bundle.as_deref(), today) {
@@ -372,19 +380,12 @@ fn run_call(conn: &mut Conn, call: ToolCall, today: &str) -> (String, bool) {
 
 impl Backend for TenantBackend {
     fn call(&self, call: ToolCall, today: &str) -> (String, bool) {
-        match self.conn.lock() {
-            Ok(mut conn) => run_call(&mut conn, call, today),
-            Err(_) => ("the connection is unusable after a panic".into(), true),
-        }
+        run_call(&self.conn, call, today)
     }
 
     fn manifest(&self, today: &str) -> Result<String, String> {
-        let mut conn = self
-            .conn
-            .lock()
-            .map_err(|_| "the connection is unusable after a panic".to_string())?;
-        let s = conn.read().map_err(|e| e.message())?;
-        manifest::manifest(s.model(), conn.tenant(), None, today).map_err(|e| e.message())
+        let s = self.conn.read().map_err(|e| e.message())?;
+        manifest::manifest(s.model(), self.conn.tenant(), None, today).map_err(|e| e.message())
     }
 }
 
@@ -396,17 +397,14 @@ pub fn server_for(conn: Conn, mode: Mode) -> McpServer {
 
 /// [`server_for`] over a backend the caller keeps (to finish it when the session ends).
 pub fn server_over(backend: Arc<TenantBackend>, mode: Mode) -> McpServer {
-    let today = crate::clock::today();
-    let advice = backend
-        .conn
-        .lock()
+    let today = langonrock::clock::today();
+    let conn = &backend.conn;
+    let advice = conn
+        .read()
         .ok()
-        .and_then(|mut conn| {
-            let s = conn.read().ok()?;
-            manifest::manifest(s.model(), conn.tenant(), None, &today).ok()
-        })
+        .and_then(|s| manifest::manifest(s.model(), conn.tenant(), None, &today).ok())
         .map(|m| tools::advice(&m));
-    McpServer::new(backend, mode, advice, Arc::new(crate::clock::today))
+    McpServer::new(backend, mode, advice, Arc::new(langonrock::clock::today))
 }
 
 /// `langonrock mcp`: the startup lines on stderr (agent.md §1.1), then MCP over
@@ -447,7 +445,7 @@ where
     if let Some(s) = conn.served() {
         let _ = std::thread::Builder::new()
             .name("langonrock-index".into())
-            .spawn(move || s.warm_index(&crate::clock::today()));
+            .spawn(move || s.warm_index(&langonrock::clock::today()));
     }
     let backend = Arc::new(TenantBackend::new(conn));
     let server = server_over(backend.clone(), mode);

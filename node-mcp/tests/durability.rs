@@ -11,7 +11,7 @@
 mod common;
 
 use common::{Rpc, TempDir};
-use langonrock_node_mcp::conn::Conn;
+use langonrock::Connection as Conn;
 use serde_json::json;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -41,7 +41,7 @@ fn hash(text: &str) -> String {
 
 /// The generation both documents hold, checking they agree, or 0 for an empty tenant.
 fn stored_generation(data: &Path, tenant: &str) -> u64 {
-    let mut conn = Conn::open(data, tenant, true).expect("the store opens after a kill");
+    let conn = Conn::open(data, tenant, true).expect("the store opens after a kill");
     let v = conn.verify().expect("verify runs");
     assert!(v.ok, "the store verifies after a kill: {:?}", v.issues);
     let a = conn.read_source("crash", "a.md").expect("read a");
@@ -229,7 +229,7 @@ fn racing_writers() {
         wins += usize::from(a.2) + usize::from(b.2);
     }
     // No update is lost: every win is one revision on top of the creating one.
-    let mut conn = Conn::open(&data, "race", true).expect("open");
+    let conn = Conn::open(&data, "race", true).expect("open");
     let page = conn
         .history(langonrock_core::engine::HistoryRequest {
             before: None,

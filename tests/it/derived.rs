@@ -5,6 +5,7 @@
 //! commits after a compiling one.
 
 use crate::util::data_dir;
+use langonrock::files::Files;
 use langonrock_core::compile::SourceDoc;
 use langonrock_core::engine::{
     derived, derived_key, parse_transaction, run, Engine, ImportRequest, Key, Kind, MemoryStore,
@@ -13,7 +14,6 @@ use langonrock_core::engine::{
 use langonrock_core::read::{render_cli, GetOptions};
 use langonrock_core::search::SearchOptions;
 use langonrock_core::{manifest, Error};
-use langonrock_node_mcp::file_store::Files;
 use proptest::prelude::*;
 use serde_json::json;
 use std::sync::atomic::{AtomicU64, Ordering};

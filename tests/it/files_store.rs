@@ -1,9 +1,9 @@
-//! The native files store (`langonrock_node_mcp::file_store::Files`) passes the store
+//! The native files store (`langonrock::files::Files`) passes the store
 //! conformance suite of engine.md §9.3.
 
 use crate::conformance::run_all;
+use langonrock::files::Files;
 use langonrock_core::engine::Store;
-use langonrock_node_mcp::file_store::Files;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 static N: AtomicU64 = AtomicU64::new(0);

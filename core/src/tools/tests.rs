@@ -1,6 +1,7 @@
 use super::*;
 use crate::engine::{DeleteResult, DiagnosticInfo, Renamed, RevisionResult, WriteResult};
-use crate::error::ChangeFailure;
+use crate::error::{ChangeFailure, ConflictReason, Error};
+use serde_json::{json, Value};
 
 const H1: &str = "968f3339aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 const H2: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";

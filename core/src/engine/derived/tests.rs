@@ -1,7 +1,8 @@
 //! The derived record codec: a round trip gives the same served state, and every check of
 //! the header and payload rejects.
 
-use super::super::{run, Engine, IndexSlot, MemoryStore, Store};
+use super::super::served::IndexSlot;
+use super::super::{run, Engine, MemoryStore, Store};
 use super::*;
 
 const T0: &str = "2026-05-01T09:30:00.000Z";

@@ -1,6 +1,39 @@
-//! The host's clock: today's UTC date for reads, and commit times.
+//! The host's clock: today's UTC date for reads, commit times and put times. The core reads
+//! no clock; every date and time it uses comes from here.
 
 use std::time::{SystemTime, UNIX_EPOCH};
+
+/// What a connection asks of its clock.
+pub trait Clock: Send + Sync {
+    /// Today's UTC date `YYYY-MM-DD`, the read date of manifests and searches.
+    fn today(&self) -> String;
+    /// The commit time of a new revision: ISO-8601 UTC with milliseconds.
+    fn commit_time(&self) -> String;
+    /// Milliseconds since the Unix epoch, the files store's put-time unit (`gc`'s `now`).
+    fn millis(&self) -> u64;
+}
+
+/// The system clock ([`today`], [`now_iso`]); `LANGONROCK_TODAY` pins the read date.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn today(&self) -> String {
+        today()
+    }
+    fn commit_time(&self) -> String {
+        now_iso()
+    }
+    fn millis(&self) -> u64 {
+        millis(SystemTime::now())
+    }
+}
+
+/// Milliseconds since the Unix epoch of `t` (0 before it, saturated after `u64`).
+pub fn millis(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
 
 /// Civil date of a day count since 1970-01-01 (proleptic Gregorian).
 pub fn civil_from_days(days: i64) -> (i64, u32, u32) {

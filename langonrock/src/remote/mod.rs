@@ -4,7 +4,7 @@
 
 pub mod http;
 
-use http::{Limits, Transport};
+use self::http::{Limits, Transport};
 use langonrock_core::dsn::RemoteDsn;
 use langonrock_core::engine::{
     DeleteResult, HistoryPage, HistoryRequest, RestoreRequest, RevisionResult, SourceContent,

@@ -574,10 +574,7 @@ impl FileStore {
 }
 
 /// Milliseconds since the Unix epoch (the files store's time unit for put times).
-pub fn millis(t: SystemTime) -> u64 {
-    t.duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
+pub use crate::clock::millis;
 
 fn from_millis(ms: u64) -> SystemTime {
     SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(ms)

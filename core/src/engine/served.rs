@@ -1,0 +1,418 @@
+//! The served state: one revision's compiled model, snapshot tree, sources and search
+//! index, immutable once published (read.md §7), with the checks of texts that came from a
+//! derived record (engine.md §9.1 rules 1 and 4).
+
+use super::results::{SourceContent, SourceEntry};
+use super::state::TenantState;
+use super::store::{Digest, Key};
+use super::{derived, derived_key};
+use crate::compile::{Concept, Model};
+use crate::error::{Error, Result};
+use crate::snapshot::SnapshotTree;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// The state reads are served from: one revision's compiled model, snapshot id and sources.
+/// It is immutable and swapped whole when a commit is published, so a read that holds it
+/// sees one revision from start to end (read.md §7).
+#[derive(Debug)]
+pub struct Served {
+    pub(super) model: Model,
+    pub(super) tree: SnapshotTree,
+    pub(super) revision: Option<Digest>,
+    /// The snapshot id the revision record holds (the key of its derived record); it can
+    /// differ from the served one when the revision was committed by another compiler.
+    pub(super) recorded: Option<Digest>,
+    pub(super) state: TenantState,
+    /// Whether this state was decoded from a derived record.
+    from_derived: bool,
+    /// When the texts came from a derived record: which of them were checked against their
+    /// source hashes so far. Every read checks the texts it returns, or computes from,
+    /// first (`None`: all texts were compiled from verified sources, or checked).
+    texts: Option<TextCheck>,
+    // The search index of `model`: still encoded when the state came from a derived
+    // record, built on the first search otherwise, and carried over, updated
+    // incrementally, when a newer state is published (search.md §8).
+    index: std::sync::Mutex<IndexSlot>,
+}
+
+/// The texts of a state decoded from a derived record, checked on first use.
+#[derive(Debug)]
+struct TextCheck {
+    /// The derived record they came from.
+    key: Key,
+    /// The source hashes whose texts were checked.
+    checked: std::sync::Mutex<HashSet<Digest>>,
+    /// Set when a text did not match: the engine reloads by compiling.
+    poisoned: std::sync::atomic::AtomicBool,
+    /// Set once every text was checked.
+    all: std::sync::atomic::AtomicBool,
+}
+
+impl TextCheck {
+    fn poison(&self, hash: Digest) -> Error {
+        self.poisoned
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        Error::corrupt(format!("{} does not match source/{hash}", self.key))
+    }
+}
+
+/// Where a served state's search index stands.
+#[derive(Debug)]
+pub(super) enum IndexSlot {
+    None,
+    /// The bytes of [`crate::search::Index::encode`], from a derived record.
+    Encoded(Arc<[u8]>),
+    Built(Box<crate::search::Index>),
+}
+
+impl IndexSlot {
+    /// The index of `model` if there is one, decoding it when still encoded. Bytes that do
+    /// not decode to an index of `model`'s size give none (it is built instead).
+    fn take_built(&mut self, model: &Model) -> Option<crate::search::Index> {
+        match std::mem::replace(self, IndexSlot::None) {
+            IndexSlot::None => None,
+            IndexSlot::Built(ix) => Some(*ix),
+            IndexSlot::Encoded(b) => crate::search::Index::decode(&b)
+                .ok()
+                .filter(|ix| ix.len() == model.concepts.len()),
+        }
+    }
+}
+
+impl Served {
+    pub(super) fn empty() -> Served {
+        let model = Model::default();
+        Served {
+            tree: SnapshotTree::build(&model),
+            model,
+            revision: None,
+            recorded: None,
+            state: TenantState::default(),
+            from_derived: false,
+            texts: None,
+            index: std::sync::Mutex::new(IndexSlot::None),
+        }
+    }
+
+    /// Builds a served state around a model (the index comes later). `recorded` is the
+    /// snapshot id of the revision record.
+    pub(crate) fn new(
+        model: Model,
+        tree: SnapshotTree,
+        revision: Option<Digest>,
+        recorded: Option<Digest>,
+        state: TenantState,
+    ) -> Served {
+        Served {
+            model,
+            tree,
+            revision,
+            recorded,
+            state,
+            from_derived: false,
+            texts: None,
+            index: std::sync::Mutex::new(IndexSlot::None),
+        }
+    }
+
+    pub(super) fn from_decoded(d: derived::Decoded, revision: Digest, recorded: Digest) -> Served {
+        Served {
+            model: d.model,
+            tree: d.tree,
+            revision: Some(revision),
+            recorded: Some(recorded),
+            state: d.state,
+            from_derived: true,
+            texts: Some(TextCheck {
+                key: derived_key(&recorded),
+                checked: std::sync::Mutex::new(HashSet::new()),
+                poisoned: std::sync::atomic::AtomicBool::new(false),
+                all: std::sync::atomic::AtomicBool::new(false),
+            }),
+            index: std::sync::Mutex::new(match d.index {
+                Some(b) => IndexSlot::Encoded(b),
+                None => IndexSlot::None,
+            }),
+        }
+    }
+
+    /// Checks the texts of `concepts` against their source hashes, when they came from a
+    /// derived record and were not checked yet. A mismatch fails closed (`CORRUPT`, naming
+    /// the derived record) and makes the engine reload by compiling.
+    fn check_texts<'a>(&self, concepts: impl IntoIterator<Item = &'a Concept>) -> Result<()> {
+        let Some(tc) = self
+            .texts
+            .as_ref()
+            .filter(|t| !t.all.load(std::sync::atomic::Ordering::Acquire))
+        else {
+            return Ok(());
+        };
+        let mut checked = tc.checked.lock().unwrap_or_else(|p| p.into_inner());
+        for c in concepts {
+            let Some(d) = self.state.doc(&c.bundle, &c.path) else {
+                continue;
+            };
+            if checked.contains(&d.hash) {
+                continue;
+            }
+            if Digest::of(c.text.as_bytes()) != d.hash {
+                return Err(tc.poison(d.hash));
+            }
+            checked.insert(d.hash);
+        }
+        Ok(())
+    }
+
+    /// Checks every text (before work that reads them all).
+    pub(super) fn check_all_texts(&self) -> Result<()> {
+        use std::sync::atomic::Ordering;
+        let Some(tc) = self
+            .texts
+            .as_ref()
+            .filter(|t| !t.all.load(Ordering::Acquire))
+        else {
+            return Ok(());
+        };
+        let mut checked = tc.checked.lock().unwrap_or_else(|p| p.into_inner());
+        for d in self.state.bundles.values().flat_map(|b| b.docs.values()) {
+            if !checked.contains(&d.hash) {
+                if Digest::of(d.text.as_bytes()) != d.hash {
+                    return Err(tc.poison(d.hash));
+                }
+                checked.insert(d.hash);
+            }
+        }
+        tc.all.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// Whether a text decoded from a derived record failed its check against its source
+    /// hash. The engine then compiles the state on its next operation, and a read that
+    /// failed for it should run again on the new state (a bad derived record must never
+    /// fail a read).
+    pub fn derived_failed(&self) -> bool {
+        self.poisoned()
+    }
+
+    pub(super) fn poisoned(&self) -> bool {
+        self.texts
+            .as_ref()
+            .is_some_and(|t| t.poisoned.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// `get` (read.md §3) over this state: [`crate::read::get`], after the texts it returns
+    /// are checked (a state decoded from a derived record checks them on first use).
+    pub fn get<'a, S: AsRef<str>>(
+        &'a self,
+        ids: &[S],
+        opts: &crate::read::GetOptions,
+    ) -> Result<crate::read::GetResult<'a>> {
+        self.check_texts(
+            ids.iter()
+                .filter_map(|id| self.model.concept(&crate::validate::nfc(id.as_ref()))),
+        )?;
+        Ok(crate::read::get(&self.model, ids, opts))
+    }
+
+    pub(super) fn index_slot(&self) -> std::sync::MutexGuard<'_, IndexSlot> {
+        self.index.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Moves the search index of `older` into this state, updated to this model, when
+    /// `older` has one. Called when this state is published.
+    pub(crate) fn inherit_index(&self, older: &Served) {
+        let taken = older.index_slot().take_built(&older.model);
+        if let Some(mut index) = taken {
+            let today = index.today().to_string();
+            index.update(&older.model, &self.model, &today);
+            *self.index_slot() = IndexSlot::Built(Box::new(index));
+        }
+    }
+
+    /// Whether this state was decoded from a derived record rather than compiled.
+    pub fn from_derived(&self) -> bool {
+        self.from_derived
+    }
+
+    /// The derived record of this state (engine.md §9.1 rule 4): its key and bytes, with
+    /// the search index (built for `today` when this state has none yet; an index already
+    /// built keeps its own date, and a search re-dates it). `None` for an empty tenant.
+    pub fn derived_record(&self, today: &str) -> Option<(Key, Vec<u8>)> {
+        let recorded = self.recorded?;
+        let index: Arc<[u8]> = {
+            let mut slot = self.index_slot();
+            match &*slot {
+                IndexSlot::Encoded(b) => b.clone(),
+                IndexSlot::Built(ix) => ix.encode().into(),
+                IndexSlot::None => {
+                    self.check_all_texts().ok()?;
+                    let ix = crate::search::Index::build(&self.model, today);
+                    let bytes = ix.encode().into();
+                    *slot = IndexSlot::Built(Box::new(ix));
+                    bytes
+                }
+            }
+        };
+        let bytes = derived::encode(self, &recorded, Some(&index));
+        Some((derived_key(&recorded), bytes))
+    }
+
+    /// Runs a search (search.md) over this state for `today`, building or re-dating the
+    /// index in place when needed.
+    pub fn search(
+        &self,
+        tenant: &str,
+        query: &str,
+        opts: &crate::search::SearchOptions,
+        today: &str,
+    ) -> Result<String> {
+        self.with_index(today, |model, index| {
+            let result = crate::search::search_hits(model, index, query, opts, today)?;
+            // The direct hits' bodies gave their `pos`.
+            self.check_texts(
+                result
+                    .hits
+                    .iter()
+                    .filter(|h| !h.linked)
+                    .filter_map(|h| model.concept(&h.id)),
+            )?;
+            crate::search::render(model, tenant, query, &result, today)
+        })?
+    }
+
+    /// Builds (or decodes, or re-dates) the search index for `today` ahead of the first
+    /// search, for a host that can do it on another thread while it answers other requests.
+    pub fn warm_index(&self, today: &str) {
+        let _ = self.with_index(today, |_, _| ());
+    }
+
+    /// Runs `f` with the model and its search index dated `today`. Fails only when a text
+    /// decoded from a derived record that the index must read fails its check.
+    pub fn with_index<T>(
+        &self,
+        today: &str,
+        f: impl FnOnce(&Model, &crate::search::Index) -> T,
+    ) -> Result<T> {
+        let mut guard = self.index_slot();
+        let index = match guard.take_built(&self.model) {
+            Some(mut index) => {
+                if index.today() != today {
+                    // Re-dating re-reads the concepts whose status changes with the date.
+                    let was = index.today().to_string();
+                    let dated = self.model.concepts.iter().filter(|c| {
+                        c.parsed.stale_after.is_some()
+                            && crate::manifest::status_for(c, &was)
+                                != crate::manifest::status_for(c, today)
+                    });
+                    if let Err(e) = self.check_texts(dated.map(|c| &**c)) {
+                        *guard = IndexSlot::Built(Box::new(index));
+                        return Err(e);
+                    }
+                    index.update(&self.model, &self.model, today);
+                }
+                index
+            }
+            None => {
+                self.check_all_texts()?;
+                crate::search::Index::build(&self.model, today)
+            }
+        };
+        let out = f(&self.model, &index);
+        *guard = IndexSlot::Built(Box::new(index));
+        Ok(out)
+    }
+
+    /// The compiled read model.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// The snapshot id (64 lowercase hex).
+    pub fn snapshot_id(&self) -> String {
+        self.tree.id()
+    }
+
+    /// The snapshot id as a digest.
+    pub fn snapshot_digest(&self) -> Digest {
+        Digest(self.tree.root())
+    }
+
+    /// The library's `snapshot()` answer: `{snapshot, concepts}` (read.md §5).
+    pub fn snapshot(&self) -> crate::snapshot::Snapshot {
+        self.tree.snapshot()
+    }
+
+    /// The digest tree of the model (for incremental updates by readers).
+    pub fn snapshot_tree(&self) -> &SnapshotTree {
+        &self.tree
+    }
+
+    /// The revision id, or `None` for an empty tenant.
+    pub fn revision(&self) -> Option<String> {
+        self.revision.map(|r| r.to_hex())
+    }
+
+    /// The revision id as a digest.
+    pub fn revision_digest(&self) -> Option<Digest> {
+        self.revision
+    }
+
+    /// The concept count.
+    pub fn concepts(&self) -> usize {
+        self.model.concepts.len()
+    }
+
+    /// Every document, navigation documents included, sorted by bundle then path
+    /// (read.md §6.1).
+    pub fn list_source(&self) -> Vec<SourceEntry> {
+        let mut ids: HashMap<(&str, &str), &str> =
+            HashMap::with_capacity(self.model.concepts.len());
+        for c in &self.model.concepts {
+            ids.insert((c.bundle.as_str(), c.path.as_str()), c.id.as_str());
+        }
+        let mut out = Vec::new();
+        for (bundle, b) in &self.state.bundles {
+            for (path, d) in &b.docs {
+                out.push(SourceEntry {
+                    bundle: bundle.clone(),
+                    path: path.clone(),
+                    hash: d.hash.to_hex(),
+                    bytes: d.text.len(),
+                    id: ids
+                        .get(&(bundle.as_str(), path.as_str()))
+                        .map(|s| s.to_string()),
+                });
+            }
+        }
+        out
+    }
+
+    /// One document's exact text and hash (read.md §6.2); the bundle matches ignoring case
+    /// and the path is normalised to NFC.
+    pub fn read_source(&self, bundle: &str, path: &str) -> Option<SourceContent> {
+        let b = self.state.find_bundle(bundle)?;
+        let d = self.state.doc(b, &crate::validate::nfc(path))?;
+        Some(SourceContent {
+            content: d.text.to_string(),
+            hash: d.hash.to_hex(),
+        })
+    }
+
+    /// A document's current source hash, if it exists.
+    pub fn source_hash(&self, bundle: &str, path: &str) -> Option<String> {
+        let b = self.state.find_bundle(bundle)?;
+        self.state
+            .doc(b, &crate::validate::nfc(path))
+            .map(|d| d.hash.to_hex())
+    }
+
+    /// Every document as `(bundle, path, text)`, sorted by bundle then path (for export).
+    pub fn documents(&self) -> impl Iterator<Item = (&str, &str, &Arc<str>)> {
+        self.state.bundles.iter().flat_map(|(b, s)| {
+            s.docs
+                .iter()
+                .map(move |(p, d)| (b.as_str(), p.as_str(), &d.text))
+        })
+    }
+}
