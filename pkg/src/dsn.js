@@ -4,7 +4,7 @@
 
 import { parseDsn } from '../gen/langonrock_wasm.js';
 import { invalidError } from './errors.js';
-import { openRemote, setUnixTransport } from './remote.js';
+import { LIMITS, openRemote, setUnixTransport } from './remote.js';
 
 let embedded = null;
 
@@ -17,11 +17,24 @@ export function setDsnHost({ unix, embedded: files }) {
   embedded = files;
 }
 
+/** The remote bounds: the defaults, with any of `{answerMs, stallMs, maxBody}` replaced. */
+function limitsOf(given) {
+  if (given === undefined) return LIMITS;
+  if (given === null || typeof given !== 'object') throw invalidError('open: limits must be {answerMs?, stallMs?, maxBody?}');
+  const out = { ...LIMITS };
+  for (const k of Object.keys(LIMITS)) {
+    if (given[k] === undefined) continue;
+    if (!Number.isSafeInteger(given[k]) || given[k] <= 0) throw invalidError(`open: limits.${k} must be a positive integer`);
+    out[k] = given[k];
+  }
+  return Object.freeze(out);
+}
+
 /** Opens a DSN; `openLocal` is the package's `open({tenant, store, readOnly, now})`. */
 export async function openDsn(dsn, options, openLocal) {
-  const { readOnly = false, now } = options ?? {};
+  const { readOnly = false, now, limits } = options ?? {};
   const target = parseDsn(dsn, globalThis.process?.platform === 'win32');
-  if (target.kind === 'remote') return openRemote(target, { readOnly });
+  if (target.kind === 'remote') return openRemote(target, { readOnly, limits: limitsOf(limits) });
   if (!embedded) {
     throw invalidError('okf: needs Node: in a browser, open({tenant, store: indexedDb({name})})');
   }

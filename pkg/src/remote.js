@@ -61,6 +61,23 @@ function concat(chunks, n) {
   return out;
 }
 
+/** Codes of a failed fetch that mean nothing answered at that address. */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOENT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** A failed `fetch` as the native client words it. */
+function fetchFailure(fail, e, read) {
+  const cause = e?.cause ?? e;
+  const code = String(cause?.code ?? '');
+  const text = cause?.message ?? String(cause);
+  if (code.startsWith('HPE_') || /does not match the HTTP/.test(text)) {
+    return fail.broken(`sent an answer that is not HTTP (${text})`, read);
+  }
+  if (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET') return fail.broken('closed the connection before answering', read);
+  // Anything else (refused, no such host, a TLS failure, a browser's bare "Failed to
+  // fetch") means no answer came from that address.
+  return fail.unreachable(text);
+}
+
 /** The transport over `fetch` to an origin: `send(request)` → `{status, etag, body}`. */
 export function fetchTransport(origin, token, limits = LIMITS) {
   const fail = failures(origin);
@@ -91,8 +108,7 @@ export function fetchTransport(origin, token, limits = LIMITS) {
         });
       } catch (e) {
         if (why) throw why;
-        const cause = e?.cause?.message ?? e?.cause?.code ?? e?.message ?? String(e);
-        throw fail.unreachable(cause);
+        throw fetchFailure(fail, e, req.read);
       }
       const chunks = [];
       let n = 0;

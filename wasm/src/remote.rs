@@ -66,6 +66,8 @@ pub fn remote_request(op: &str, prefix: &str, args: Array) -> JsResult<JsValue> 
             &a(1).as_string().unwrap_or_default(),
         ),
         "write" => {
+            // Checked whole, as the engine checks a change: a malformed write fails
+            // without a round trip.
             let (bundle, path, content, replaces) =
                 js(convert::write_args(&a(0), &a(1), &a(2), &a(3)))?;
             let engine::Content::Text(text) = content else {
