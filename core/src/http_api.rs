@@ -276,7 +276,7 @@ pub fn error_status(e: &Error, single_document: bool) -> u16 {
 
 /// The JSON body of an error: `{"code", "message"}`, plus `revision` for an indeterminate
 /// commit, `reason` for a failed precondition, `changes` for a refused transaction, and
-/// `change` (the zero-based index) for a validation failure tied to one change.
+/// `index` (the zero-based change) for a validation failure tied to one change.
 pub fn error_body(e: &Error) -> String {
     let mut v = json!({"code": e.code(), "message": e.message()});
     match e {
@@ -294,7 +294,7 @@ pub fn error_body(e: &Error) -> String {
                     .collect();
             }
         }
-        Error::InvalidChange { index, .. } => v["change"] = (*index).into(),
+        Error::InvalidChange { index, .. } => v["index"] = (*index).into(),
         _ => {}
     }
     v.to_string()
@@ -333,7 +333,7 @@ pub fn unexpected(status: u16, body: &[u8]) -> Error {
 }
 
 /// The error a non-success response stands for: the server's JSON error rebuilt as the
-/// same error (code, message, `revision`, `reason`, `changes`, `change`), so a remote
+/// same error (code, message, `revision`, `reason`, `changes`, `index`), so a remote
 /// answer reads like a local one; anything else is [`unexpected`].
 pub fn error_from_response(status: u16, body: &[u8]) -> Error {
     rebuild(body).unwrap_or_else(|| unexpected(status, body))
@@ -344,7 +344,7 @@ fn rebuild(body: &[u8]) -> Option<Error> {
     let code = v.get("code")?.as_str()?;
     let message = v.get("message")?.as_str()?.to_string();
     Some(match code {
-        "INVALID" => match v.get("change").and_then(Value::as_u64) {
+        "INVALID" => match v.get("index").and_then(Value::as_u64) {
             Some(i) => Error::InvalidChange {
                 message,
                 index: usize::try_from(i).ok()?,
