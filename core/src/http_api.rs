@@ -499,6 +499,22 @@ pub struct OwnedSlice {
     pub hash: Option<String>,
 }
 
+impl From<&crate::read::Slice<'_>> for OwnedSlice {
+    fn from(s: &crate::read::Slice<'_>) -> OwnedSlice {
+        OwnedSlice {
+            text: s.text.to_string(),
+            start: s.start,
+            end: s.end,
+            total: s.total,
+            matches: s.matches.clone(),
+            match_count: s.matches.as_ref().map(|m| s.match_count.unwrap_or(m.len())),
+            bundle: s.source.as_ref().map(|r| r.bundle.to_string()),
+            path: s.source.as_ref().map(|r| r.path.to_string()),
+            hash: s.source.as_ref().map(|r| r.hash.clone()),
+        }
+    }
+}
+
 /// A `get` answer: the found ids and their slices, in the server's order; `None` when the
 /// body is not an object of slices.
 pub fn get_answer(body: &[u8]) -> Option<Vec<(String, OwnedSlice)>> {

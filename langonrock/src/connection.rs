@@ -103,6 +103,8 @@ pub struct Options {
     load: bool,
     derived_delay: Duration,
     clock: Arc<dyn Clock>,
+    #[cfg(feature = "remote")]
+    remote_limits: crate::remote::http::Limits,
 }
 
 impl Default for Options {
@@ -112,6 +114,8 @@ impl Default for Options {
             load: true,
             derived_delay: DERIVED_DELAY,
             clock: Arc::new(SystemClock),
+            #[cfg(feature = "remote")]
+            remote_limits: crate::remote::http::Limits::default(),
         }
     }
 }
@@ -154,14 +158,26 @@ impl Options {
         self
     }
 
-    /// Opens the tenant a DSN names (see [`crate::open`]).
-    pub fn open(&self, dsn: &str) -> Result<Connection, Error> {
+    /// Opens the tenant a DSN names (see [`crate::open`]): a data root, or with the
+    /// `remote` feature a `langonrock serve` (docs/remote.md).
+    pub fn open(&self, dsn: &str) -> Result<crate::Connection, Error> {
         let d = match langonrock_core::dsn::parse_dsn(dsn, cfg!(windows))? {
             langonrock_core::dsn::Dsn::Embedded(d) => d,
+            #[cfg(feature = "remote")]
+            langonrock_core::dsn::Dsn::Remote(r) => {
+                return crate::Connection::remote(
+                    &r,
+                    self.read_only,
+                    self.remote_limits,
+                    self.clock.clone(),
+                )
+            }
+            #[cfg(not(feature = "remote"))]
             langonrock_core::dsn::Dsn::Remote(_) => {
-                return Err(Error::Invalid(
-                    "remote dsns are not wired into Connection yet".into(),
-                ))
+                return Err(Error::Invalid(format!(
+                    "dsn \"{}\" names a remote server, and this build has no `remote` feature",
+                    langonrock_core::dsn::redact_dsn(dsn)
+                )))
             }
         };
         let data = match d.data {
@@ -179,8 +195,8 @@ impl Options {
 
     /// Opens `tenant` of the files store under the data root `data`.
     #[cfg(feature = "files")]
-    pub fn open_files(&self, data: &Path, tenant: &str) -> Result<Connection, Error> {
-        Connection::start(Arc::new(crate::files::Files::new(data)), tenant, self)
+    pub fn open_files(&self, data: &Path, tenant: &str) -> Result<crate::Connection, Error> {
+        Connection::start(Arc::new(crate::files::Files::new(data)), tenant, self).map(Into::into)
     }
 
     /// Opens `tenant` of a store shared with other connections (a memory store, a test
@@ -189,8 +205,16 @@ impl Options {
         &self,
         store: Arc<Mutex<S>>,
         tenant: &str,
-    ) -> Result<Connection, Error> {
-        Connection::start(Arc::new(Shared(store)), tenant, self)
+    ) -> Result<crate::Connection, Error> {
+        Connection::start(Arc::new(Shared(store)), tenant, self).map(Into::into)
+    }
+
+    /// How long a remote connection waits and how much it reads (default
+    /// [`crate::remote::http::Limits::default`]).
+    #[cfg(feature = "remote")]
+    pub fn remote_limits(mut self, limits: crate::remote::http::Limits) -> Options {
+        self.remote_limits = limits;
+        self
     }
 }
 
@@ -301,9 +325,8 @@ impl Connection {
     /// corrupt store fails closed with its `database corruption: …` error.
     #[cfg(feature = "files")]
     pub fn open(data: &Path, tenant: &str, read_only: bool) -> Result<Connection, Error> {
-        Options::default()
-            .read_only(read_only)
-            .open_files(data, tenant)
+        let opts = Options::default().read_only(read_only);
+        Connection::start(Arc::new(crate::files::Files::new(data)), tenant, &opts)
     }
 
     /// A connection to `tenant` in a fresh memory store (the core's strict store): nothing
@@ -316,7 +339,8 @@ impl Connection {
     /// # Ok::<(), langonrock::Error>(())
     /// ```
     pub fn memory(tenant: &str) -> Result<Connection, Error> {
-        Options::default().open_store(Arc::new(Mutex::new(MemoryStore::new())), tenant)
+        let store = Arc::new(Shared(Arc::new(Mutex::new(MemoryStore::new()))));
+        Connection::start(store, tenant, &Options::default())
     }
 
     fn start(store: Arc<dyn Backend>, tenant: &str, opts: &Options) -> Result<Connection, Error> {

@@ -284,4 +284,8 @@ fn slices_keep_their_fields_and_order() {
         "{text}"
     );
     assert_eq!(get_answer(br#"{"x": {"text": 1}}"#), None);
+    // A local slice made owned is the same value.
+    let r = crate::read::get(&model, &["x"], &opts);
+    let (_, slice) = r.slices().next().unwrap();
+    assert_eq!(OwnedSlice::from(slice), parsed[0].1);
 }
