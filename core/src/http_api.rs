@@ -524,6 +524,151 @@ pub fn get_answer(body: &[u8]) -> Option<Vec<(String, OwnedSlice)>> {
         .collect()
 }
 
+impl OwnedSlice {
+    /// The slice as [`crate::read::Slice`], borrowing this one's text, for the renderers.
+    pub fn as_slice(&self) -> crate::read::Slice<'_> {
+        crate::read::Slice {
+            text: &self.text,
+            start: self.start,
+            end: self.end,
+            total: self.total,
+            matches: self.matches.clone(),
+            match_count: self.match_count,
+            source: self.source_ref(),
+        }
+    }
+
+    fn source_ref(&self) -> Option<crate::read::SourceRef<'_>> {
+        match (&self.bundle, &self.path, &self.hash) {
+            (Some(bundle), Some(path), Some(hash)) => Some(crate::read::SourceRef {
+                bundle,
+                path,
+                hash: hash.clone(),
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// The requested ids as `get` keeps them: NFC, each once, in request order.
+pub fn distinct_ids<S: AsRef<str>>(ids: &[S]) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    ids.iter()
+        .map(|i| crate::validate::nfc(i.as_ref()))
+        .filter(|i| seen.insert(i.clone()))
+        .collect()
+}
+
+/// The second request a remote `get` needs to tell "no such section" from "no such
+/// concept" (read.md §4.6 renders them differently): with a `section`, the ids missing from
+/// the first answer, fetched whole with `source` so their section names can be compiled
+/// from the text. `None` when nothing is missing or no section was asked for.
+pub fn get_probe<S: AsRef<str>>(
+    ids: &[S],
+    opts: &GetOptions,
+    found: &[(String, OwnedSlice)],
+) -> Option<(Vec<String>, GetOptions)> {
+    opts.section.as_ref()?;
+    let missing: Vec<String> = distinct_ids(ids)
+        .into_iter()
+        .filter(|id| !found.iter().any(|(f, _)| f == id))
+        .collect();
+    (!missing.is_empty()).then(|| {
+        (
+            missing,
+            GetOptions {
+                source: true,
+                ..GetOptions::default()
+            },
+        )
+    })
+}
+
+/// What one requested id of a remote `get` came to, owned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum RemoteOutcome {
+    Found(OwnedSlice),
+    NoSection {
+        sections: Vec<String>,
+        source: Option<OwnedSlice>,
+    },
+    NotFound,
+}
+
+/// A remote `get` with every id's outcome, as a local [`crate::read::GetResult`] has them:
+/// from the first answer and, when [`get_probe`] asked for one, the probe's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteGet {
+    entries: Vec<(String, RemoteOutcome)>,
+    section: Option<String>,
+}
+
+impl RemoteGet {
+    /// Assembles the outcomes. A probed id that exists has no such section: its section
+    /// names are those the compiler finds in its text (`parse_document`, the same pass
+    /// the server compiled it with).
+    pub fn new<S: AsRef<str>>(
+        ids: &[S],
+        opts: &GetOptions,
+        found: Vec<(String, OwnedSlice)>,
+        probe: Option<Vec<(String, OwnedSlice)>>,
+    ) -> RemoteGet {
+        let mut found: std::collections::HashMap<String, OwnedSlice> = found.into_iter().collect();
+        let mut probed: std::collections::HashMap<String, OwnedSlice> =
+            probe.unwrap_or_default().into_iter().collect();
+        let entries = distinct_ids(ids)
+            .into_iter()
+            .map(|id| {
+                let outcome = if let Some(s) = found.remove(&id) {
+                    RemoteOutcome::Found(s)
+                } else if let Some(p) = probed.remove(&id) {
+                    let text: std::sync::Arc<str> = p.text.as_str().into();
+                    let parsed = crate::compile::parse_document(
+                        p.path.as_deref().unwrap_or(""),
+                        &text,
+                        crate::compile::SUMMARY_WIDTH,
+                    );
+                    RemoteOutcome::NoSection {
+                        sections: parsed.sections.into_iter().map(|s| s.name).collect(),
+                        source: opts.source.then_some(p),
+                    }
+                } else {
+                    RemoteOutcome::NotFound
+                };
+                (id, outcome)
+            })
+            .collect();
+        RemoteGet {
+            entries,
+            section: opts.section.clone(),
+        }
+    }
+
+    /// The outcomes as a [`crate::read::GetResult`] borrowing from this one, for the
+    /// renderers ([`crate::read::render_mcp`], [`crate::read::render_cli`]).
+    pub fn result(&self) -> crate::read::GetResult<'_> {
+        use crate::read::{Entry, GetResult, Outcome};
+        GetResult {
+            entries: self
+                .entries
+                .iter()
+                .map(|(id, o)| Entry {
+                    id: id.clone(),
+                    outcome: match o {
+                        RemoteOutcome::Found(s) => Outcome::Found(s.as_slice()),
+                        RemoteOutcome::NoSection { sections, source } => Outcome::NoSection {
+                            sections: sections.iter().map(String::as_str).collect(),
+                            source: source.as_ref().and_then(OwnedSlice::source_ref),
+                        },
+                        RemoteOutcome::NotFound => Outcome::NotFound,
+                    },
+                })
+                .collect(),
+            section: self.section.clone(),
+        }
+    }
+}
+
 /// The object id → slice of a `get` answer with its keys in the server's order (JSON
 /// objects are unordered to serde_json without `preserve_order`).
 pub fn ordered_object(body: &[u8]) -> Option<Vec<(String, Value)>> {

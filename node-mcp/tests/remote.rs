@@ -85,7 +85,11 @@ fn twin_roots(dir: &TempDir) -> (PathBuf, PathBuf) {
         .args(["--tenant", "t"])
         .output()
         .expect("import");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let b = dir.path().join("served");
     copy_dir(&a, &b);
     (a, b)
@@ -108,10 +112,7 @@ fn copy_dir(from: &Path, to: &Path) {
 fn answer<T: serde::Serialize>(r: Result<T, Error>) -> String {
     match r {
         Ok(v) => format!("ok {}", serde_json::to_string(&v).unwrap()),
-        Err(e) => format!(
-            "err {}",
-            langonrock_core::http_api::error_body(&e)
-        ),
+        Err(e) => format!("err {}", langonrock_core::http_api::error_body(&e)),
     }
 }
 
@@ -126,10 +127,15 @@ fn normalise(transcript: &str, keep: &[String]) -> String {
     let flush = |word: &mut String, out: &mut String, names: &mut HashMap<String, String>| {
         let is_time = word.len() == 24 && word.ends_with('Z') && word.as_bytes()[10] == b'T';
         let is_hex = word.len() == 64 && word.bytes().all(|b| b.is_ascii_hexdigit());
-        let is_cursor = word.len() > 80 && word.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        let is_cursor = word.len() > 80
+            && word
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
         if (is_time || is_hex || is_cursor) && !keep.contains(word) {
             let n = names.len();
-            let name = names.entry(word.clone()).or_insert_with(|| format!("<{n}>"));
+            let name = names
+                .entry(word.clone())
+                .or_insert_with(|| format!("<{n}>"));
             out.push_str(name);
         } else {
             out.push_str(word);
@@ -176,7 +182,13 @@ fn transcript(c: &Connection) -> String {
     line("manifest nope", answer(c.manifest(Some("nope"))));
     line("snapshot", answer(c.snapshot()));
     line("source", answer(c.list_source()));
-    line("get", get(&["orders", "nope", "customers", "orders"], GetOptions::default()));
+    line(
+        "get",
+        get(
+            &["orders", "nope", "customers", "orders"],
+            GetOptions::default(),
+        ),
+    );
     line(
         "get find",
         get(
@@ -217,8 +229,14 @@ fn transcript(c: &Connection) -> String {
         "read",
         answer(c.read_source("acme_retail", "tables/orders.md")),
     );
-    line("read missing", answer(c.read_source("acme_retail", "nope.md")));
-    line("read bad path", answer(c.read_source("acme_retail", "../x.md")));
+    line(
+        "read missing",
+        answer(c.read_source("acme_retail", "nope.md")),
+    );
+    line(
+        "read bad path",
+        answer(c.read_source("acme_retail", "../x.md")),
+    );
     line(
         "history",
         answer(c.history(HistoryRequest {
@@ -239,7 +257,10 @@ fn transcript(c: &Connection) -> String {
     // Changes.
     let idea = "---\ntype: note\n---\nAn idea about [orders](../acme_retail/tables/orders.md).\n";
     line("write", answer(c.write("inbox", "idea.md", idea, None)));
-    line("write exists", answer(c.write("inbox", "idea.md", "x", None)));
+    line(
+        "write exists",
+        answer(c.write("inbox", "idea.md", "x", None)),
+    );
     line(
         "write changed",
         answer(c.write("inbox", "idea.md", "x", Some(&"a".repeat(64)))),
@@ -248,8 +269,14 @@ fn transcript(c: &Connection) -> String {
         "write missing",
         answer(c.write("inbox", "nope.md", "x", Some(&"a".repeat(64)))),
     );
-    line("write nav", answer(c.write("inbox", "index.md", "# Inbox\n", None)));
-    line("write bad path", answer(c.write("inbox", "a/../b.md", "x", None)));
+    line(
+        "write nav",
+        answer(c.write("inbox", "index.md", "# Inbox\n", None)),
+    );
+    line(
+        "write bad path",
+        answer(c.write("inbox", "a/../b.md", "x", None)),
+    );
     let h = c.current_hash("Inbox", "idea.md").unwrap_or_default();
     line(
         "write case-insensitive bundle",
@@ -306,7 +333,10 @@ fn transcript(c: &Connection) -> String {
             expected_revision: head,
         })),
     );
-    line("history after", answer(c.history(HistoryRequest::default())));
+    line(
+        "history after",
+        answer(c.history(HistoryRequest::default())),
+    );
     line("manifest after", answer(c.manifest(None)));
     line("source after", answer(c.list_source()));
     t

@@ -289,3 +289,83 @@ fn slices_keep_their_fields_and_order() {
     let (_, slice) = r.slices().next().unwrap();
     assert_eq!(OwnedSlice::from(slice), parsed[0].1);
 }
+
+#[test]
+fn a_remote_get_renders_as_a_local_one() {
+    let docs = vec![
+        crate::compile::SourceDoc::new(
+            "b",
+            "orders.md",
+            "---\ntype: table\n---\nOrders.\n\n## Schema\n\nid, total\n\n## Usage\n\nJoin on id.\n",
+        ),
+        crate::compile::SourceDoc::new("b", "caf\u{e9}.md", "---\ntype: note\n---\nNo sections.\n"),
+    ];
+    let model = crate::compile::compile(&docs, crate::compile::SUMMARY_WIDTH).unwrap();
+    // What `serve` answers to a /get body: the library JSON of the same call.
+    let server = |ids: &[String], o: &GetOptions| -> Vec<(String, OwnedSlice)> {
+        get_answer(crate::read::get(&model, ids, o).to_json().as_bytes()).unwrap()
+    };
+    let cafe_nfd = "cafe\u{301}".to_string();
+    let cases: Vec<(Vec<String>, GetOptions)> = vec![
+        (vec!["orders".into(), "nope".into()], GetOptions::default()),
+        (
+            vec![
+                "orders".into(),
+                "café".into(),
+                "nope".into(),
+                "orders".into(),
+            ],
+            GetOptions {
+                section: Some("usage".into()),
+                ..GetOptions::default()
+            },
+        ),
+        (
+            vec![cafe_nfd.clone(), "orders".into(), "ghost".into()],
+            GetOptions {
+                section: Some("no\tsuch".into()),
+                source: true,
+                ..GetOptions::default()
+            },
+        ),
+        (
+            vec!["orders".into()],
+            GetOptions {
+                find: Some("id".into()),
+                limit: Some(12),
+                source: true,
+                ..GetOptions::default()
+            },
+        ),
+    ];
+    let mut all = String::new();
+    for (ids, opts) in cases {
+        let local = crate::read::render_mcp(&crate::read::get(&model, &ids, &opts));
+        all.push_str(&local);
+        let found = server(&ids, &opts);
+        let probe = get_probe(&ids, &opts, &found).map(|(p, o)| server(&p, &o));
+        let remote = RemoteGet::new(&ids, &opts, found, probe);
+        assert_eq!(
+            crate::read::render_mcp(&remote.result()),
+            local,
+            "{ids:?} {opts:?}"
+        );
+        assert_eq!(
+            crate::read::render_cli(&remote.result()),
+            crate::read::render_cli(&crate::read::get(&model, &ids, &opts))
+        );
+    }
+    for frame in [
+        "@@ café no section \"usage\": body",
+        "@@ orders b/orders.md hash ",
+        " no section \"no such\": body schema usage",
+        "@@ not found\nnope",
+        "@@ not found\nghost",
+    ] {
+        assert!(all.contains(frame), "{frame:?} not in {all:?}");
+    }
+    // No section asked for, or nothing missing: no second request.
+    let ids = ["orders".to_string(), "nope".to_string()];
+    let found = server(&ids, &GetOptions::default());
+    assert_eq!(get_probe(&ids, &GetOptions::default(), &found), None);
+}
