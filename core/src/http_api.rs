@@ -550,6 +550,22 @@ impl OwnedSlice {
     }
 }
 
+/// The bundle names of a tenant manifest's `# bundles:` line (read.md §2), as stored.
+pub fn manifest_bundles(tsv: &str) -> Vec<&str> {
+    tsv.lines()
+        .find_map(|l| l.strip_prefix("# bundles:"))
+        .map(|names| names.split_whitespace().collect())
+        .unwrap_or_default()
+}
+
+/// The stored name of `bundle` (bundles match ignoring ASCII case) among a manifest's.
+pub fn stored_bundle_in(tsv: &str, bundle: &str) -> Option<String> {
+    manifest_bundles(tsv)
+        .into_iter()
+        .find(|b| b.eq_ignore_ascii_case(bundle))
+        .map(str::to_string)
+}
+
 /// The requested ids as `get` keeps them: NFC, each once, in request order.
 pub fn distinct_ids<S: AsRef<str>>(ids: &[S]) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();

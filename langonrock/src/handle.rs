@@ -279,6 +279,33 @@ impl Connection {
         }
     }
 
+    /// The MCP `get` tool's text for these options (read.md §4): the found slices, the
+    /// `no section` frames and the `@@ not found` block, as the local renderer writes them.
+    /// Remotely a second request tells a concept without the section from no concept
+    /// (`langonrock_core::http_api::get_probe`).
+    pub fn get_mcp<S: AsRef<str>>(&self, ids: &[S], opts: &GetOptions) -> Result<String, Error> {
+        match &self.kind {
+            Kind::Local(c) => {
+                if opts.source {
+                    c.read()?;
+                    c.check_sources(Some(ids.iter().map(|i| i.as_ref().to_string()).collect()))?;
+                }
+                c.with_read(|s| Ok(langonrock_core::read::render_mcp(&s.get(ids, opts)?)))
+            }
+            #[cfg(feature = "remote")]
+            Kind::Remote(r) => {
+                use langonrock_core::http_api::{get_probe, RemoteGet};
+                let found = r.remote.get(ids, opts)?;
+                let probe = match get_probe(ids, opts, &found) {
+                    Some((missing, o)) => Some(r.remote.get(&missing, &o)?),
+                    None => None,
+                };
+                let got = RemoteGet::new(ids, opts, found, probe);
+                Ok(langonrock_core::read::render_mcp(&got.result()))
+            }
+        }
+    }
+
     /// A search (search.md): the search TSV for today.
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<String, Error> {
         match &self.kind {
@@ -313,6 +340,23 @@ impl Connection {
             Kind::Local(c) => c.current_hash(bundle, path),
             #[cfg(feature = "remote")]
             Kind::Remote(r) => Some(r.remote.read_source(bundle, path).ok()??.hash),
+        }
+    }
+
+    /// The stored name of a bundle (bundles match ignoring ASCII case), or `None` when the
+    /// tenant has no such bundle or the lookup fails.
+    pub fn stored_bundle(&self, bundle: &str) -> Option<String> {
+        match &self.kind {
+            Kind::Local(c) => c
+                .read()
+                .ok()?
+                .model()
+                .find_bundle(bundle)
+                .map(str::to_string),
+            #[cfg(feature = "remote")]
+            Kind::Remote(r) => {
+                langonrock_core::http_api::stored_bundle_in(&r.remote.manifest(None).ok()?, bundle)
+            }
         }
     }
 

@@ -214,7 +214,7 @@ where
 
 use langonrock::Connection as Conn;
 use langonrock_core::engine::{HistoryRequest, RestoreRequest};
-use langonrock_core::{manifest, validate, Error};
+use langonrock_core::{validate, Error};
 
 /// The MCP backend over one tenant connection of the files store.
 pub struct TenantBackend {
@@ -235,27 +235,22 @@ impl TenantBackend {
 
 /// The bundle name as stored (bundles match ignoring case), or as given when unknown.
 fn stored_bundle(conn: &Conn, bundle: &str) -> String {
-    conn.read().ok().map_or_else(
-        || bundle.to_string(),
-        |s| tools::stored_bundle(s.model(), bundle),
-    )
+    conn.stored_bundle(bundle)
+        .unwrap_or_else(|| bundle.to_string())
 }
 
 fn err_text(e: &Error) -> (String, bool) {
     (e.message(), true)
 }
 
-fn run_call(conn: &Conn, call: ToolCall, today: &str) -> (String, bool) {
+fn run_call(conn: &Conn, call: ToolCall, _today: &str) -> (String, bool) {
     match call {
-        ToolCall::Manifest { bundle } => match conn.read() {
-            Ok(s) => match manifest::manifest(s.model(), conn.tenant(), bundle.as_deref(), today) {
-                Ok(t) => (t, false),
-                Err(e) => err_text(&e),
-            },
+        ToolCall::Manifest { bundle } => match conn.manifest(bundle.as_deref()) {
+            Ok(t) => (t, false),
             Err(e) => err_text(&e),
         },
-        ToolCall::Snapshot => match conn.read() {
-            Ok(s) => (s.snapshot_id(), false),
+        ToolCall::Snapshot => match conn.snapshot() {
+            Ok(s) => (s.snapshot, false),
             Err(e) => err_text(&e),
         },
         ToolCall::Search { query, k, bundle } => {
@@ -264,8 +259,7 @@ fn run_call(conn: &Conn, call: ToolCall, today: &str) -> (String, bool) {
                 bundle,
                 expand: true,
             };
-            let tenant = conn.tenant().to_string();
-            match conn.with_read(|s| s.search(&tenant, &query, &opts, today)) {
+            match conn.search(&query, &opts) {
                 Ok(t) => (t, false),
                 Err(e) => err_text(&e),
             }
@@ -286,15 +280,7 @@ fn run_call(conn: &Conn, call: ToolCall, today: &str) -> (String, bool) {
                 find,
                 source,
             };
-            let checked = match source {
-                true => conn
-                    .read()
-                    .and_then(|_| conn.check_sources(Some(ids.clone()))),
-                false => Ok(()),
-            };
-            match checked.and_then(|()| {
-                conn.with_read(|s| Ok(langonrock_core::read::render_mcp(&s.get(&ids, &opts)?)))
-            }) {
+            match conn.get_mcp(&ids, &opts) {
                 Ok(t) => (t, false),
                 Err(e) => err_text(&e),
             }
@@ -383,9 +369,8 @@ impl Backend for TenantBackend {
         run_call(&self.conn, call, today)
     }
 
-    fn manifest(&self, today: &str) -> Result<String, String> {
-        let s = self.conn.read().map_err(|e| e.message())?;
-        manifest::manifest(s.model(), self.conn.tenant(), None, today).map_err(|e| e.message())
+    fn manifest(&self, _today: &str) -> Result<String, String> {
+        self.conn.manifest(None).map_err(|e| e.message())
     }
 }
 
@@ -397,13 +382,7 @@ pub fn server_for(conn: Conn, mode: Mode) -> McpServer {
 
 /// [`server_for`] over a backend the caller keeps (to finish it when the session ends).
 pub fn server_over(backend: Arc<TenantBackend>, mode: Mode) -> McpServer {
-    let today = langonrock::clock::today();
-    let conn = &backend.conn;
-    let advice = conn
-        .read()
-        .ok()
-        .and_then(|s| manifest::manifest(s.model(), conn.tenant(), None, &today).ok())
-        .map(|m| tools::advice(&m));
+    let advice = backend.conn.manifest(None).ok().map(|m| tools::advice(&m));
     McpServer::new(backend, mode, advice, Arc::new(langonrock::clock::today))
 }
 
@@ -411,7 +390,7 @@ pub fn server_over(backend: Arc<TenantBackend>, mode: Mode) -> McpServer {
 /// `reader`/`writer` until the transport closes. Returns the exit code.
 pub fn run_mcp<R, W>(
     dsn: &str,
-    target: &crate::args::Target,
+    target: Option<&crate::args::Target>,
     mode: Mode,
     reader: R,
     writer: W,
@@ -426,19 +405,22 @@ where
         "langonrock mcp serving {} over stdio",
         crate::args::redact_dsn(dsn)
     );
-    let conn = match Conn::open(&target.data, &target.tenant, mode.read_only) {
+    let opened = match target {
+        Some(t) => Conn::open(&t.data, &t.tenant, mode.read_only),
+        // A remote DSN: the same server over a remote connection (docs/remote.md).
+        None => langonrock::Options::default()
+            .read_only(mode.read_only)
+            .open(dsn),
+    };
+    let conn = match opened {
         Ok(c) => c,
         Err(e) => {
             let _ = writeln!(err, "error: {}", e.message());
             return 1;
         }
     };
-    if !conn.has_head() {
-        let _ = writeln!(
-            err,
-            "{}",
-            crate::commands::no_revisions(&target.tenant, &target.data)
-        );
+    if let (false, Some(t)) = (conn.has_head(), target) {
+        let _ = writeln!(err, "{}", crate::commands::no_revisions(&t.tenant, &t.data));
     }
     // The first search needs the index: decode (or build) it on another thread while the
     // session starts.

@@ -369,3 +369,12 @@ fn a_remote_get_renders_as_a_local_one() {
     let found = server(&ids, &GetOptions::default());
     assert_eq!(get_probe(&ids, &GetOptions::default(), &found), None);
 }
+
+#[test]
+fn bundles_of_a_manifest() {
+    let m = "# tenant: t\n# bundles: ga4 Sales\nid\tbundle\n";
+    assert_eq!(manifest_bundles(m), ["ga4", "Sales"]);
+    assert_eq!(stored_bundle_in(m, "SALES").as_deref(), Some("Sales"));
+    assert_eq!(stored_bundle_in(m, "nope"), None);
+    assert!(manifest_bundles("# tenant: t\n# bundles: \n").is_empty());
+}
