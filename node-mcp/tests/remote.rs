@@ -418,3 +418,430 @@ fn the_same_calls_give_the_same_answers_over_a_socket() {
         assert!(remote.contains(needle), "{needle} not in:\n{remote}");
     }
 }
+
+/// Runs this build's binary with `args` and `stdin`; `(code, stdout, stderr)`.
+fn cli(args: &[&str], stdin: &str, env: &[(&str, &str)]) -> (i32, String, String) {
+    use std::io::Write;
+    let mut child = Command::new(bin())
+        .args(args)
+        .env("LANGONROCK_TODAY", TODAY)
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn langonrock");
+    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn query_prints_what_the_local_verbs_print() {
+    let dir = TempDir::new("remote-query");
+    let (a, b) = twin_roots(&dir);
+    let server = Server::start(&b, &[]);
+    let dsn = format!("okf+unix://{}?tenant=t", server.on);
+    let a = a.to_str().unwrap();
+    let h = "bfeecd2"; // not a hash: refused the same way on both sides
+    let verbs: &[(&[&str], &str)] = &[
+        (&["manifest"], ""),
+        (&["manifest", "--bundle", "GA4"], ""),
+        (&["snapshot"], ""),
+        (&["source"], ""),
+        (&["search", "orders", "revenue", "--k", "2"], ""),
+        (&["search", "x", "--bundle", "nope"], ""),
+        (&["get", "orders", "--limit", "60"], ""),
+        (&["get", "orders", "--find", "order", "--source"], ""),
+        (&["read", "acme_retail", "tables/orders.md"], ""),
+        (&["read", "acme_retail", "nope.md"], ""),
+        (
+            &["write", "inbox", "idea.md", "--create"],
+            "---\ntype: note\n---\nAn idea.\n",
+        ),
+        (&["write", "inbox", "idea.md", "--create"], "again"),
+        (
+            &["write", "INBOX", "idea.md", "--force"],
+            "---\ntype: note\n---\nv2\n",
+        ),
+        (&["write", "inbox", "idea.md", "--replaces", h], "x"),
+        (&["delete", "inbox", "idea.md", "--force"], ""),
+        (&["delete", "inbox", "idea.md", "--force"], ""),
+        (
+            &["transact"],
+            r#"{"changes":[{"operation":"write","bundle":"inbox","path":"a.md","content":"A"}]}"#,
+        ),
+        (
+            &["transact"],
+            r#"{"changes":[{"operation":"write","bundle":"inbox","path":"a.md","content":"A"}]}"#,
+        ),
+        (&["transact"], "not json"),
+        (&["delete-bundle", "inbox"], ""),
+        (&["delete-bundle", "inbox"], ""),
+        (&["history", "--limit", "2"], ""),
+        (
+            &[
+                "restore",
+                &"a".repeat(64),
+                "--expected-revision",
+                &"b".repeat(64),
+            ],
+            "",
+        ),
+    ];
+    let (mut local, mut remote) = (String::new(), String::new());
+    for (args, stdin) in verbs {
+        let mut l: Vec<&str> = args.to_vec();
+        l.extend(["--data", a, "--tenant", "t"]);
+        let mut r = vec!["query", &dsn];
+        r.extend(args.iter().copied());
+        for (out, run) in [
+            (&mut local, cli(&l, stdin, &[])),
+            (&mut remote, cli(&r, stdin, &[])),
+        ] {
+            out.push_str(&format!(
+                "$ {}\nexit {}\n{}--- stderr\n{}",
+                args.join(" "),
+                run.0,
+                run.1,
+                run.2
+            ));
+        }
+    }
+    compare(&local, &remote);
+    assert!(remote.contains("$ get orders --limit 60\nexit 0\n@@ orders [0..60 of "));
+    assert!(remote.contains("wrote inbox/idea.md "));
+    assert!(remote.contains(
+        "error: concept already exists: re-read the concept and retry with its new hash"
+    ));
+    // Missing ids exit 1; the query names none of them (docs/remote.md).
+    let (code, out, err) = cli(&["query", &dsn, "get", "orders", "nope"], "", &[]);
+    assert_eq!(code, 1);
+    assert!(out.starts_with("@@ orders\n"));
+    assert!(!err.contains("nope"), "{err}");
+    // gc has no route; a DSN that names no server cannot be reached.
+    let (code, _, err) = cli(&["query", &dsn, "gc"], "", &[]);
+    assert_eq!((code, err.as_str()), (1, "error: unknown verb \"gc\": expected one of manifest, snapshot, search, get, source, read, write, delete, delete-bundle, transact, history, restore\n"));
+    let (code, _, err) = cli(
+        &[
+            "query",
+            "okf+unix:///nonexistent/x.sock?tenant=t",
+            "snapshot",
+        ],
+        "",
+        &[],
+    );
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with("error: cannot reach the langonrock server at /nonexistent/x.sock: "),
+        "{err}"
+    );
+}
+
+/// Mints a token with `langonrock token` on the data root.
+fn token(data: &Path, tenant: &str, write: bool) -> String {
+    let mut args = vec![
+        "token",
+        "--data",
+        data.to_str().unwrap(),
+        "--tenant",
+        tenant,
+    ];
+    if write {
+        args.push("--write");
+    }
+    let out = Command::new(serve_bin()).args(&args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn tokens_over_tcp_refuse_and_write_nothing() {
+    let dir = TempDir::new("remote-tcp");
+    let (_, b) = twin_roots(&dir);
+    let write = token(&b, "t", true);
+    let read = token(&b, "t", false);
+    let other = token(&b, "other", true);
+    let server = Server::start(&b, &["--host", "127.0.0.1", "--port", "0"]);
+    let at = |q: &str| format!("okf+http://{}?{q}", server.on);
+    let conn = langonrock::open(&at(&format!("tenant=t&token={write}"))).unwrap();
+    let before = conn.snapshot().unwrap();
+    let refusals = [
+        (
+            at("tenant=t"),
+            "UNAUTHORIZED",
+            "invalid or missing bearer token",
+        ),
+        (
+            at(&format!("tenant=t&token={}", "0".repeat(64))),
+            "UNAUTHORIZED",
+            "invalid or missing bearer token",
+        ),
+        (
+            at(&format!("tenant=t&token={read}")),
+            "FORBIDDEN",
+            "this token may read but not write",
+        ),
+        (
+            at(&format!("tenant=t&token={other}")),
+            "FORBIDDEN",
+            "token does not grant access to that tenant",
+        ),
+    ];
+    for (dsn, code, message) in refusals {
+        let c = langonrock::open(&dsn).unwrap();
+        let e = c.write("inbox", "x.md", "x", None).unwrap_err();
+        assert_eq!((e.code(), e.message().as_str()), (code, message), "{dsn}");
+    }
+    assert_eq!(
+        conn.snapshot().unwrap(),
+        before,
+        "no refusal wrote anything"
+    );
+    // A read grant reads; without `tenant` the token's grant names it.
+    let reader = langonrock::open(&at(&format!("token={read}"))).unwrap();
+    assert!(reader.manifest(None).unwrap().starts_with("# tenant: t\n"));
+    let w = conn
+        .write("inbox", "x.md", "---\ntype: note\n---\nX\n", None)
+        .unwrap();
+    assert_eq!(
+        reader.read_source("inbox", "x.md").unwrap().unwrap().hash,
+        w.hash
+    );
+}
+
+/// A certificate authority made for the test and a server certificate for 127.0.0.1 that it
+/// signed: `(ca.pem, cert.pem, key.pem)`, by the `openssl` command.
+fn certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let p = |n: &str| dir.join(n);
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .current_dir(dir)
+            .args(args)
+            .output()
+            .expect("openssl");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    openssl(
+        &[
+            &["req", "-x509"][..],
+            &ec,
+            &[
+                "-days",
+                "2",
+                "-subj",
+                "/CN=langonrock test CA",
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.pem",
+            ],
+        ]
+        .concat(),
+    );
+    openssl(
+        &[
+            &["req"][..],
+            &ec,
+            &[
+                "-subj",
+                "/CN=127.0.0.1",
+                "-keyout",
+                "key.pem",
+                "-out",
+                "leaf.csr",
+            ],
+        ]
+        .concat(),
+    );
+    std::fs::write(
+        p("leaf.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "leaf.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "leaf.ext",
+        "-out",
+        "cert.pem",
+    ]);
+    (p("ca.pem"), p("cert.pem"), p("key.pem"))
+}
+
+#[test]
+fn tls_with_a_self_signed_certificate() {
+    let dir = TempDir::new("remote-tls");
+    let (_, b) = twin_roots(&dir);
+    let (ca, cert, key) = certificates(dir.path());
+    let t = token(&b, "t", false);
+    let server = Server::start(
+        &b,
+        &[
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+    );
+    let dsn = format!("okf+https://{}?tenant=t&token={t}", server.on);
+    let trusted = [("SSL_CERT_FILE", ca.to_str().unwrap())];
+    let (code, out, err) = cli(&["query", &dsn, "snapshot"], "", &trusted);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.len(), 65);
+    assert!(err.ends_with(" concepts\n"));
+    // Not trusted: the handshake fails, named, and nothing is sent in the clear.
+    let (code, _, err) = cli(
+        &["query", &dsn, "snapshot"],
+        "",
+        &[("SSL_CERT_FILE", key.to_str().unwrap())],
+    );
+    assert_eq!(code, 1);
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(err.contains(&format!("https://{}", server.on)), "{err}");
+    assert!(!err.contains(&t), "the token must not show: {err}");
+    // Plain HTTP to a TLS port is not an answer.
+    let (code, _, err) = cli(
+        &[
+            "query",
+            &format!("okf+http://{}?tenant=t&token={t}", server.on),
+            "snapshot",
+        ],
+        "",
+        &[],
+    );
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with(&format!(
+            "error: the langonrock server at http://{} ",
+            server.on
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn mcp_over_a_remote_connection_answers_as_over_a_local_one() {
+    use common::Rpc;
+    let dir = TempDir::new("remote-mcp");
+    let (a, b) = twin_roots(&dir);
+    let server = Server::start(&b, &[]);
+    let local = format!("okf://{}?tenant=t", a.display());
+    let remote = format!("okf+unix://{}?tenant=t", server.on);
+    let session = |dsn: &str| {
+        let mut rpc = Rpc::start(dsn, &["--database-tools"]);
+        let mut t = String::new();
+        let tools = rpc.request("tools/list", json!({}));
+        t.push_str(&tools["result"].to_string());
+        t.push('\n');
+        let res = rpc.request("resources/read", json!({"uri": "okf://manifest"}));
+        t.push_str(&res["result"].to_string());
+        t.push('\n');
+        let calls = [
+            ("manifest", json!({"bundle": "ga4"})),
+            ("search", json!({"query": "orders revenue", "k": 3})),
+            (
+                "get",
+                json!({"ids": ["orders", "nope"], "section": "nosuch"}),
+            ),
+            (
+                "get",
+                json!({"ids": ["orders"], "source": true, "limit": 80}),
+            ),
+            ("snapshot", json!({})),
+            (
+                "write",
+                json!({"bundle": "inbox", "path": "idea.md", "content": "---\ntype: note\n---\nAn idea.\n"}),
+            ),
+            (
+                "write",
+                json!({"bundle": "inbox", "path": "idea.md", "content": "again"}),
+            ),
+            (
+                "write",
+                json!({"bundle": "inbox", "path": "nope.md", "content": "x", "replaces": "a".repeat(64)}),
+            ),
+            ("delete", json!({"bundle": "inbox", "path": "idea.md"})),
+            ("delete", json!({"bundle": "inbox", "path": "gone.md"})),
+            (
+                "transact",
+                json!({"changes": [
+                    {"operation": "write", "bundle": "inbox", "path": "idea.md", "content": "B"},
+                    {"operation": "write", "bundle": "inbox", "path": "../bad.md", "content": "C"}
+                ]}),
+            ),
+            (
+                "transact",
+                json!({"changes": [
+                    {"operation": "write", "bundle": "inbox", "path": "idea.md", "content": "B"}
+                ]}),
+            ),
+            ("history", json!({"limit": 2})),
+        ];
+        for (name, args) in calls {
+            let (text, is_error) = rpc.call(name, args);
+            t.push_str(&format!("{name} {is_error}\n{text}\n"));
+        }
+        // The refusal's retry line carries the hash; retrying with it succeeds.
+        let (text, _) = rpc.call(
+            "write",
+            json!({"bundle": "inbox", "path": "idea.md", "content": "C"}),
+        );
+        let hash = text
+            .rsplit("replaces: \"")
+            .next()
+            .unwrap()
+            .trim_end_matches('"')
+            .to_string();
+        let (text, is_error) = rpc.call(
+            "write",
+            json!({"bundle": "inbox", "path": "idea.md", "content": "C", "replaces": hash}),
+        );
+        t.push_str(&format!("retry {is_error}\n{text}\n"));
+        rpc.finish();
+        t
+    };
+    let (l, r) = (session(&local), session(&remote));
+    compare(&l, &r);
+    assert!(r.contains("retry with replaces: \""), "{r}");
+    assert!(r.contains("retry false\nwrote inbox/idea.md (hash "), "{r}");
+    assert!(
+        r.contains("@@ orders no section \\\"nosuch\\\"")
+            || r.contains("@@ orders no section \"nosuch\""),
+        "{r}"
+    );
+    assert!(r.contains("changes[1]: inbox/../bad.md"), "{r}");
+}

@@ -376,7 +376,15 @@ fn strict_integers() {
 fn query_takes_a_dsn_and_a_verb_with_its_flags() {
     let env = env_with(&[]);
     let p = |args: &[&str]| parse(args.iter().map(OsString::from).collect(), &env);
-    match p(&["query", "okf+unix:///s.sock?tenant=t", "get", "a", "b", "--limit", "5"]) {
+    match p(&[
+        "query",
+        "okf+unix:///s.sock?tenant=t",
+        "get",
+        "a",
+        "b",
+        "--limit",
+        "5",
+    ]) {
         Ok(Command::Query { dsn, verb }) => {
             assert_eq!(dsn, "okf+unix:///s.sock?tenant=t");
             match *verb {
@@ -407,8 +415,14 @@ fn query_takes_a_dsn_and_a_verb_with_its_flags() {
         e(&["query", "okf+http://h:1", "manifest", "--data=/x"]),
         "unknown flag \"--data\""
     );
-    assert_eq!(e(&["query", "mysql://x", "manifest"]), "unsupported dsn scheme \"mysql:\", expected one of okf:, okf+unix:, okf+http:, okf+https:");
-    assert_eq!(e(&["query", "okf+http://h:1", "get"]), "get requires at least one concept id");
+    assert_eq!(
+        e(&["query", "mysql://x", "manifest"]),
+        "unsupported dsn scheme \"mysql:\", expected one of okf:, okf+unix:, okf+http:, okf+https:"
+    );
+    assert_eq!(
+        e(&["query", "okf+http://h:1", "get"]),
+        "get requires at least one concept id"
+    );
     assert_eq!(
         e(&["query", "okf+http://h:1", "write", "b", "p"]),
         "a write needs --replaces <hash> to update, --create for a new concept, or --force to overwrite whatever is there"
