@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 
 pub mod compile;
+pub mod connection;
 pub mod dsn;
 pub mod engine;
 pub mod error;
@@ -21,6 +22,7 @@ pub mod hash;
 pub mod http_api;
 pub mod manifest;
 pub mod read;
+pub mod rows;
 pub mod search;
 pub mod snapshot;
 pub mod text;

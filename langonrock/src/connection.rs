@@ -14,26 +14,23 @@
 //! - The engine is locked only while an operation takes one step; store IO runs outside.
 
 use crate::clock::{Clock, SystemClock};
+use langonrock_core::connection::{self, local, ConnAnswer, ConnOp, ConnStep, DerivedTimer};
 use langonrock_core::engine::{
     Answer, CommitOutcome, DeleteResult, Engine, GcOptions, GcResult, HistoryPage, HistoryRequest,
     ImportRequest, ImportResult, Key, MemoryStore, Need, Op, OpenResult, PreparedCommit,
     RepairRequest, RepairResult, RestoreRequest, RevisionResult, Served, SourceContent, Step,
     Store, StoreError, Transaction, VerifyResult, WriteResult,
 };
+use langonrock_core::tools::{self, Reply, ToolAnswer, ToolCall, ToolOp, ToolStep};
 use langonrock_core::Error;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// The refusal of a write on a read-only connection.
-pub const READ_ONLY: &str = "connection is read-only";
-
-/// How long the derived record writer waits for the commits to pause before it encodes the
-/// latest state (a closing connection writes at once).
-pub const DERIVED_DELAY: Duration = Duration::from_secs(2);
+/// The refusal of a change on a read-only connection (the core's policy).
+pub const READ_ONLY: &str = connection::READ_ONLY;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -101,7 +98,6 @@ impl<S: Store + Send + 'static> Backend for Shared<S> {
 pub struct Options {
     read_only: bool,
     load: bool,
-    derived_delay: Duration,
     clock: Arc<dyn Clock>,
     #[cfg(feature = "remote")]
     remote_limits: crate::remote::http::Limits,
@@ -112,7 +108,6 @@ impl Default for Options {
         Options {
             read_only: false,
             load: true,
-            derived_delay: DERIVED_DELAY,
             clock: Arc::new(SystemClock),
             #[cfg(feature = "remote")]
             remote_limits: crate::remote::http::Limits::default(),
@@ -125,7 +120,6 @@ impl std::fmt::Debug for Options {
         f.debug_struct("Options")
             .field("read_only", &self.read_only)
             .field("load", &self.load)
-            .field("derived_delay", &self.derived_delay)
             .finish_non_exhaustive()
     }
 }
@@ -142,13 +136,6 @@ impl Options {
     /// store that fails closed. Reads load it on first use.
     pub fn unloaded(mut self) -> Options {
         self.load = false;
-        self
-    }
-
-    /// How long commits must pause before the head's derived record is written (default
-    /// [`DERIVED_DELAY`]).
-    pub fn derived_delay(mut self, delay: Duration) -> Options {
-        self.derived_delay = delay;
         self
     }
 
@@ -221,64 +208,80 @@ impl Options {
 // ---------------------------------------------------------------------------------------
 // The derived record writer
 
-/// Keeps the head's derived record current off the connection's threads: after a
-/// recompiling open and after commits, the latest served state is encoded and put once the
-/// commits pause for the delay, and at once when the connection closes. A put that fails is
-/// dropped: the next open compiles and tries again.
+/// Writes the head's derived record off the connection's threads, when the core's
+/// [`DerivedTimer`] says so: after a recompiling open or a run of commits, once the commits
+/// pause for `connection::DERIVED_DELAY_MS`, and at once when the connection closes. A put that fails
+/// is dropped: the next open compiles and tries again.
 struct DerivedWriter {
-    tx: Option<mpsc::Sender<Arc<Served>>>,
+    wake: Arc<(Mutex<Wake>, Condvar)>,
     thread: Option<JoinHandle<()>>,
 }
 
+#[derive(Default)]
+struct Wake {
+    /// When to look at the timer next (host milliseconds since the connection started).
+    at: Option<u64>,
+    stop: bool,
+}
+
 impl DerivedWriter {
-    fn start(
-        store: Arc<dyn Backend>,
-        tenant: &str,
-        delay: Duration,
-        clock: Arc<dyn Clock>,
-    ) -> DerivedWriter {
-        let (tx, rx) = mpsc::channel::<Arc<Served>>();
-        let tenant = tenant.to_string();
+    fn start(inner: Weak<Inner>) -> DerivedWriter {
+        let wake = Arc::new((Mutex::new(Wake::default()), Condvar::new()));
+        let w = wake.clone();
         let thread = std::thread::Builder::new()
             .name("langonrock-derived".into())
-            .spawn(move || {
-                while let Ok(mut served) = rx.recv() {
-                    // A newer state replaces this one until the commits pause; a closed
-                    // channel (the connection ends) writes at once.
-                    while let Ok(newer) = rx.recv_timeout(delay) {
-                        served = newer;
+            .spawn(move || loop {
+                let (m, cv) = &*w;
+                let mut g = lock(m);
+                loop {
+                    if g.stop {
+                        return;
                     }
-                    if let Some((key, bytes)) = served.derived_record(&clock.today()) {
-                        drop(served);
-                        let _ = store.put(&tenant, &key, &bytes);
+                    let Some(inner) = inner.upgrade() else { return };
+                    let now = inner.ms();
+                    match g.at {
+                        Some(at) if now >= at => {
+                            g.at = None;
+                            drop(g);
+                            let fire = lock(&inner.timer).fire(now);
+                            if fire {
+                                inner.write_derived();
+                            } else if let Some(next) = lock(&inner.timer).deadline() {
+                                lock(m).at = Some(next);
+                            }
+                            break;
+                        }
+                        Some(at) => {
+                            drop(inner);
+                            g = cv
+                                .wait_timeout(g, Duration::from_millis(at - now))
+                                .map(|r| r.0)
+                                .unwrap_or_else(|p| p.into_inner().0);
+                        }
+                        None => {
+                            drop(inner);
+                            g = cv.wait(g).unwrap_or_else(|p| p.into_inner());
+                        }
                     }
                 }
             })
             .ok();
-        DerivedWriter {
-            tx: thread.as_ref().map(|_| tx),
-            thread,
-        }
+        DerivedWriter { wake, thread }
     }
 
-    fn submit(&self, served: Arc<Served>) {
-        if let Some(tx) = &self.tx {
-            let _ = tx.send(served);
-        }
+    fn arm(&self, at: u64) {
+        let (m, cv) = &*self.wake;
+        lock(m).at = Some(at);
+        cv.notify_all();
     }
 
-    /// Writes what is pending and stops.
-    fn finish(&mut self) {
-        self.tx = None;
+    fn stop(&mut self) {
+        let (m, cv) = &*self.wake;
+        lock(m).stop = true;
+        cv.notify_all();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
-    }
-}
-
-impl Drop for DerivedWriter {
-    fn drop(&mut self) {
-        self.finish();
     }
 }
 
@@ -291,21 +294,45 @@ struct Published {
     has_head: bool,
 }
 
-/// A connection to one tenant. `Send + Sync`; see the module documentation for what runs
-/// concurrently.
-pub struct Connection {
+/// The state the connection's threads share.
+struct Inner {
     tenant: String,
     read_only: bool,
     store: Arc<dyn Backend>,
     clock: Arc<dyn Clock>,
+    started: Instant,
     engine: Mutex<Engine>,
     published: Mutex<Published>,
     /// Held by the operation that may change the tenant (commits, gc, verify, repair).
     exclusive: Mutex<()>,
-    /// Held while a refresh runs.
+    /// Held while a refresh (or a read's engine op) runs.
     refreshing: Mutex<()>,
     /// Set while an exclusive operation runs: reads then skip their refresh.
     busy: AtomicBool,
+    timer: Mutex<DerivedTimer>,
+}
+
+impl Inner {
+    fn ms(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Takes the due derived record from the engine, encodes it and puts it.
+    fn write_derived(&self) {
+        let served = lock(&self.engine).take_derived();
+        if let Some(s) = served {
+            if let Some((key, bytes)) = s.derived_record(&self.clock.today()) {
+                drop(s);
+                let _ = self.store.put(&self.tenant, &key, &bytes);
+            }
+        }
+    }
+}
+
+/// A connection to one tenant. `Send + Sync`; see the module documentation for what runs
+/// concurrently.
+pub struct Connection {
+    inner: Arc<Inner>,
     /// Puts the head's derived record (engine.md §9.1 rule 4); `None` when read-only.
     derived: Mutex<Option<DerivedWriter>>,
 }
@@ -345,28 +372,25 @@ impl Connection {
 
     fn start(store: Arc<dyn Backend>, tenant: &str, opts: &Options) -> Result<Connection, Error> {
         let engine = Engine::new(tenant)?;
-        let tenant = engine.tenant().to_string();
-        let derived = (!opts.read_only).then(|| {
-            DerivedWriter::start(
-                store.clone(),
-                &tenant,
-                opts.derived_delay,
-                opts.clock.clone(),
-            )
-        });
-        let c = Connection {
+        let inner = Arc::new(Inner {
+            tenant: engine.tenant().to_string(),
             published: Mutex::new(Published {
                 served: engine.read(),
                 has_head: false,
             }),
             engine: Mutex::new(engine),
-            tenant,
             read_only: opts.read_only,
             store,
             clock: opts.clock.clone(),
+            started: Instant::now(),
             exclusive: Mutex::new(()),
             refreshing: Mutex::new(()),
             busy: AtomicBool::new(false),
+            timer: Mutex::new(DerivedTimer::new(opts.read_only)),
+        });
+        let derived = (!opts.read_only).then(|| DerivedWriter::start(Arc::downgrade(&inner)));
+        let c = Connection {
+            inner,
             derived: Mutex::new(derived),
         };
         if opts.load {
@@ -377,17 +401,17 @@ impl Connection {
 
     /// The tenant id, lower-cased.
     pub fn tenant(&self) -> &str {
-        &self.tenant
+        &self.inner.tenant
     }
 
     /// Whether the connection never writes.
     pub fn is_read_only(&self) -> bool {
-        self.read_only
+        self.inner.read_only
     }
 
     /// The data root of a files connection (`None` in memory).
     pub fn data(&self) -> Option<&Path> {
-        self.store.data()
+        self.inner.store.data()
     }
 
     /// The tenant's directory of a files connection (`None` in memory).
@@ -395,7 +419,7 @@ impl Connection {
         #[cfg(feature = "files")]
         {
             self.data().map(|d| {
-                crate::files::FileStore::new(d, &self.tenant)
+                crate::files::FileStore::new(d, self.tenant())
                     .dir()
                     .to_path_buf()
             })
@@ -406,17 +430,17 @@ impl Connection {
 
     /// The connection's clock.
     pub fn clock(&self) -> &dyn Clock {
-        &*self.clock
+        &*self.inner.clock
     }
 
     /// Whether the tenant has a head (after the last refresh).
     pub fn has_head(&self) -> bool {
-        lock(&self.published).has_head
+        lock(&self.inner.published).has_head
     }
 
     /// The served state as last published (no refresh), when open.
     pub fn served(&self) -> Option<Arc<Served>> {
-        lock(&self.published).served.clone().ok()
+        lock(&self.inner.published).served.clone().ok()
     }
 
     /// Whether the served state was decoded from a derived record.
@@ -425,22 +449,29 @@ impl Connection {
     }
 
     fn busy(&self) -> bool {
-        self.busy.load(Ordering::Acquire)
+        self.inner.busy.load(Ordering::Acquire)
     }
 
     fn publish(&self, engine: &Engine) {
-        let mut p = lock(&self.published);
+        let mut p = lock(&self.inner.published);
         p.served = engine.read();
         p.has_head = engine.head_bytes().is_some();
     }
 
-    /// Hands the served state to the derived record writer when its record is due.
-    fn keep_derived(&self) {
-        let writer = lock(&self.derived);
-        if let Some(w) = writer.as_ref() {
-            if let Some(s) = lock(&self.engine).take_derived() {
-                w.submit(s);
-            }
+    /// One step of the engine under its lock, published at once.
+    fn with_engine<R>(&self, f: impl FnOnce(&mut Engine) -> R) -> R {
+        let mut e = lock(&self.inner.engine);
+        let r = f(&mut e);
+        self.publish(&e);
+        r
+    }
+
+    /// After an operation: tells the derived record timer (engine.md §9.1 rule 4).
+    fn after_op(&self, exclusive: bool) {
+        let due = lock(&self.inner.engine).derived_due();
+        let at = lock(&self.inner.timer).after_op(self.inner.ms(), due, exclusive);
+        if let (Some(at), Some(w)) = (at, lock(&self.derived).as_ref()) {
+            w.arm(at);
         }
     }
 
@@ -449,104 +480,157 @@ impl Connection {
     pub fn finish_derived(&self) {
         let w = lock(&self.derived).take();
         if let Some(mut w) = w {
-            w.finish();
+            w.stop();
+            // A record due but not scheduled yet (no operation ended since) counts too.
+            let pending = lock(&self.inner.timer).close();
+            if pending || lock(&self.inner.engine).derived_due() {
+                self.inner.write_derived();
+            }
         }
     }
 
-    /// Runs one operation to its end: each step under the engine lock, store IO outside it.
-    /// `on_commit` may answer a commit step instead of the store. Returns the result and
-    /// whether a commit of the op lost its head swap.
-    fn drive<T: 'static>(
-        &self,
-        op: impl FnOnce(&Engine) -> Op<T>,
-        on_commit: &mut dyn FnMut(&PreparedCommit) -> Option<Answer>,
-    ) -> (Result<T, Error>, bool) {
-        let mut op = op(&lock(&self.engine));
+    /// Runs an engine op to its end: each step under the engine lock, store IO outside it.
+    fn drive<T: 'static>(&self, op: impl FnOnce(&Engine) -> Op<T>) -> Result<T, Error> {
+        let mut op = op(&lock(&self.inner.engine));
         let mut answer = None;
-        let mut lost_swap = false;
         loop {
-            if matches!(answer, Some(Answer::Outcome(CommitOutcome::Conflict))) {
-                lost_swap = true;
-            }
-            let step = {
-                let mut engine = lock(&self.engine);
-                let step = op.resume(&mut engine, answer.take());
-                self.publish(&engine);
-                step
-            };
-            match step {
-                Err(e) => return (Err(e), lost_swap),
-                Ok(Step::Done(t)) => return (Ok(t), lost_swap),
-                Ok(Step::Need(Need::Commit(p))) => {
-                    answer = Some(match on_commit(&p) {
-                        Some(a) => a,
-                        None => self.store.serve(&self.tenant, Need::Commit(p)),
-                    })
-                }
-                Ok(Step::Need(n)) => answer = Some(self.store.serve(&self.tenant, n)),
+            match self.with_engine(|e| op.resume(e, answer.take()))? {
+                Step::Done(t) => return Ok(t),
+                Step::Need(n) => answer = Some(self.inner.store.serve(&self.inner.tenant, n)),
             }
         }
     }
 
-    fn run<T: 'static>(&self, op: impl FnOnce(&Engine) -> Op<T>) -> Result<T, Error> {
-        let r = self.drive(op, &mut |_| None).0;
-        self.keep_derived();
-        r
+    /// One refresh at a time. A read's refresh (`unless_busy`) gives way to an exclusive
+    /// operation that started meanwhile.
+    fn refresh_once(&self, unless_busy: bool) -> Result<bool, Error> {
+        if unless_busy && self.busy() {
+            return Ok(false);
+        }
+        let _r = lock(&self.inner.refreshing);
+        if unless_busy && self.busy() {
+            return Ok(false);
+        }
+        self.drive(Engine::refresh).map(|_| true)
+    }
+
+    /// Runs a library operation under the core's connection policy: the host supplies the
+    /// lock (exclusive ops one at a time, with `writer.lock` on files), the refreshes, the
+    /// clock and the store. `on_commit` may answer a commit step instead of the store.
+    fn run<T: 'static>(
+        &self,
+        op: ConnOp<'_, T>,
+        on_commit: &mut dyn FnMut(&PreparedCommit) -> Option<Answer>,
+    ) -> Result<T, Error> {
+        self.run_with(op, &mut || {}, on_commit)
+    }
+
+    /// [`Connection::run`] with a hook that runs when the commit time is read, just before
+    /// the commit is prepared (compiled).
+    fn run_with<T: 'static>(
+        &self,
+        mut op: ConnOp<'_, T>,
+        on_prepare: &mut dyn FnMut(),
+        on_commit: &mut dyn FnMut(&PreparedCommit) -> Option<Answer>,
+    ) -> Result<T, Error> {
+        let exclusive = op.exclusive();
+        let inner = &*self.inner;
+        let _x = exclusive.then(|| lock(&inner.exclusive));
+        let _w = if exclusive && !inner.read_only {
+            inner.store.lock_writer(&inner.tenant)?
+        } else {
+            None
+        };
+        let _busy = exclusive.then(|| {
+            inner.busy.store(true, Ordering::Release);
+            Busy(&inner.busy)
+        });
+        let busy = !exclusive && self.busy();
+        let mut step = self.with_engine(|e| op.begin(e, busy, inner.read_only));
+        // A read's engine op reads the store one refresh at a time.
+        let mut reading: Option<MutexGuard<'_, ()>> = None;
+        loop {
+            let answer = match step {
+                ConnStep::Done(r) => {
+                    drop(reading);
+                    drop(_busy);
+                    self.after_op(exclusive);
+                    return r;
+                }
+                ConnStep::Refresh { unless_busy } => {
+                    reading = None;
+                    ConnAnswer::Refreshed(self.refresh_once(unless_busy))
+                }
+                ConnStep::Store(need) => {
+                    if !exclusive && reading.is_none() {
+                        reading = Some(lock(&inner.refreshing));
+                    }
+                    let answer = match need {
+                        Need::Commit(p) => match on_commit(&p) {
+                            Some(a) => a,
+                            None => inner.store.serve(&inner.tenant, Need::Commit(p)),
+                        },
+                        n => inner.store.serve(&inner.tenant, n),
+                    };
+                    ConnAnswer::Store(answer)
+                }
+                ConnStep::Now => {
+                    on_prepare();
+                    ConnAnswer::Now {
+                        commit_time: inner.clock.commit_time(),
+                        millis: inner.clock.millis(),
+                    }
+                }
+                ConnStep::Read => {
+                    reading = None;
+                    let served = lock(&inner.published).served.clone();
+                    op.run_read(served.as_ref());
+                    ConnAnswer::Read
+                }
+            };
+            step = self.with_engine(|e| op.resume(e, answer));
+        }
     }
 
     /// Reads the store's head and loads it when it moved.
     pub fn refresh(&self) -> Result<OpenResult, Error> {
-        let _r = lock(&self.refreshing);
-        self.run(Engine::refresh)
+        let _r = lock(&self.inner.refreshing);
+        let r = self.drive(Engine::refresh);
+        self.after_op(false);
+        r
     }
 
-    /// Before a read: refresh, unless an exclusive operation is in flight, whose reads see
-    /// the last published revision (engine.md §8.6).
-    fn before_read(&self) -> Result<(), Error> {
-        if self.busy() {
-            return Ok(());
-        }
-        let _r = lock(&self.refreshing);
-        if self.busy() {
-            return Ok(());
-        }
-        self.run(Engine::refresh).map(|_| ())
-    }
-
-    /// The served state after a refresh.
+    /// The served state, after a refresh (or, while a commit is in flight, as last
+    /// published).
     pub fn read(&self) -> Result<Arc<Served>, Error> {
-        self.before_read()?;
-        lock(&self.published).served.clone()
+        self.run(ConnOp::read(|_| Ok(())), &mut |_| None)?;
+        lock(&self.inner.published).served.clone()
     }
 
     /// Runs a read over the served state after a refresh. When the read met a text of a
     /// derived record that does not match its source hash, the engine compiles the state
     /// from the sources and the read runs once more: a bad derived record never fails a
     /// read (engine.md §9.1 rule 4).
-    pub fn with_read<T>(&self, f: impl Fn(&Served) -> Result<T, Error>) -> Result<T, Error> {
-        let s = self.read()?;
-        match f(&s) {
-            Err(_) if s.derived_failed() && !self.busy() => {
-                drop(s);
-                let s = self.read()?;
-                f(&s)
-            }
-            r => r,
-        }
+    pub fn with_read<T: 'static>(
+        &self,
+        mut f: impl FnMut(&Served) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        self.run(ConnOp::read(&mut f), &mut |_| None)
     }
 
     /// Reads and verifies the source blobs behind a read that returns sources (`get` with
     /// `source` for `ids`, or every document for `None`: export), when the served state came
-    /// from a derived record (engine.md §9.1 rule 1). Run it after [`Connection::read`].
+    /// from a derived record (engine.md §9.1 rule 1).
     pub fn check_sources(&self, ids: Option<Vec<String>>) -> Result<(), Error> {
-        let _r = lock(&self.refreshing);
-        self.run(move |e| e.check_sources(ids))
+        self.run(connection::check_sources(ids), &mut |_| None)
     }
 
     /// The manifest TSV of the tenant or of one bundle (read.md §2), for today.
     pub fn manifest(&self, bundle: Option<&str>) -> Result<String, Error> {
-        let s = self.read()?;
-        langonrock_core::manifest::manifest(s.model(), &self.tenant, bundle, &self.clock.today())
+        let today = self.inner.clock.today();
+        self.with_read(|s| {
+            langonrock_core::manifest::manifest(s.model(), self.tenant(), bundle, &today)
+        })
     }
 
     /// A search (search.md): the search TSV for today.
@@ -555,67 +639,21 @@ impl Connection {
         query: &str,
         opts: &langonrock_core::search::SearchOptions,
     ) -> Result<String, Error> {
-        let today = self.clock.today();
-        self.with_read(|s| s.search(&self.tenant, query, opts, &today))
+        let today = self.inner.clock.today();
+        self.with_read(|s| s.search(self.tenant(), query, opts, &today))
     }
 
     /// One document's exact text and hash (read.md §6.2).
     pub fn read_source(&self, bundle: &str, path: &str) -> Result<Option<SourceContent>, Error> {
-        self.before_read()?;
-        let _r = lock(&self.refreshing);
-        self.run(|e| e.read_source(bundle, path))
+        self.run(connection::read_source(bundle, path), &mut |_| None)
     }
 
     /// A document's current hash, or `None` when it does not exist or the lookup fails
     /// (agent.md §6.3.2: lookup errors are ignored).
     pub fn current_hash(&self, bundle: &str, path: &str) -> Option<String> {
-        self.read().ok()?.source_hash(bundle, path)
-    }
-
-    /// Runs `body` as the one exclusive operation of the connection: after earlier ones,
-    /// with reads served from the published state meanwhile.
-    fn exclusive<T>(
-        &self,
-        writer_lock: bool,
-        body: impl FnOnce() -> Result<T, Error>,
-    ) -> Result<T, Error> {
-        let _x = lock(&self.exclusive);
-        let _w = if writer_lock {
-            self.store.lock_writer(&self.tenant)?
-        } else {
-            None
-        };
-        self.busy.store(true, Ordering::Release);
-        let _busy = Busy(&self.busy);
-        let r = body();
-        drop(_busy);
-        self.keep_derived();
-        r
-    }
-
-    /// Runs a commit: takes the writer lock, refreshes, prepares with `make`, stores and
-    /// acknowledges. A lost head swap is prepared once more when `retry` (no expected
-    /// revision).
-    fn commit<T: 'static>(
-        &self,
-        retry: bool,
-        make: impl Fn(&Engine, &str) -> Op<T>,
-    ) -> Result<T, Error> {
-        if self.read_only {
-            return Err(Error::Invalid(READ_ONLY.into()));
-        }
-        self.exclusive(true, || {
-            let mut attempts = if retry { 2 } else { 1 };
-            loop {
-                attempts -= 1;
-                self.refresh()?;
-                let created = self.clock.commit_time();
-                match self.drive(|e| make(e, &created), &mut |_| None) {
-                    (Err(_), true) if attempts > 0 => continue,
-                    (r, _) => return r,
-                }
-            }
-        })
+        self.with_read(|s| Ok(s.source_hash(bundle, path)))
+            .ok()
+            .flatten()
     }
 
     /// `write` (engine.md §4.1).
@@ -626,7 +664,10 @@ impl Connection {
         content: &str,
         replaces: Option<&str>,
     ) -> Result<WriteResult, Error> {
-        self.commit(true, |e, t| e.write(bundle, path, content, replaces, t))
+        self.run(
+            connection::write(bundle, path, content, replaces),
+            &mut |_| None,
+        )
     }
 
     /// `delete` (engine.md §4.2).
@@ -636,23 +677,22 @@ impl Connection {
         path: &str,
         replaces: Option<&str>,
     ) -> Result<DeleteResult, Error> {
-        self.commit(true, |e, t| e.delete(bundle, path, replaces, t))
+        self.run(connection::delete(bundle, path, replaces), &mut |_| None)
     }
 
     /// `deleteBundle` (engine.md §4.4).
     pub fn delete_bundle(&self, bundle: &str) -> Result<RevisionResult, Error> {
-        self.commit(true, |e, t| e.delete_bundle(bundle, t))
+        self.run(connection::delete_bundle(bundle), &mut |_| None)
     }
 
     /// `transact` (engine.md §5).
     pub fn transact(&self, txn: Transaction) -> Result<RevisionResult, Error> {
-        let retry = txn.expected_revision.is_none();
-        self.commit(retry, |e, t| e.transact(txn.clone(), t))
+        self.run(connection::transact(txn), &mut |_| None)
     }
 
     /// `restore` (engine.md §7).
     pub fn restore(&self, req: RestoreRequest) -> Result<RevisionResult, Error> {
-        self.commit(false, |e, t| e.restore(req.clone(), t))
+        self.run(connection::restore(req), &mut |_| None)
     }
 
     /// `import` (cli.md §4). `unchanged` runs after the commit is prepared and before it is
@@ -663,64 +703,76 @@ impl Connection {
         unchanged: &mut dyn FnMut() -> Option<String>,
         progress: &mut dyn FnMut(&str),
     ) -> Result<ImportResult, Error> {
-        if self.read_only {
-            return Err(Error::Invalid(READ_ONLY.into()));
-        }
-        self.exclusive(true, || {
-            self.refresh()?;
-            let created = self.clock.commit_time();
-            progress(&format!(
-                "import: compiling {} documents",
-                req.documents.len()
-            ));
-            let mut on_commit = |p: &PreparedCommit| match unchanged() {
-                Some(m) => Some(Answer::Outcome(CommitOutcome::Failed(StoreError::Failed(
-                    m,
-                )))),
-                None => {
-                    progress(&format!("import: storing {} records", p.records.len()));
-                    None
-                }
-            };
-            self.drive(move |e| e.import(req, &created), &mut on_commit)
-                .0
-        })
+        let n = req.documents.len();
+        let progress = std::cell::RefCell::new(progress);
+        let mut on_prepare =
+            || (progress.borrow_mut())(&format!("import: compiling {n} documents"));
+        let mut on_commit = |p: &PreparedCommit| match unchanged() {
+            Some(m) => Some(Answer::Outcome(CommitOutcome::Failed(StoreError::Failed(
+                m,
+            )))),
+            None => {
+                (progress.borrow_mut())(&format!("import: storing {} records", p.records.len()));
+                None
+            }
+        };
+        self.run_with(connection::import(req), &mut on_prepare, &mut on_commit)
     }
 
-    /// `history` (engine.md §6), after a refresh like every read.
+    /// `history` (engine.md §6), a read.
     pub fn history(&self, req: HistoryRequest) -> Result<HistoryPage, Error> {
-        self.before_read()?;
-        self.run(move |e| e.history(req))
+        self.run(connection::history(req), &mut |_| None)
     }
 
-    /// `gc` (engine.md §10) at the current time.
+    /// `gc` (engine.md §10) at the clock's time.
     pub fn gc(&self, keep: i64, grace_ms: u64, dry_run: bool) -> Result<GcResult, Error> {
-        if self.read_only && !dry_run {
-            return Err(Error::Invalid(READ_ONLY.into()));
-        }
-        self.exclusive(false, || {
-            self.refresh()?;
-            let opts = GcOptions {
-                keep,
-                dry_run,
-                grace_ms,
-                now: self.clock.millis(),
-            };
-            self.run(move |e| e.gc(opts))
-        })
+        let opts = GcOptions {
+            keep,
+            dry_run,
+            grace_ms,
+            now: 0,
+        };
+        self.run(connection::gc(opts), &mut |_| None)
     }
 
     /// `verify` (engine.md §11).
     pub fn verify(&self) -> Result<VerifyResult, Error> {
-        self.exclusive(false, || self.run(Engine::verify))
+        self.run(connection::verify(), &mut |_| None)
     }
 
     /// `repair` (engine.md §11.4).
     pub fn repair(&self, req: RepairRequest) -> Result<RepairResult, Error> {
-        if self.read_only {
-            return Err(Error::Invalid(READ_ONLY.into()));
+        self.run(connection::repair(req), &mut |_| None)
+    }
+
+    /// A tool call as the MCP server answers it (agent.md §6): the arguments checked
+    /// against the tool's schema, then the core's tool op over this connection. Every tool
+    /// of the table is callable; a server offering a subset checks names first.
+    pub fn call_tool(&self, name: &str, args: Option<&serde_json::Value>) -> Reply {
+        match tools::parse_call(name, args) {
+            Ok(call) => self.tool(call),
+            Err(m) => Reply::error(m),
         }
-        self.exclusive(false, || self.run(move |e| e.repair(req)))
+    }
+
+    /// A validated tool call, run by the core's tool op (`ToolOp`): each connection
+    /// operation it needs is answered by `connection::local` under the policy.
+    pub fn tool(&self, call: ToolCall) -> Reply {
+        let mut op = ToolOp::new(call, self.inner.read_only);
+        let mut answer = None;
+        loop {
+            match op.resume(answer.take()) {
+                ToolStep::Done(reply) => return reply,
+                ToolStep::Need(need) => {
+                    let conn_op = local::answer(need, self.tenant(), &self.inner.clock.today());
+                    answer = Some(match self.run(conn_op, &mut |_| None) {
+                        Ok(a) => a,
+                        // Mapped ops always succeed; this is only for safety.
+                        Err(e) => ToolAnswer::Text(Err(e)),
+                    });
+                }
+            }
+        }
     }
 }
 

@@ -18,6 +18,7 @@ use langonrock_core::http_api::OwnedSlice;
 use langonrock_core::read::GetOptions;
 use langonrock_core::search::SearchOptions;
 use langonrock_core::snapshot::Snapshot;
+use langonrock_core::tools::{self, Reply, ToolCall};
 use langonrock_core::Error;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -221,7 +222,10 @@ impl Connection {
 
     /// Runs a read over the served state after a refresh (local only); see
     /// [`Local::with_read`].
-    pub fn with_read<T>(&self, f: impl Fn(&Served) -> Result<T, Error>) -> Result<T, Error> {
+    pub fn with_read<T: 'static>(
+        &self,
+        f: impl FnMut(&Served) -> Result<T, Error>,
+    ) -> Result<T, Error> {
         self.need_local("reading the served state")?.with_read(f)
     }
 
@@ -427,6 +431,68 @@ impl Connection {
             Kind::Local(c) => c.restore(req),
             #[cfg(feature = "remote")]
             Kind::Remote(r) => Self::writable(r)?.restore(&req),
+        }
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Tools
+
+    /// A tool call as the MCP server answers it (agent.md §6): the arguments checked
+    /// against the tool's schema, then the core's tool op over this connection.
+    pub fn call_tool(&self, name: &str, args: Option<&serde_json::Value>) -> Reply {
+        match tools::parse_call(name, args) {
+            Ok(call) => self.tool(call),
+            Err(m) => Reply::error(m),
+        }
+    }
+
+    /// A validated tool call, run by the core's tool op (`ToolOp`): locally under the
+    /// connection policy, remotely with each need answered by the server's routes, so the
+    /// replies are the same texts.
+    pub fn tool(&self, call: ToolCall) -> Reply {
+        match &self.kind {
+            Kind::Local(c) => c.tool(call),
+            #[cfg(feature = "remote")]
+            Kind::Remote(r) => {
+                let mut op = tools::ToolOp::new(call, r.read_only);
+                let mut answer = None;
+                loop {
+                    match op.resume(answer.take()) {
+                        tools::ToolStep::Done(reply) => return reply,
+                        tools::ToolStep::Need(need) => answer = Some(self.answer(need)),
+                    }
+                }
+            }
+        }
+    }
+
+    /// The answer to one need of a tool op, from the connection's own operations.
+    #[cfg(feature = "remote")]
+    fn answer(&self, need: tools::ToolNeed) -> tools::ToolAnswer {
+        use tools::{ToolAnswer, ToolNeed};
+        match need {
+            ToolNeed::Manifest { bundle } => ToolAnswer::Text(self.manifest(bundle.as_deref())),
+            ToolNeed::Search { query, options } => ToolAnswer::Text(self.search(&query, &options)),
+            ToolNeed::Snapshot => ToolAnswer::Text(self.snapshot().map(|s| s.snapshot)),
+            ToolNeed::Get { ids, options } => ToolAnswer::Text(self.get_mcp(&ids, &options)),
+            ToolNeed::Write {
+                bundle,
+                path,
+                content,
+                replaces,
+            } => ToolAnswer::Written(self.write(&bundle, &path, &content, replaces.as_deref())),
+            ToolNeed::Delete {
+                bundle,
+                path,
+                replaces,
+            } => ToolAnswer::Deleted(self.delete(&bundle, &path, Some(&replaces))),
+            ToolNeed::Transact(txn) => ToolAnswer::Revision(self.transact(txn)),
+            ToolNeed::Restore(req) => ToolAnswer::Revision(self.restore(req)),
+            ToolNeed::History(req) => ToolAnswer::History(self.history(req)),
+            ToolNeed::CurrentHash { bundle, path } => {
+                ToolAnswer::Hash(self.current_hash(&bundle, &path))
+            }
+            ToolNeed::StoredBundle { bundle } => ToolAnswer::Bundle(self.stored_bundle(&bundle)),
         }
     }
 

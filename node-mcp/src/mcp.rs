@@ -6,7 +6,7 @@
 //! `list_resources` and `read_resource` are implemented here, so no name, description or
 //! schema comes from anywhere else. The operations themselves run in a [`Backend`].
 
-use langonrock_core::tools::{self, ToolCall};
+use langonrock_core::tools::{self, Reply, ToolCall};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
@@ -18,13 +18,13 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use std::sync::Arc;
 
 /// What the server needs from a tenant connection. Implementations refresh to the store's
-/// head before each call (agent.md §1.4) and never write in read-only mode.
+/// head before each call (agent.md §1.4), never write in read-only mode, and read the date
+/// from their own clock.
 pub trait Backend: Send + Sync + 'static {
-    /// Runs one validated tool call for the read date `today`; returns the reply text and
-    /// whether it is an error.
-    fn call(&self, call: ToolCall, today: &str) -> (String, bool);
-    /// The whole tenant manifest rendered for `today` (the `okf://manifest` resource).
-    fn manifest(&self, today: &str) -> Result<String, String>;
+    /// Runs one validated tool call: the reply text and whether it is an error.
+    fn call(&self, call: ToolCall) -> Reply;
+    /// The whole tenant manifest for today (the `okf://manifest` resource).
+    fn manifest(&self) -> Result<String, String>;
 }
 
 /// Which tools the server registers (agent.md §2).
@@ -68,18 +68,11 @@ pub struct McpServer {
     names: Vec<&'static str>,
     tools: Vec<Tool>,
     resource: Resource,
-    today: Arc<dyn Fn() -> String + Send + Sync>,
 }
 
 impl McpServer {
     /// A server over `backend` in `mode` with the advice sentence (`None`: no advice).
-    /// `today` gives the read date before each call.
-    pub fn new(
-        backend: Arc<dyn Backend>,
-        mode: Mode,
-        advice: Option<String>,
-        today: Arc<dyn Fn() -> String + Send + Sync>,
-    ) -> McpServer {
+    pub fn new(backend: Arc<dyn Backend>, mode: Mode, advice: Option<String>) -> McpServer {
         McpServer {
             backend,
             names: tools::tool_set(mode.database_tools, mode.read_only)
@@ -88,7 +81,6 @@ impl McpServer {
                 .collect(),
             tools: rmcp_tools(mode, advice.as_deref()),
             resource: manifest_resource(advice.as_deref()),
-            today,
         }
     }
 
@@ -98,7 +90,10 @@ impl McpServer {
             return (format!("unknown tool \"{name}\""), true);
         }
         match tools::parse_call(name, args) {
-            Ok(call) => self.backend.call(call, &(self.today)()),
+            Ok(call) => {
+                let r = self.backend.call(call);
+                (r.text, r.is_error)
+            }
             Err(m) => (m, true),
         }
     }
@@ -172,10 +167,9 @@ impl ServerHandler for McpServer {
             ));
         }
         let server = self.clone();
-        let manifest =
-            tokio::task::spawn_blocking(move || server.backend.manifest(&(server.today)()))
-                .await
-                .unwrap_or_else(|_| Err("the manifest read failed unexpectedly".into()));
+        let manifest = tokio::task::spawn_blocking(move || server.backend.manifest())
+            .await
+            .unwrap_or_else(|_| Err("the manifest read failed unexpectedly".into()));
         match manifest {
             Ok(text) => Ok(ReadResourceResult::new(vec![ResourceContents::text(
                 text,
@@ -213,17 +207,22 @@ where
 // ---------------------------------------------------------------------------------------
 
 use langonrock::Connection as Conn;
-use langonrock_core::engine::{HistoryRequest, RestoreRequest};
-use langonrock_core::{validate, Error};
 
 /// The MCP backend over one tenant connection of the files store.
 pub struct TenantBackend {
-    conn: Conn,
+    conn: Arc<Conn>,
 }
 
 impl TenantBackend {
     /// A backend over `conn`.
     pub fn new(conn: Conn) -> TenantBackend {
+        TenantBackend {
+            conn: Arc::new(conn),
+        }
+    }
+
+    /// A backend over a connection the caller shares.
+    pub fn new_shared(conn: Arc<Conn>) -> TenantBackend {
         TenantBackend { conn }
     }
 
@@ -233,143 +232,12 @@ impl TenantBackend {
     }
 }
 
-/// The bundle name as stored (bundles match ignoring case), or as given when unknown.
-fn stored_bundle(conn: &Conn, bundle: &str) -> String {
-    conn.stored_bundle(bundle)
-        .unwrap_or_else(|| bundle.to_string())
-}
-
-fn err_text(e: &Error) -> (String, bool) {
-    (e.message(), true)
-}
-
-fn run_call(conn: &Conn, call: ToolCall, _today: &str) -> (String, bool) {
-    match call {
-        ToolCall::Manifest { bundle } => match conn.manifest(bundle.as_deref()) {
-            Ok(t) => (t, false),
-            Err(e) => err_text(&e),
-        },
-        ToolCall::Snapshot => match conn.snapshot() {
-            Ok(s) => (s.snapshot, false),
-            Err(e) => err_text(&e),
-        },
-        ToolCall::Search { query, k, bundle } => {
-            let opts = langonrock_core::search::SearchOptions {
-                k,
-                bundle,
-                expand: true,
-            };
-            match conn.search(&query, &opts) {
-                Ok(t) => (t, false),
-                Err(e) => err_text(&e),
-            }
-        }
-        ToolCall::Get {
-            ids,
-            section,
-            offset,
-            limit,
-            find,
-            source,
-        } => {
-            // The table already applied the MCP default cap (read.md §3.3).
-            let opts = langonrock_core::read::GetOptions {
-                section,
-                offset: offset.map(|n| n as u64),
-                limit: limit.map(|n| n as u64),
-                find,
-                source,
-            };
-            match conn.get_mcp(&ids, &opts) {
-                Ok(t) => (t, false),
-                Err(e) => err_text(&e),
-            }
-        }
-        ToolCall::Write {
-            bundle,
-            path,
-            content,
-            replaces,
-        } => match conn.write(&bundle, &path, &content, replaces.as_deref()) {
-            Ok(r) => {
-                let b = stored_bundle(conn, &bundle);
-                (tools::write_success(&b, &validate::nfc(&path), &r), false)
-            }
-            Err(e) => {
-                let current = tools::looks_up_after(&e)
-                    .then(|| conn.current_hash(&bundle, &path))
-                    .flatten();
-                (tools::write_failure(&e, current.as_deref()), true)
-            }
-        },
-        ToolCall::Delete {
-            bundle,
-            path,
-            replaces: None,
-        } => {
-            let current = conn.current_hash(&bundle, &path);
-            (tools::delete_needs_hash(current.as_deref()), true)
-        }
-        ToolCall::Delete {
-            bundle,
-            path,
-            replaces: Some(h),
-        } => {
-            let b = stored_bundle(conn, &bundle);
-            match conn.delete(&bundle, &path, Some(&h)) {
-                Ok(r) => (tools::delete_success(&b, &validate::nfc(&path), &r), false),
-                Err(e) => {
-                    let current = tools::looks_up_after(&e)
-                        .then(|| conn.current_hash(&bundle, &path))
-                        .flatten();
-                    (tools::delete_failure(&e, current.as_deref()), true)
-                }
-            }
-        }
-        ToolCall::Transact {
-            changes,
-            expected_revision,
-        } => {
-            let request = tools::transaction_request(&changes, expected_revision.as_deref());
-            let result = langonrock_core::engine::parse_transaction(&request)
-                .and_then(|txn| conn.transact(txn));
-            match result {
-                Ok(r) => (tools::transact_success(&r, &changes), false),
-                Err(e) => {
-                    let tied = tools::tied_changes(&e, &changes, |b, p| conn.current_hash(b, p));
-                    (tools::transact_failure(&e, &tied), true)
-                }
-            }
-        }
-        ToolCall::History { before, limit } => {
-            let req = HistoryRequest {
-                before,
-                limit: limit.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
-            };
-            match conn.history(req) {
-                Ok(page) => (serde_json::to_string(&page).unwrap_or_default(), false),
-                Err(e) => err_text(&e),
-            }
-        }
-        ToolCall::Restore {
-            revision,
-            expected_revision,
-        } => match conn.restore(RestoreRequest {
-            revision,
-            expected_revision,
-        }) {
-            Ok(r) => (tools::revision_answer(&r, &[]), false),
-            Err(e) => err_text(&e),
-        },
-    }
-}
-
 impl Backend for TenantBackend {
-    fn call(&self, call: ToolCall, today: &str) -> (String, bool) {
-        run_call(&self.conn, call, today)
+    fn call(&self, call: ToolCall) -> Reply {
+        self.conn.tool(call)
     }
 
-    fn manifest(&self, _today: &str) -> Result<String, String> {
+    fn manifest(&self) -> Result<String, String> {
         self.conn.manifest(None).map_err(|e| e.message())
     }
 }
@@ -383,7 +251,7 @@ pub fn server_for(conn: Conn, mode: Mode) -> McpServer {
 /// [`server_for`] over a backend the caller keeps (to finish it when the session ends).
 pub fn server_over(backend: Arc<TenantBackend>, mode: Mode) -> McpServer {
     let advice = backend.conn.manifest(None).ok().map(|m| tools::advice(&m));
-    McpServer::new(backend, mode, advice, Arc::new(langonrock::clock::today))
+    McpServer::new(backend, mode, advice)
 }
 
 /// `langonrock mcp`: the startup lines on stderr (agent.md §1.1), then MCP over

@@ -213,6 +213,63 @@ export interface SearchOptions {
   expand?: boolean;
 }
 
+/** One manifest row as data: the TSV's cells (`-` as the TSV writes it), with `links` as a
+ * list, plus the document's `path` and its compiled `title`. */
+export interface Row {
+  id: string;
+  bundle: string;
+  path: string;
+  kind: string;
+  /** For the read date: `stale` once its `stale_after` date passed. */
+  status: string;
+  grain: string;
+  summary: string;
+  /** The compiled title; null when the concept has none. */
+  title: string | null;
+  /** Outgoing link ids, sorted; empty for `-`. */
+  links: string[];
+}
+
+/** The manifest as data (`manifestRows`). */
+export interface ManifestRows {
+  tenant: string;
+  /** Every bundle, sorted (the `# bundles:` line). */
+  bundles: string[];
+  rows: Row[];
+}
+
+/** One search row as data. */
+export interface SearchHit extends Row {
+  /** A direct hit's pointer into the body; null for `-` and for linked rows. */
+  pos: number | null;
+  /** Whether the row comes from the link expansion. */
+  linked: boolean;
+}
+
+/** A search as data (`searchRows`): the search TSV's rows in its order. */
+export interface SearchRows {
+  query: string;
+  /** The bundle filter as stored; null without one. */
+  bundle: string | null;
+  direct: number;
+  linked: number;
+  hits: SearchHit[];
+}
+
+/** One concept's compiled fields (`concept`). */
+export interface ConceptInfo extends Row {
+  /** The frontmatter `description`, whole (the `summary` cell is cut from it); null if none. */
+  description: string | null;
+  /** Whether the stored text has a frontmatter block. */
+  frontmatter: boolean;
+  /** Where the body starts in the stored text, in UTF-16 units. */
+  bodyStart: number;
+  /** The body's sections in document order; offsets are UTF-16 units of the body. */
+  sections: Array<{ name: string; start: number; end: number }>;
+  /** The document's diagnostic messages. */
+  diagnostics: string[];
+}
+
 export interface SnapshotInfo {
   snapshot: string;
   concepts: number;
@@ -400,6 +457,12 @@ export interface Connection {
   /** The search TSV (search.md §5). */
   search(query: string, options?: SearchOptions): Promise<string>;
   snapshot(): Promise<SnapshotInfo>;
+  /** The manifest as data: the rows of `manifest(bundle)`, in its order. */
+  manifestRows(bundle?: string): Promise<ManifestRows>;
+  /** A search as data: the rows of `search(query, options)`, in its order. */
+  searchRows(query: string, options?: SearchOptions): Promise<SearchRows>;
+  /** One concept's compiled fields; null for an unknown id. */
+  concept(id: string): Promise<ConceptInfo | null>;
   listSource(): Promise<SourceEntry[]>;
   /** null when there is no such document. */
   readSource(bundle: string, path: string): Promise<SourceText | null>;

@@ -2,15 +2,19 @@
 // (src/node.js, src/browser.js), which load the WebAssembly module before anything here is
 // called. Generated bindings live in ../gen/ (wasm-pack output, never edited by hand).
 //
-// A connection drives the engine (a WasmEngine in the wasm module) against a store: every
-// operation that touches the store is a step machine (WasmOp) resumed with what `serveNeed`
-// fetched (engine.md §8.8). The engine's calls are synchronous, so no borrow of it is held
-// across an await, and reads may go on while a commit waits for its store.
+// A connection runs every library operation as a connection op of the core (WasmConnOp):
+// the core's connection policy decides when to refresh, the one retry after a lost head
+// swap, the read-only refusal and how a lost outcome is reported (docs/connection.md). This
+// host keeps what only it can: a queue that runs exclusive ops one at a time, one refresh at
+// a time, the clock, the derived record timer, and the store (`serveNeed`). The engine's
+// calls are synchronous, so no borrow of it is held across an await, and reads go on while a
+// commit waits for its store.
 
 import {
   version as wasmVersion,
   setErrorClass,
   WasmEngine,
+  WasmDerivedTimer,
   parseToolCall,
   toolList,
   manifestResource,
@@ -36,31 +40,15 @@ export function version() {
   return wasmVersion();
 }
 
-const READ_ONLY = 'connection is read-only';
 const CLOSED = 'connection is closed';
 
 const isoDate = (d) => d.toISOString().slice(0, 10);
 
-/** How long commits must pause before the head's derived record is written. */
-const DERIVED_DELAY_MS = 1000;
-
-/** Runs an op to its end against a tenant store. `onCommit(step)` may answer a commit step. */
-async function drive(engine, store, op, onCommit) {
-  try {
-    let step = op.resume(engine, undefined);
-    while (!('done' in step)) {
-      let answer;
-      if (step.need === 'commit' && onCommit) answer = await onCommit(step);
-      if (answer === undefined) answer = await serveNeed(store, step);
-      step = op.resume(engine, answer);
-    }
-    return step.done;
-  } catch (e) {
-    // A commit whose outcome was lost on the way (a hook threw) is indeterminate: the engine
-    // reloads before its next operation.
-    if (engine.commitInFlight()) throw engine.forgetCommit() ?? e;
-    throw e;
-  }
+/** Runs a raw engine op (the refresh) to its end against a tenant store. */
+async function drive(engine, store, op) {
+  let step = op.resume(engine, undefined);
+  while (!('done' in step)) step = op.resume(engine, await serveNeed(store, step));
+  return step.done;
 }
 
 /**
@@ -112,13 +100,15 @@ class Connection {
   #committing = false;
   #closed = false;
   #closing = null;
-  #derivedTimer = null;
+  #timer;
+  #timeout = null;
 
   constructor(engine, store, readOnly, now) {
     this.#engine = engine;
     this.#store = store;
     this.#readOnly = readOnly;
     this.#now = now;
+    this.#timer = new WasmDerivedTimer(readOnly);
   }
 
   /** The tenant id, lower-cased. */
@@ -145,99 +135,139 @@ class Connection {
     return isoDate(this.#date());
   }
 
-  async #run(op, onCommit) {
-    try {
-      return await drive(this.#engine, this.#store, op, onCommit);
-    } finally {
-      op.free();
-      this.keepDerived();
-    }
-  }
-
-  /**
-   * Runs a read of the served state after a refresh. When it met a text decoded from a
-   * derived record that does not match its source, the engine compiles on the next refresh
-   * and the read runs once more: a bad derived record never fails a read (§9.1 rule 4).
-   */
-  async #withRead(f) {
-    const e = await this.#beforeRead();
-    try {
-      return f(e);
-    } catch (err) {
-      if (this.#committing || !e.derivedFailed()) throw err;
-      await this.#refresh();
-      return f(e);
-    }
-  }
-
-  /** Refreshes to the store's head (engine.md §8.1); refreshes run one at a time. */
+  /** One refresh at a time (engine.md §8.1). */
   #refresh() {
-    const run = this.#refreshTail.then(() => this.#run(this.#engine.refresh()));
+    const run = this.#refreshTail.then(async () => {
+      const op = this.#engine.refresh();
+      try {
+        await drive(this.#engine, this.#store, op);
+      } finally {
+        op.free();
+      }
+    });
     this.#refreshTail = run.catch(() => undefined);
     return run;
   }
 
   /**
-   * Before a read: refresh, unless a commit is in flight, whose reads see the last published
-   * revision (engine.md §8.6).
+   * Runs a connection op of the core: exclusive ones queued one at a time (reads meanwhile
+   * see the published state), the others at once. `read(engine)` answers a read step;
+   * `onCommit(step)` may answer a commit step. Frees the op.
    */
-  async #beforeRead() {
-    this.#check();
-    if (!this.#committing) await this.#refresh();
-    return this.#engine;
-  }
-
-  /**
-   * Runs a commit (engine.md §8): queued behind earlier ones, prepared by `make(engine,
-   * created)` after a refresh, retried once after a lost head swap when `retry` (no expected
-   * revision, §8.7).
-   */
-  async #commit(retry, make, onCommit, { refresh = true } = {}) {
-    this.#check();
-    if (this.#readOnly) throw invalidError(READ_ONLY);
+  #run(op, { read, onCommit } = {}) {
+    try {
+      this.#check();
+    } catch (e) {
+      op.free();
+      return Promise.reject(e);
+    }
+    if (!op.exclusive) return this.#drive(op, this.#committing, read, onCommit);
     return this.#queue(async () => {
       this.#committing = true;
       try {
-        await this.#refreshTail;
-        for (let attempt = retry ? 2 : 1; ; ) {
-          attempt -= 1;
-          if (refresh) await this.#run(this.#engine.refresh());
-          const op = make(this.#engine, this.#date().toISOString());
-          try {
-            const result = await drive(this.#engine, this.#store, op, onCommit);
-            this.keepDerived();
-            return result;
-          } catch (e) {
-            if (attempt > 0 && op.lostSwap) continue;
-            throw e;
-          } finally {
-            op.free();
-          }
-        }
+        return await this.#drive(op, false, read, onCommit);
       } finally {
         this.#committing = false;
       }
     });
   }
 
-  /**
-   * Schedules a put of the served state's derived record, when the engine says one is due,
-   * once operations pause for `DERIVED_DELAY_MS` (a run of commits writes it once, and none
-   * waits for its encoding); `close()` writes a pending one at once. Failures are ignored:
-   * derived records never change what a read returns.
-   */
-  keepDerived() {
-    if (this.#readOnly || this.#closed || this.#derivedTimer !== null) return;
-    this.#derivedTimer = setTimeout(() => this.#flushDerived(), DERIVED_DELAY_MS);
-    // In Node, a pending write does not keep the process alive (`close()` flushes it).
-    this.#derivedTimer?.unref?.();
+  async #drive(op, busy, read, onCommit, keep = false) {
+    const engine = this.#engine;
+    const exclusive = op.exclusive;
+    try {
+      let step = op.begin(engine, busy, this.#readOnly);
+      while (!('done' in step)) {
+        let answer;
+        try {
+          if ('refresh' in step) {
+            if (step.refresh.unlessBusy && (busy || (this.#committing && !exclusive))) answer = { refreshed: false };
+            else {
+              try {
+                await this.#refresh();
+                answer = { refreshed: true };
+              } catch (error) {
+                answer = { refreshError: error };
+              }
+            }
+          } else if ('now' in step) {
+            const d = this.#date();
+            answer = { now: { commitTime: d.toISOString(), millis: d.getTime() } };
+          } else if ('read' in step) {
+            try {
+              answer = { read: { value: read(engine) } };
+            } catch (error) {
+              answer = { read: { error } };
+            }
+          } else {
+            if (step.need === 'commit' && onCommit) answer = await onCommit(step);
+            if (answer === undefined) answer = await serveNeed(this.#store, step);
+          }
+        } catch (e) {
+          // The host lost the step (a hook threw): a commit in flight is indeterminate.
+          throw op.abandon(engine, e);
+        }
+        step = op.resume(engine, answer);
+      }
+      return step.done;
+    } finally {
+      if (!keep) op.free();
+      this.keepDerived(exclusive);
+    }
   }
 
-  #flushDerived() {
-    if (this.#derivedTimer === null) return;
-    clearTimeout(this.#derivedTimer);
-    this.#derivedTimer = null;
-    this.#queue(async () => {
+  /** A read of the served state under the core's policy; `check` as `readOp` takes it. */
+  #read(read, check) {
+    let op;
+    try {
+      this.#check();
+      op = this.#engine.readOp(check);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.#run(op, { read });
+  }
+
+  /** Runs `make(engine)`'s connection op; a refusal while making it rejects. */
+  #op(make, hooks) {
+    let op;
+    try {
+      this.#check();
+      op = make(this.#engine);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.#run(op, hooks);
+  }
+
+  /**
+   * Tells the core's derived record timer that an operation ended (engine.md §9.1 rule 4):
+   * when a record is due, it is written once the commits pause for the core's delay (a run
+   * of commits writes it once, and none waits for its encoding); `close()` writes a pending
+   * one at once. Failures are ignored: derived records never change what a read returns.
+   */
+  keepDerived(exclusive = false) {
+    if (this.#readOnly || this.#closed) return;
+    const at = this.#timer.afterOp(Date.now(), this.#engine.derivedDue(), exclusive);
+    if (at !== undefined) this.#arm(at);
+  }
+
+  #arm(at) {
+    if (this.#timeout !== null) clearTimeout(this.#timeout);
+    this.#timeout = setTimeout(() => this.#fire(), Math.max(0, at - Date.now()));
+    // In Node, a pending write does not keep the process alive (`close()` flushes it).
+    this.#timeout?.unref?.();
+  }
+
+  #fire() {
+    this.#timeout = null;
+    if (this.#closed) return;
+    if (this.#timer.fire(Date.now())) this.#writeDerived();
+    else if (this.#timer.deadline !== undefined) this.#arm(this.#timer.deadline);
+  }
+
+  #writeDerived() {
+    return this.#queue(async () => {
       // Only when one is due (after a recompiling open or a commit), once.
       const record = this.#engine.takeDerived(this.#today());
       if (record) await this.#store.put(record.key, record.bytes);
@@ -247,95 +277,84 @@ class Connection {
   // -------------------------------------------------------------------------------------
   // Reads (read.md)
 
-  async manifest(bundle) {
-    const e = await this.#beforeRead();
-    return e.manifest(bundle ?? undefined, this.#today());
+  manifest(bundle) {
+    return this.#read((e) => e.manifest(bundle ?? undefined, this.#today()));
   }
 
-  async get(ids, options) {
-    if (options?.source === true) {
-      // The source blobs behind what a source read returns are verified first (§9.1 rule 1).
-      await this.#beforeRead();
-      await this.#run(this.#engine.checkSources(ids));
-    }
-    return this.#withRead((e) => e.get(ids, options));
+  get(ids, options) {
+    // With `source`, the source blobs behind what it returns are verified first (§9.1 rule 1).
+    return this.#read((e) => e.get(ids, options), options?.source === true ? ids : undefined);
   }
 
-  async search(query, options) {
-    return this.#withRead((e) => e.search(query, options, this.#today()));
+  search(query, options) {
+    return this.#read((e) => e.search(query, options, this.#today()));
   }
 
-  async snapshot() {
-    const e = await this.#beforeRead();
-    return e.snapshot();
+  snapshot() {
+    return this.#read((e) => e.snapshot());
   }
 
-  async listSource() {
-    const e = await this.#beforeRead();
-    return e.listSource();
+  /** The manifest as data: the TSV's rows as objects, in its order. */
+  manifestRows(bundle) {
+    return this.#read((e) => e.manifestRows(bundle ?? undefined, this.#today()));
   }
 
-  async readSource(bundle, path) {
-    const e = await this.#beforeRead();
-    return this.#run(e.readSource(String(bundle), String(path)));
+  /** A search as data: the search TSV's rows as objects, in its order. */
+  searchRows(query, options) {
+    return this.#read((e) => e.searchRows(query, options, this.#today()));
+  }
+
+  /** One concept's compiled fields, or null for an unknown id. */
+  concept(id) {
+    return this.#read((e) => e.conceptInfo(String(id), this.#today()));
+  }
+
+  listSource() {
+    return this.#read((e) => e.listSource());
+  }
+
+  readSource(bundle, path) {
+    return this.#op((e) => e.readSource(String(bundle), String(path)));
   }
 
   // -------------------------------------------------------------------------------------
   // Writes (engine.md §4–§7)
 
   write(bundle, path, content, replaces) {
-    return this.#commit(true, (e, t) => e.write(bundle, path, content, replaces ?? undefined, t));
+    return this.#op((e) => e.write(bundle, path, content, replaces ?? undefined));
   }
 
   delete(bundle, path, replaces) {
-    return this.#commit(true, (e, t) => e.delete(bundle, path, replaces ?? undefined, t));
+    return this.#op((e) => e.delete(bundle, path, replaces ?? undefined));
   }
 
   deleteBundle(bundle) {
-    return this.#commit(true, (e, t) => e.deleteBundle(bundle, t));
+    return this.#op((e) => e.deleteBundle(bundle));
   }
 
   transact(request) {
-    const retry = !(request && typeof request === 'object' && request.expectedRevision != null);
-    return this.#commit(retry, (e, t) => e.transact(request, t));
+    return this.#op((e) => e.transact(request));
   }
 
   restore(request) {
-    return this.#commit(false, (e, t) => e.restore(request, t));
+    return this.#op((e) => e.restore(request));
   }
 
-  async history(options) {
-    this.#check();
-    return this.#run(this.#engine.history(options ?? {}));
+  history(options) {
+    return this.#op((e) => e.history(options ?? {}));
   }
 
-  async gc(options = {}) {
-    this.#check();
-    const dryRun = Boolean(options && options.dryRun);
-    if (dryRun) {
-      // A dry run changes nothing, so a read-only connection may run it; it still queues,
-      // since collection refreshes the engine.
-      return this.#queue(async () => {
-        this.#committing = true;
-        try {
-          await this.#refreshTail;
-          return await this.#run(this.#engine.gc(options, this.#date().getTime()));
-        } finally {
-          this.#committing = false;
-        }
-      });
-    }
-    return this.#commit(false, (e) => e.gc(options, this.#date().getTime()));
+  gc(options = {}) {
+    return this.#op((e) => e.gc(options ?? {}));
   }
 
-  async verify() {
-    this.#check();
-    return this.#run(this.#engine.verify());
+  verify() {
+    return this.#op((e) => e.verify());
   }
 
   /** Repair reads the store's head itself: it runs on a tenant that fails closed. */
   repair(request) {
-    return this.#commit(false, (e) => e.repair(request), undefined, { refresh: false });
+    return this.#op((e) => e.repair(request));
   }
 
   /**
@@ -349,14 +368,12 @@ class Connection {
           return m ? { outcome: { failed: { kind: 'failed', message: m } } } : undefined;
         }
       : undefined;
-    return this.#commit(false, (e, t) => e.import(location, documents, strict, t), onCommit);
+    return this.#op((e) => e.import(location, documents, strict), { onCommit });
   }
 
   /** Every document as `{bundle, path, content}`, sorted by bundle then path (for export). */
-  async documents() {
-    const e = await this.#beforeRead();
-    await this.#run(e.checkSources(undefined));
-    return e.documents().map(([bundle, path, content]) => ({ bundle, path, content }));
+  documents() {
+    return this.#read((e) => e.documents().map(([bundle, path, content]) => ({ bundle, path, content })), true);
   }
 
   // -------------------------------------------------------------------------------------
@@ -377,63 +394,56 @@ class Connection {
     return toolList(Boolean(databaseTools), Boolean(readOnly), this.adviceNow() ?? undefined);
   }
 
+  /** A tool call, run by the core's tool op: each operation it needs is one connection op. */
   async callTool(name, args) {
-    try {
-      this.#check();
-    } catch (e) {
-      return { text: e.message, isError: true };
-    }
     let call;
     try {
+      this.#check();
       call = parseToolCall(String(name), args);
     } catch (m) {
       return { text: typeof m === 'string' ? m : String(m?.message ?? m), isError: true };
     }
     try {
-      return await this.#runTool(call);
-    } finally {
-      call.free();
-    }
-  }
-
-  async #runTool(call) {
-    switch (call.kind) {
-      case 'read': {
-        try {
-          await this.#beforeRead();
-          const ids = call.sourceIds;
-          if (ids) await this.#run(this.#engine.checkSources(ids));
-        } catch (e) {
-          return { text: e.message, isError: true };
-        }
-        const answer = call.answer(this.#engine, this.#today());
-        if (!answer.isError || this.#committing || !this.#engine.derivedFailed()) return answer;
-        await this.#refresh().catch(() => undefined);
-        return call.answer(this.#engine, this.#today());
-      }
-      case 'op':
+      let step = call.start(this.#engine, this.#readOnly, this.#today());
+      while (!('done' in step)) {
+        const op = step.op;
+        let error;
         try {
           this.#check();
-          return { text: await this.#run(call.op(this.#engine, this.#date().toISOString())), isError: false };
+          await (op.exclusive
+            ? this.#queue(async () => {
+                this.#committing = true;
+                try {
+                  await this.#drive(op, false, undefined, undefined, true);
+                } finally {
+                  this.#committing = false;
+                }
+              })
+            : this.#drive(op, this.#committing, undefined, undefined, true));
         } catch (e) {
-          return { text: call.failure(this.#engine, e), isError: true };
+          error = e;
         }
-      default:
         try {
-          return { text: await this.#commit(call.retry, (e, t) => call.op(e, t)), isError: false };
-        } catch (e) {
-          // The retry lines look the documents up in the current state (agent.md §6.3.2);
-          // lookup errors are ignored.
-          await this.#refresh().catch(() => undefined);
-          return { text: call.failure(this.#engine, e), isError: true };
+          step = call.answer(op, error);
+        } finally {
+          op.free();
         }
+      }
+      return step.done;
+    } catch (e) {
+      return { text: String(e?.message ?? e), isError: true };
+    } finally {
+      call.free();
     }
   }
 
   /** Waits for a commit in flight, then releases the store (js.md §1.2). */
   close() {
     if (this.#closing) return this.#closing;
-    this.#flushDerived();
+    if (this.#timeout !== null) clearTimeout(this.#timeout);
+    this.#timeout = null;
+    const pending = !this.#readOnly && (this.#timer.close() || this.#engine.derivedDue());
+    if (pending) this.#writeDerived();
     this.#closed = true;
     this.#closing = (async () => {
       await this.#queue(async () => undefined);
@@ -441,6 +451,7 @@ class Connection {
       try {
         await this.#store.close();
       } finally {
+        this.#timer.free();
         this.#engine.free();
       }
     })();

@@ -323,6 +323,41 @@ export const cases = [
       await a.close();
     },
   },
+  {
+    name: 'manifestRows, searchRows and concept give the TSV rows and compiled fields as data',
+    async run({ lib, make }) {
+      const a = await connect(lib, await make());
+      const long = 'Replay the export of every order line from the warehouse, one file per day, and check the totals against the ledger before anything is loaded.';
+      await a.transact(writes([['ops', 'runbook.md', `---\ntype: runbook\ntitle: The runbook\ndescription: ${long}\n---\n# Runbook\n\nReplay the export.\n\n## Steps\n\nSee [[orders]].\n`], ['sales', 'orders.md', doc('Orders', 'Replay rows.')]]));
+      const cells = (r) => [r.id, r.bundle, r.kind, r.status, r.grain, r.summary, r.links.length ? r.links.join(' ') : '-'].join('\t');
+      const tsv = await a.manifest();
+      const m = await a.manifestRows();
+      assert.equal(m.tenant, 'acme');
+      assert.deepEqual(m.bundles, ['ops', 'sales']);
+      assert.deepEqual(m.rows.map(cells), tsv.split('\n').slice(3, -1));
+      assert.deepEqual(m.rows.map((r) => [r.path, r.title]), [['runbook.md', 'The runbook'], ['orders.md', null]]);
+      assert.deepEqual((await a.manifestRows('SALES')).rows.map((r) => r.id), ['orders']);
+      await assert.rejects(a.manifestRows('nope'), 'NOT_FOUND', 'no bundle "nope" in this tenant: found ops, sales');
+      const hitsTsv = await a.search('replay export');
+      const s = await a.searchRows('replay export');
+      const lines = hitsTsv.split('\n').filter((l) => l && !l.startsWith('#')).slice(1);
+      assert.deepEqual(s.hits.map((h) => `${cells(h)}\t${h.pos ?? '-'}`), lines);
+      assert.equal(s.query, 'replay export');
+      assert.equal(s.bundle, null);
+      assert.equal(s.direct + s.linked, s.hits.length);
+      assert.ok(s.hits.some((h) => !h.linked && typeof h.pos === 'number'));
+      const c = await a.concept('runbook');
+      assert.equal(c.description, long);
+      assert.ok(c.summary.length < long.length && long.startsWith(c.summary.replace(/…$/, '')), c.summary);
+      assert.equal(c.title, 'The runbook');
+      assert.equal(c.frontmatter, true);
+      const src = (await a.readSource('ops', 'runbook.md')).content;
+      assert.ok(src.slice(c.bodyStart).startsWith('# Runbook'));
+      assert.deepEqual(c.sections.map((x) => x.name), ['runbook', 'steps']);
+      assert.equal(await a.concept('nope'), null);
+      await a.close();
+    },
+  },
 ];
 
 /**

@@ -17,5 +17,7 @@ mod engine_props;
 mod files_store;
 /// The golden that the wasm32 build must reproduce byte for byte.
 mod parity;
+/// A tool session through the native MCP call path, against a golden the JS suite shares.
+mod tool_session;
 /// Helpers: golden files, test data paths.
 mod util;

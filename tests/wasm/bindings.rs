@@ -8,7 +8,7 @@ use langonrock_core::compile::{compile, SourceDoc, SUMMARY_WIDTH};
 use langonrock_core::engine::{Digest, Key, Kind, MemoryStore, Store, SwapOutcome};
 use langonrock_core::read::{get, GetOptions};
 use langonrock_core::search::{search, Index, SearchOptions};
-use langonrock_wasm::{WasmEngine, WasmOp};
+use langonrock_wasm::{WasmConnOp, WasmEngine, WasmOp};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -121,6 +121,44 @@ fn run(
     }
 }
 
+fn has(v: &JsValue, key: &str) -> bool {
+    Reflect::has(v, &JsValue::from_str(key)).expect("has")
+}
+
+/// Runs a connection op to its end as the JS connection does, on a connection that is not
+/// busy and not read-only: refresh steps run the engine's refresh, the clock answers `at`.
+fn run_conn(
+    engine: &mut WasmEngine,
+    store: &mut MemoryStore,
+    mut op: WasmConnOp,
+    at: &str,
+) -> Result<JsValue, JsValue> {
+    let mut step = op.begin(engine, false, false)?;
+    loop {
+        if has(&step, "done") {
+            return Ok(field(&step, "done"));
+        }
+        let answer = if has(&step, "refresh") {
+            let r = engine.refresh();
+            match run(engine, store, r) {
+                Ok(_) => obj(&[("refreshed", true.into())]),
+                Err(e) => obj(&[("refreshError", e)]),
+            }
+        } else if has(&step, "now") {
+            obj(&[(
+                "now",
+                obj(&[
+                    ("commitTime", at.into()),
+                    ("millis", JsValue::from_f64(0.0)),
+                ]),
+            )])
+        } else {
+            serve(store, &step)
+        };
+        step = op.resume(engine, answer)?;
+    }
+}
+
 fn write_change(b: &str, p: &str, t: &str) -> JsValue {
     obj(&[
         ("operation", "write".into()),
@@ -147,10 +185,8 @@ fn loaded() -> (WasmEngine, MemoryStore) {
         .iter()
         .map(|(b, p, t)| write_change(b, p, t))
         .collect();
-    let op = engine
-        .transact(obj(&[("changes", changes.into())]), T0)
-        .expect("a valid transaction");
-    run(&mut engine, &mut store, op).expect("the samples commit");
+    let op = engine.transact(obj(&[("changes", changes.into())]));
+    run_conn(&mut engine, &mut store, op, T0).expect("the samples commit");
     (engine, store)
 }
 
@@ -266,37 +302,26 @@ fn search_through_the_bindings_equals_the_core_search() {
 fn write_then_read_source_and_a_conflicting_write() {
     let (mut engine, mut store) = loaded();
     let body = "---\ntype: note\n---\n# Idea\n\nA new idea.\n";
-    let op = engine
-        .write(
-            "inbox".into(),
-            "idea.md".into(),
-            body.into(),
-            JsValue::UNDEFINED,
-            T1,
-        )
-        .expect("a valid write");
-    let r = run(&mut engine, &mut store, op).expect("the write commits");
+    let op = engine.write(
+        "inbox".into(),
+        "idea.md".into(),
+        body.into(),
+        JsValue::UNDEFINED,
+    );
+    let r = run_conn(&mut engine, &mut store, op, T1).expect("the write commits");
     let hash = text(&r, "hash");
     assert_eq!(hash, langonrock_core::hash::source_hash(body));
     assert_eq!(text(&r, "id"), "idea");
     assert!(Array::is_array(&field(&r, "renamed")));
     let op = engine.read_source("inbox", "idea.md");
-    let src = run(&mut engine, &mut store, op).expect("read");
+    let src = run_conn(&mut engine, &mut store, op, T1).expect("read");
     assert_eq!(text(&src, "content"), body);
     let op = engine.read_source("inbox", "nope.md");
-    let none = run(&mut engine, &mut store, op).expect("read");
+    let none = run_conn(&mut engine, &mut store, op, T1).expect("read");
     assert!(none.is_null());
     // No `replaces` on an existing document: a CONFLICT with the reason as data.
-    let op = engine
-        .write(
-            "inbox".into(),
-            "idea.md".into(),
-            "x".into(),
-            JsValue::NULL,
-            T2,
-        )
-        .expect("valid");
-    let e = run(&mut engine, &mut store, op).unwrap_err();
+    let op = engine.write("inbox".into(), "idea.md".into(), "x".into(), JsValue::NULL);
+    let e = run_conn(&mut engine, &mut store, op, T2).unwrap_err();
     assert_eq!(
         js_error(&e),
         (
@@ -306,17 +331,23 @@ fn write_then_read_source_and_a_conflicting_write() {
     );
     assert_eq!(text(&e, "reason"), "exists");
     // A content that is not a string is refused before anything is prepared.
-    let e = engine
-        .write(
-            "inbox".into(),
-            "idea.md".into(),
-            JsValue::from_f64(1.0),
-            JsValue::NULL,
-            T2,
-        )
-        .err()
-        .expect("refused");
+    let op = engine.write(
+        "inbox".into(),
+        "idea.md".into(),
+        JsValue::from_f64(1.0),
+        JsValue::NULL,
+    );
+    let e = run_conn(&mut engine, &mut store, op, T2).unwrap_err();
     assert_eq!(js_error(&e).1, "document content must be a string");
+    // On a read-only connection the refusal is READ_ONLY, before the request is looked at.
+    let mut op = engine.write(
+        "inbox".into(),
+        "idea.md".into(),
+        JsValue::from_f64(1.0),
+        JsValue::NULL,
+    );
+    let e = op.begin(&mut engine, false, true).unwrap_err();
+    assert_eq!(js_error(&e).1, "connection is read-only");
 }
 
 #[wasm_bindgen_test]
@@ -327,20 +358,16 @@ fn transact_refusals_carry_every_failed_change() {
         &write_change(b, p, "a"),
         &write_change("inbox", "new.md", "b"),
     );
-    let op = engine
-        .transact(obj(&[("changes", changes.into())]), T1)
-        .expect("valid");
-    let e = run(&mut engine, &mut store, op).unwrap_err();
+    let op = engine.transact(obj(&[("changes", changes.into())]));
+    let e = run_conn(&mut engine, &mut store, op, T1).unwrap_err();
     assert_eq!(js_error(&e).0, "CONFLICT");
     let failed = Array::from(&field(&e, "changes"));
     assert_eq!(failed.length(), 1);
     assert_eq!(field(&failed.get(0), "index").as_f64(), Some(0.0));
     assert_eq!(text(&failed.get(0), "reason"), "exists");
     // Validation runs before anything is prepared, with the spec's texts.
-    let e = engine
-        .transact(obj(&[("changes", Array::new().into())]), T1)
-        .err()
-        .expect("refused");
+    let op = engine.transact(obj(&[("changes", Array::new().into())]));
+    let e = run_conn(&mut engine, &mut store, op, T1).unwrap_err();
     assert_eq!(
         js_error(&e),
         (
@@ -351,10 +378,8 @@ fn transact_refusals_carry_every_failed_change() {
     let lone = JsValue::from(js_sys::JsString::from_char_code1(0xD800));
     let c = write_change("inbox", "x.md", "");
     set(c.unchecked_ref(), "content", &lone);
-    let e = engine
-        .transact(obj(&[("changes", Array::of1(&c).into())]), T1)
-        .err()
-        .expect("a lone surrogate is refused");
+    let op = engine.transact(obj(&[("changes", Array::of1(&c).into())]));
+    let e = run_conn(&mut engine, &mut store, op, T1).unwrap_err();
     assert_eq!(js_error(&e).1, "source must contain well-formed Unicode");
 }
 
@@ -367,17 +392,15 @@ fn history_and_restore_through_the_bindings() {
         .find(|(_, p, _)| !p.ends_with("index.md") && !p.ends_with("log.md"))
         .expect("a concept");
     let h = langonrock_core::hash::source_hash(t);
-    let op = engine
-        .delete(b.into(), p.into(), h.as_str().into(), T1)
-        .expect("valid");
-    run(&mut engine, &mut store, op).expect("the delete commits");
+    let op = engine.delete(b.into(), p.into(), h.as_str().into());
+    run_conn(&mut engine, &mut store, op, T1).expect("the delete commits");
     let after = engine.manifest(None, TODAY).unwrap();
     assert!(
         after.lines().count() + 1 == first.lines().count(),
         "one row fewer"
     );
     let op = engine.history(JsValue::UNDEFINED).unwrap();
-    let page = run(&mut engine, &mut store, op).unwrap();
+    let page = run_conn(&mut engine, &mut store, op, T1).unwrap();
     let revisions = Array::from(&field(&page, "revisions"));
     assert_eq!(revisions.length(), 2);
     let newest = revisions.get(0);
@@ -392,19 +415,14 @@ fn history_and_restore_through_the_bindings() {
     let op = engine
         .history(obj(&[("limit", JsValue::from_f64(1.0))]))
         .unwrap();
-    let one = run(&mut engine, &mut store, op).unwrap();
+    let one = run_conn(&mut engine, &mut store, op, T1).unwrap();
     assert_eq!(Array::from(&field(&one, "revisions")).length(), 1);
     assert!(field(&one, "next").as_string().is_some());
-    let op = engine
-        .restore(
-            obj(&[
-                ("revision", text(&oldest, "revision").into()),
-                ("expectedRevision", text(&newest, "revision").into()),
-            ]),
-            T2,
-        )
-        .unwrap();
-    let r = run(&mut engine, &mut store, op).expect("restore commits");
+    let op = engine.restore(obj(&[
+        ("revision", text(&oldest, "revision").into()),
+        ("expectedRevision", text(&newest, "revision").into()),
+    ]));
+    let r = run_conn(&mut engine, &mut store, op, T2).expect("restore commits");
     assert!(
         engine.manifest(None, TODAY).unwrap() == first,
         "the first state again"
@@ -414,10 +432,8 @@ fn history_and_restore_through_the_bindings() {
         text(&oldest, "revision"),
         "a new revision"
     );
-    let e = engine
-        .restore(obj(&[("revision", "abc".into())]), T2)
-        .err()
-        .expect("refused");
+    let op = engine.restore(obj(&[("revision", "abc".into())]));
+    let e = run_conn(&mut engine, &mut store, op, T2).unwrap_err();
     assert_eq!(
         js_error(&e).1,
         "invalid hash \"abc\": expected 64 lowercase hex characters"

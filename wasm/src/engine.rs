@@ -7,13 +7,14 @@
 
 use crate::convert;
 use crate::error::{from_js, to_js};
+use langonrock_core::connection::{self, local, ConnAnswer, ConnOp, ConnStep, DerivedTimer};
 use langonrock_core::engine::{
-    self, Answer, CommitOutcome, Engine, GcOptions, HistoryRequest, ImportRequest, Op,
-    RepairRequest, RestoreRequest, Served, Step,
+    self, Answer, Engine, GcOptions, ImportRequest, Op, RepairRequest, RestoreRequest, Served, Step,
 };
-use langonrock_core::read::{self, GetOptions};
-use langonrock_core::tools::{self, ToolCall};
-use langonrock_core::{manifest, validate, Error};
+use langonrock_core::tools::{self, Reply, ToolAnswer, ToolCall, ToolOp, ToolStep};
+use langonrock_core::{manifest, Error};
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 use wasm_bindgen::prelude::*;
 
@@ -70,7 +71,6 @@ impl<T: 'static> Resume for Typed<T> {
 #[wasm_bindgen]
 pub struct WasmOp {
     inner: Box<dyn Resume>,
-    lost_swap: bool,
 }
 
 impl WasmOp {
@@ -87,12 +87,7 @@ impl WasmOp {
                 op,
                 finish: Some(Box::new(finish)),
             }),
-            lost_swap: false,
         }
-    }
-
-    fn text<T: 'static>(op: Op<T>, finish: impl FnOnce(T, &Engine) -> String + 'static) -> WasmOp {
-        WasmOp::with(op, move |t, e| Ok(JsValue::from_str(&finish(t, e))))
     }
 }
 
@@ -112,25 +107,11 @@ impl WasmOp {
                 }
             }
         };
-        if matches!(answer, Some(Answer::Outcome(CommitOutcome::Conflict))) {
-            self.lost_swap = true;
-        }
         match js(self.inner.resume(&mut engine.engine, answer))? {
             Step::Need(n) => Ok(convert::need(&n)),
             Step::Done(v) => Ok(convert::done(&v)),
         }
     }
-
-    /// Whether a commit of this operation lost its head swap to another writer (the
-    /// `CONFLICT` a host without `expectedRevision` may retry once, engine.md §8.7).
-    #[wasm_bindgen(getter, js_name = lostSwap)]
-    pub fn lost_swap(&self) -> bool {
-        self.lost_swap
-    }
-}
-
-fn hash_of(served: &Served, bundle: &str, path: &str) -> Option<String> {
-    served.source_hash(bundle, path)
 }
 
 #[wasm_bindgen]
@@ -197,6 +178,44 @@ impl WasmEngine {
         js(s.search(self.engine.tenant(), &query, &opts, today))
     }
 
+    /// The manifest as data (see core's `rows`): `{tenant, bundles, rows: [{id, bundle,
+    /// path, kind, status, grain, summary, title, links}]}`, the TSV's rows in its order.
+    #[wasm_bindgen(js_name = manifestRows)]
+    pub fn manifest_rows(&self, bundle: Option<String>, today: &str) -> JsResult<JsValue> {
+        let s = self.served()?;
+        js(langonrock_core::rows::manifest_rows(
+            s.model(),
+            self.engine.tenant(),
+            bundle.as_deref(),
+            today,
+        )
+        .and_then(|r| convert::to_js(&r)))
+    }
+
+    /// A search as data: `{query, bundle, direct, linked, hits: [row + {pos, linked}]}`, the
+    /// search TSV's rows in its order.
+    #[wasm_bindgen(js_name = searchRows)]
+    pub fn search_rows(&self, query: JsValue, options: JsValue, today: &str) -> JsResult<JsValue> {
+        let query = query
+            .as_string()
+            .ok_or_else(|| to_js(&Error::Invalid("search query must be a string".into())))?;
+        let opts = js(convert::search_options(&options))?;
+        let s = self.served()?;
+        js(s.search_rows(&query, &opts, today)
+            .and_then(|r| convert::to_js(&r)))
+    }
+
+    /// One concept's compiled fields (its row, the full `description`, `frontmatter`,
+    /// `bodyStart`, `sections`, `diagnostics`), or null for an unknown id.
+    #[wasm_bindgen(js_name = conceptInfo)]
+    pub fn concept_info(&self, id: &str, today: &str) -> JsResult<JsValue> {
+        let s = self.served()?;
+        match js(s.concept_info(id, today))? {
+            Some(c) => js(convert::to_js(&c)),
+            None => Ok(JsValue::NULL),
+        }
+    }
+
     /// `snapshot()` (read.md §5): `{snapshot, concepts}`.
     pub fn snapshot(&self) -> JsResult<JsValue> {
         Ok(convert::snapshot(&self.served()?.snapshot()))
@@ -215,27 +234,6 @@ impl WasmEngine {
     pub fn take_derived(&mut self, today: &str) -> Option<js_sys::Object> {
         let (key, bytes) = self.engine.take_derived()?.derived_record(today)?;
         Some(convert::record(&key, &bytes))
-    }
-
-    /// Whether a read failed because a text decoded from a derived record did not match its
-    /// source: the engine compiles on its next refresh, and the read should run again then.
-    #[wasm_bindgen(js_name = derivedFailed)]
-    pub fn derived_failed(&self) -> bool {
-        self.engine.read().is_ok_and(|s| s.derived_failed())
-    }
-
-    /// Reads and verifies the source blobs behind a read that returns sources, when the
-    /// served state came from a derived record (engine.md §9.1 rule 1): the documents of the
-    /// concepts `ids` (`get` with `source`), or every document when `ids` is undefined
-    /// (export).
-    #[wasm_bindgen(js_name = checkSources)]
-    pub fn check_sources(&self, ids: JsValue) -> JsResult<WasmOp> {
-        let ids = if ids.is_undefined() || ids.is_null() {
-            None
-        } else {
-            Some(js(convert::ids(&ids))?)
-        };
-        Ok(WasmOp::new(self.engine.check_sources(ids)))
     }
 
     /// Whether the served state was decoded from a derived record rather than compiled.
@@ -261,116 +259,153 @@ impl WasmEngine {
     // -----------------------------------------------------------------------------------
     // Operations over the store
 
-    /// Reads the store's head and loads it when it moved (also the first open).
+    /// Reads the store's head and loads it when it moved (also the first open): the raw
+    /// engine op a host runs when a connection op asks it to refresh.
     pub fn refresh(&self) -> WasmOp {
         WasmOp::new(self.engine.refresh())
     }
 
-    /// `readSource(bundle, path)` (read.md §6.2): `{content, hash}` or null.
-    #[wasm_bindgen(js_name = readSource)]
-    pub fn read_source(&self, bundle: &str, path: &str) -> WasmOp {
-        WasmOp::new(self.engine.read_source(bundle, path))
+    /// Whether the served state's derived record is due (for the host's derived timer).
+    #[wasm_bindgen(js_name = derivedDue)]
+    pub fn derived_due(&self) -> bool {
+        self.engine.derived_due()
     }
 
-    /// `write` (engine.md §4.1); `created` is the commit time. Arguments are checked in
-    /// the order of engine.md §5.2 rule 3.
+    /// `readSource(bundle, path)` (read.md §6.2): `{content, hash}` or null. A read.
+    #[wasm_bindgen(js_name = readSource)]
+    pub fn read_source(&self, bundle: &str, path: &str) -> WasmConnOp {
+        WasmConnOp::js(connection::read_source(bundle, path))
+    }
+
+    /// A read under the connection policy: refresh unless busy, then a `{read: true}` step
+    /// where the host reads the served state synchronously (through this engine's read
+    /// methods) and answers `{read: {value}}` or `{read: {error}}`; a read that met a bad
+    /// derived record is asked once more after a refresh. `check` names the sources the
+    /// read returns, verified first (engine.md §9.1 rule 1): an array of concept ids (`get`
+    /// with `source`), `true` for every document (export), undefined for none.
+    #[wasm_bindgen(js_name = readOp)]
+    pub fn read_op(&self, check: JsValue) -> JsResult<WasmConnOp> {
+        let slot: Slot = Rc::new(RefCell::new(None));
+        let s = slot.clone();
+        let f = move |_: &Served| {
+            s.borrow_mut()
+                .take()
+                .unwrap_or_else(|| Err(Error::Invalid("the host did not read".into())))
+        };
+        let op = if check.is_undefined() || check.is_null() {
+            ConnOp::read(f)
+        } else {
+            let ids = if check.as_bool() == Some(true) {
+                None
+            } else {
+                Some(js(convert::ids(&check))?)
+            };
+            ConnOp::read_after(move |e| e.check_sources(ids.clone()), f)
+        };
+        Ok(WasmConnOp {
+            held: Held::Read(op, slot),
+        })
+    }
+
+    /// `write` (engine.md §4.1), a commit. Arguments are checked in the order of engine.md
+    /// §5.2 rule 3.
     pub fn write(
         &self,
         bundle: JsValue,
         path: JsValue,
         content: JsValue,
         replaces: JsValue,
-        created: &str,
-    ) -> JsResult<WasmOp> {
-        let (bundle, path, content, replaces) =
-            js(convert::write_args(&bundle, &path, &content, &replaces))?;
-        Ok(WasmOp::new(self.engine.write(
-            &bundle,
-            &path,
-            content,
-            replaces.as_deref(),
-            created,
-        )))
+    ) -> WasmConnOp {
+        refusing(true, || {
+            let (bundle, path, content, replaces) =
+                convert::write_args(&bundle, &path, &content, &replaces)?;
+            Ok(WasmConnOp::js(connection::write(
+                &bundle,
+                &path,
+                content,
+                replaces.as_deref(),
+            )))
+        })
     }
 
-    /// `delete` (engine.md §4.2).
-    pub fn delete(
-        &self,
-        bundle: JsValue,
-        path: JsValue,
-        replaces: JsValue,
-        created: &str,
-    ) -> JsResult<WasmOp> {
-        let (bundle, path, hash) = js(convert::delete_args(&bundle, &path, &replaces))?;
-        Ok(WasmOp::new(self.engine.delete(
-            &bundle,
-            &path,
-            hash.as_deref(),
-            created,
-        )))
+    /// `delete` (engine.md §4.2), a commit.
+    pub fn delete(&self, bundle: JsValue, path: JsValue, replaces: JsValue) -> WasmConnOp {
+        refusing(true, || {
+            let (bundle, path, hash) = convert::delete_args(&bundle, &path, &replaces)?;
+            Ok(WasmConnOp::js(connection::delete(
+                &bundle,
+                &path,
+                hash.as_deref(),
+            )))
+        })
     }
 
-    /// `deleteBundle` (engine.md §4.4).
+    /// `deleteBundle` (engine.md §4.4), a commit.
     #[wasm_bindgen(js_name = deleteBundle)]
-    pub fn delete_bundle(&self, bundle: &str, created: &str) -> WasmOp {
-        WasmOp::new(self.engine.delete_bundle(bundle, created))
+    pub fn delete_bundle(&self, bundle: &str) -> WasmConnOp {
+        WasmConnOp::js(connection::delete_bundle(bundle))
     }
 
-    /// `transact({changes, expectedRevision?})` (engine.md §5); the request is validated here.
-    pub fn transact(&self, request: JsValue, created: &str) -> JsResult<WasmOp> {
-        let txn = js(convert::transaction(&request))?;
-        Ok(WasmOp::new(self.engine.transact(txn, created)))
+    /// `transact({changes, expectedRevision?})` (engine.md §5), a commit; the request is
+    /// validated here.
+    pub fn transact(&self, request: JsValue) -> WasmConnOp {
+        refusing(true, || {
+            let txn = convert::transaction(&request)?;
+            Ok(WasmConnOp::js(connection::transact(txn)))
+        })
     }
 
-    /// `history({before?, limit?})` (engine.md §6).
-    pub fn history(&self, options: JsValue) -> JsResult<WasmOp> {
+    /// `history({before?, limit?})` (engine.md §6), a read.
+    pub fn history(&self, options: JsValue) -> JsResult<WasmConnOp> {
         let req = js(engine::parse_history_request(&convert::json(&options)))?;
-        Ok(WasmOp::new(self.engine.history(req)))
+        Ok(WasmConnOp::js(connection::history(req)))
     }
 
-    /// `restore({revision, expectedRevision})` (engine.md §7).
-    pub fn restore(&self, request: JsValue, created: &str) -> JsResult<WasmOp> {
-        let v = convert::json(&request);
-        js(engine::parse_restore_request(&v))?;
-        let field = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
-        let req = RestoreRequest {
-            revision: field("revision"),
-            expected_revision: field("expectedRevision"),
-        };
-        Ok(WasmOp::new(self.engine.restore(req, created)))
+    /// `restore({revision, expectedRevision})` (engine.md §7), a commit.
+    pub fn restore(&self, request: JsValue) -> WasmConnOp {
+        refusing(true, || {
+            let v = convert::json(&request);
+            engine::parse_restore_request(&v)?;
+            let field = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
+            let req = RestoreRequest {
+                revision: field("revision"),
+                expected_revision: field("expectedRevision"),
+            };
+            Ok(WasmConnOp::js(connection::restore(req)))
+        })
     }
 
-    /// `gc({keep?, dryRun?, graceMs?})` (engine.md §10) at `now`, milliseconds since the epoch.
-    pub fn gc(&self, options: JsValue, now: f64) -> JsResult<WasmOp> {
-        let mut opts = GcOptions::at(now as u64);
+    /// `gc({keep?, dryRun?, graceMs?})` (engine.md §10) at the clock's time, exclusive.
+    pub fn gc(&self, options: JsValue) -> WasmConnOp {
+        let mut opts = GcOptions::at(0);
         let v = convert::json(&options);
-        match v.get("keep") {
-            None | Some(serde_json::Value::Null) => {}
-            Some(k) => opts.keep = k.as_i64().unwrap_or(0),
-        }
         if let Some(d) = v.get("dryRun").and_then(|d| d.as_bool()) {
             opts.dry_run = d;
         }
-        match v.get("graceMs") {
-            None | Some(serde_json::Value::Null) => {}
-            Some(g) => {
-                opts.grace_ms = g.as_f64().filter(|g| *g >= 0.0).ok_or_else(|| {
-                    to_js(&Error::Invalid(
-                        "database gc graceMs must be a non-negative number".into(),
-                    ))
-                })? as u64
+        refusing(!opts.dry_run, || {
+            match v.get("keep") {
+                None | Some(serde_json::Value::Null) => {}
+                Some(k) => opts.keep = k.as_i64().unwrap_or(0),
             }
-        }
-        Ok(WasmOp::new(self.engine.gc(opts)))
+            match v.get("graceMs") {
+                None | Some(serde_json::Value::Null) => {}
+                Some(g) => {
+                    opts.grace_ms = g.as_f64().filter(|g| *g >= 0.0).ok_or_else(|| {
+                        Error::Invalid("database gc graceMs must be a non-negative number".into())
+                    })? as u64
+                }
+            }
+            Ok(WasmConnOp::js(connection::gc(opts)))
+        })
     }
 
-    /// `verify()` (engine.md §11).
-    pub fn verify(&self) -> WasmOp {
-        WasmOp::new(self.engine.verify())
+    /// `verify()` (engine.md §11), exclusive.
+    pub fn verify(&self) -> WasmConnOp {
+        WasmConnOp::js(connection::verify())
     }
 
-    /// `repair({revision, expectedHead})` (engine.md §11.4).
-    pub fn repair(&self, request: JsValue) -> JsResult<WasmOp> {
+    /// `repair({revision, expectedHead})` (engine.md §11.4), exclusive.
+    pub fn repair(&self, request: JsValue) -> JsResult<WasmConnOp> {
         let v = convert::json(&request);
         let revision = v
             .get("revision")
@@ -381,49 +416,289 @@ impl WasmEngine {
             Some(serde_json::Value::String(s)) => Some(s.clone()),
             Some(other) => Some(other.to_string()),
         };
-        Ok(WasmOp::new(self.engine.repair(RepairRequest {
+        Ok(WasmConnOp::js(connection::repair(RepairRequest {
             revision,
             expected_head,
         })))
     }
 
-    /// `import` (cli.md §4): `documents` is `[{bundle, path, content}]` as read from the
-    /// folder, `location` its key.
-    pub fn import(
-        &self,
-        location: String,
-        documents: JsValue,
-        strict: bool,
-        created: &str,
-    ) -> JsResult<WasmOp> {
-        let documents = js(convert::documents(&documents))?;
-        Ok(WasmOp::new(self.engine.import(
-            ImportRequest {
+    /// `import` (cli.md §4), a commit: `documents` is `[{bundle, path, content}]` as read
+    /// from the folder, `location` its key.
+    pub fn import(&self, location: String, documents: JsValue, strict: bool) -> WasmConnOp {
+        refusing(true, || {
+            let documents = convert::documents(&documents)?;
+            Ok(WasmConnOp::js(connection::import(ImportRequest {
                 location,
                 documents,
                 strict,
-            },
-            created,
-        )))
-    }
-
-    /// For a host that lost a commit's outcome: treats it as indeterminate. Returns the
-    /// error to report, or undefined when no commit was in flight.
-    #[wasm_bindgen(js_name = forgetCommit)]
-    pub fn forget_commit(&mut self) -> JsValue {
-        self.engine
-            .forget_commit()
-            .map_or(JsValue::UNDEFINED, |e| to_js(&e))
+            })))
+        })
     }
 }
 
 // ---------------------------------------------------------------------------------------
-// Tool calls (agent.md §6), run the way the native MCP server runs them.
+// Connection ops (the core's connection policy)
 
-/// A tool call whose arguments passed the tool's input schema (agent.md §1.5).
+/// What a host's read put for the op to return.
+type Slot = Rc<RefCell<Option<Result<JsValue, Error>>>>;
+
+enum Held {
+    /// A library op; its result is converted to JS.
+    Js(ConnOp<'static, Result<JsValue, Error>>),
+    /// A read the host does (`readOp`); the value it read comes through the slot.
+    Read(ConnOp<'static, JsValue>, Slot),
+    /// A tool call's need; its answer stays here for the tool call.
+    Tool(ConnOp<'static, ToolAnswer>, Option<ToolAnswer>),
+}
+
+/// A library operation under the core's connection policy (docs/connection.md). Call
+/// `begin(engine, busy, readOnly)`, then `resume(engine, answer)` with the answer to each
+/// step, until a step is `{done: value}`; a failure throws the operation's error. Steps:
+/// `{refresh: {unlessBusy}}` (run one refresh; answer `{refreshed: bool}` or
+/// `{refreshError: error}`), `{now: true}` (answer `{now: {commitTime, millis}}`), or a store
+/// step as `serveNeed` takes it. Run it alone, queued behind earlier ones, when `exclusive`.
+#[wasm_bindgen]
+pub struct WasmConnOp {
+    held: Held,
+}
+
+/// A change's op, or, when its request does not validate, an op that refuses it after the
+/// read-only check (so a read-only connection answers `connection is read-only` first).
+fn refusing(writes: bool, make: impl FnOnce() -> Result<WasmConnOp, Error>) -> WasmConnOp {
+    make().unwrap_or_else(|e| WasmConnOp::js(ConnOp::<'static, ()>::refused(e, writes)))
+}
+
+impl WasmConnOp {
+    fn js<T: serde::Serialize + 'static>(op: ConnOp<'static, T>) -> WasmConnOp {
+        WasmConnOp {
+            held: Held::Js(op.map(|r| r.and_then(|t| convert::to_js(&t)))),
+        }
+    }
+
+    /// Runs the read steps of ops whose reads are the core's (all but `Read`) at once: JS
+    /// reads are synchronous.
+    fn settle<T: 'static>(
+        engine: &mut Engine,
+        op: &mut ConnOp<'static, T>,
+        mut step: ConnStep<T>,
+    ) -> ConnStep<T> {
+        while matches!(step, ConnStep::Read) {
+            let served = engine.read();
+            op.run_read(served.as_ref());
+            step = op.resume(engine, ConnAnswer::Read);
+        }
+        step
+    }
+
+    fn advance(
+        &mut self,
+        engine: &mut Engine,
+        answer: Option<ConnAnswer>,
+        busy: bool,
+        read_only: bool,
+    ) -> JsResult<JsValue> {
+        match &mut self.held {
+            Held::Js(op) => {
+                let s = match answer {
+                    None => op.begin(engine, busy, read_only),
+                    Some(a) => op.resume(engine, a),
+                };
+                match WasmConnOp::settle(engine, op, s) {
+                    ConnStep::Done(Ok(Ok(v))) => Ok(convert::done(&v)),
+                    ConnStep::Done(Ok(Err(e)) | Err(e)) => Err(to_js(&e)),
+                    s => Ok(step_js(&s)),
+                }
+            }
+            Held::Tool(op, out) => {
+                let s = match answer {
+                    None => op.begin(engine, busy, read_only),
+                    Some(a) => op.resume(engine, a),
+                };
+                match WasmConnOp::settle(engine, op, s) {
+                    ConnStep::Done(r) => {
+                        *out = Some(r.unwrap_or_else(|e| ToolAnswer::Text(Err(e))));
+                        Ok(convert::done(&JsValue::UNDEFINED))
+                    }
+                    s => Ok(step_js(&s)),
+                }
+            }
+            Held::Read(op, _) => {
+                let s = match answer {
+                    None => op.begin(engine, busy, read_only),
+                    Some(a) => op.resume(engine, a),
+                };
+                match s {
+                    ConnStep::Done(Ok(v)) => Ok(convert::done(&v)),
+                    ConnStep::Done(Err(e)) => Err(to_js(&e)),
+                    s => Ok(step_js(&s)),
+                }
+            }
+        }
+    }
+}
+
+fn step_js<T>(s: &ConnStep<T>) -> JsValue {
+    let o = js_sys::Object::new();
+    let set = |o: &js_sys::Object, k: &str, v: &JsValue| {
+        let _ = js_sys::Reflect::set(o, &JsValue::from_str(k), v);
+    };
+    match s {
+        ConnStep::Refresh { unless_busy } => {
+            let r = js_sys::Object::new();
+            set(&r, "unlessBusy", &JsValue::from_bool(*unless_busy));
+            set(&o, "refresh", &r);
+        }
+        ConnStep::Now => set(&o, "now", &JsValue::TRUE),
+        ConnStep::Read => set(&o, "read", &JsValue::TRUE),
+        ConnStep::Store(n) => return convert::need(n),
+        ConnStep::Done(_) => set(&o, "done", &JsValue::UNDEFINED),
+    }
+    o.into()
+}
+
+fn get(v: &JsValue, k: &str) -> JsValue {
+    js_sys::Reflect::get(v, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn has(v: &JsValue, k: &str) -> bool {
+    v.is_object() && js_sys::Reflect::has(v, &JsValue::from_str(k)).unwrap_or(false)
+}
+
+#[wasm_bindgen]
+impl WasmConnOp {
+    /// Whether the op must run alone, after earlier exclusive ops (commits, gc, verify,
+    /// repair, import); reads meanwhile pass `busy`.
+    #[wasm_bindgen(getter)]
+    pub fn exclusive(&self) -> bool {
+        match &self.held {
+            Held::Js(op) => op.exclusive(),
+            Held::Tool(op, _) => op.exclusive(),
+            Held::Read(op, _) => op.exclusive(),
+        }
+    }
+
+    /// Starts the op: `busy`, an exclusive op of the connection is in flight (a read then
+    /// serves the published state); `readOnly`, the connection refuses changes.
+    pub fn begin(
+        &mut self,
+        engine: &mut WasmEngine,
+        busy: bool,
+        read_only: bool,
+    ) -> JsResult<JsValue> {
+        self.advance(&mut engine.engine, None, busy, read_only)
+    }
+
+    /// Advances the op with the answer to its last step.
+    pub fn resume(&mut self, engine: &mut WasmEngine, answer: JsValue) -> JsResult<JsValue> {
+        let e = &mut engine.engine;
+        let a = if has(&answer, "refreshed") {
+            ConnAnswer::Refreshed(Ok(get(&answer, "refreshed").is_truthy()))
+        } else if has(&answer, "refreshError") {
+            ConnAnswer::Refreshed(Err(from_js(&get(&answer, "refreshError"))))
+        } else if has(&answer, "now") {
+            let now = get(&answer, "now");
+            ConnAnswer::Now {
+                commit_time: get(&now, "commitTime").as_string().unwrap_or_default(),
+                millis: get(&now, "millis").as_f64().unwrap_or(0.0) as u64,
+            }
+        } else if has(&answer, "read") {
+            let read = get(&answer, "read");
+            let value = if has(&read, "error") {
+                Err(from_js(&get(&read, "error")))
+            } else {
+                Ok(get(&read, "value"))
+            };
+            if let Held::Read(op, slot) = &mut self.held {
+                *slot.borrow_mut() = Some(value);
+                let served = e.read();
+                op.run_read(served.as_ref());
+            }
+            ConnAnswer::Read
+        } else {
+            match convert::answer(&answer) {
+                Ok(a) => ConnAnswer::Store(a),
+                Err(err) => return Err(to_js(&self.abandon_with(e, err))),
+            }
+        };
+        self.advance(e, Some(a), false, false)
+    }
+
+    fn abandon_with(&mut self, engine: &mut Engine, error: Error) -> Error {
+        match &mut self.held {
+            Held::Js(op) => op.abandon(engine, error),
+            Held::Read(op, _) => op.abandon(engine, error),
+            Held::Tool(op, out) => {
+                let e = op.abandon(engine, error);
+                *out = Some(ToolAnswer::Text(Err(e.clone())));
+                e
+            }
+        }
+    }
+
+    /// For a host whose step threw: ends the op and returns the error to report (a commit
+    /// whose outcome was lost is `INDETERMINATE_COMMIT`).
+    pub fn abandon(&mut self, engine: &mut WasmEngine, error: JsValue) -> JsValue {
+        to_js(&self.abandon_with(&mut engine.engine, from_js(&error)))
+    }
+}
+
+/// The derived record schedule of a connection (the core's `DerivedTimer`): after each op,
+/// `afterOp(now, due, exclusive)` gives the time to (re)arm the timer at, or undefined; when
+/// it fires, `fire(now)` says whether to write the record now (else re-arm at `deadline`);
+/// `close()` whether a pending one is written at close.
+#[wasm_bindgen]
+pub struct WasmDerivedTimer {
+    timer: DerivedTimer,
+}
+
+#[wasm_bindgen]
+impl WasmDerivedTimer {
+    /// A schedule; a read-only connection's never fires.
+    #[wasm_bindgen(constructor)]
+    pub fn new(read_only: bool) -> WasmDerivedTimer {
+        WasmDerivedTimer {
+            timer: DerivedTimer::new(read_only),
+        }
+    }
+
+    /// After an operation at `now` (milliseconds).
+    #[wasm_bindgen(js_name = afterOp)]
+    pub fn after_op(&mut self, now: f64, due: bool, exclusive: bool) -> Option<f64> {
+        self.timer
+            .after_op(now as u64, due, exclusive)
+            .map(|t| t as f64)
+    }
+
+    /// The timer fired at `now`: whether to write the record now.
+    pub fn fire(&mut self, now: f64) -> bool {
+        self.timer.fire(now as u64)
+    }
+
+    /// When the pending record is due, if one is pending.
+    #[wasm_bindgen(getter)]
+    pub fn deadline(&self) -> Option<f64> {
+        self.timer.deadline().map(|t| t as f64)
+    }
+
+    /// The connection closes: whether a pending record is written now.
+    pub fn close(&mut self) -> bool {
+        self.timer.close()
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Tool calls (agent.md §6): the core's tool op; the host runs each need's op.
+
+/// A tool call whose arguments passed the tool's input schema (agent.md §1.5), run by the
+/// core's tool op: `start(readOnly, today)` gives `{done: {text, isError}}` or `{op}`, a
+/// `WasmConnOp` to run as any other; then `answer(op)` with that op once it is done (or
+/// `answer(op, error)` when running it threw), until done.
 #[wasm_bindgen]
 pub struct WasmToolCall {
-    call: ToolCall,
+    call: Option<ToolCall>,
+    op: Option<ToolOp>,
+    tenant: String,
+    today: String,
 }
 
 impl WasmToolCall {
@@ -434,31 +709,32 @@ impl WasmToolCall {
         } else {
             Some(convert::json(args))
         };
-        tools::parse_call(name, args.as_ref()).map(|call| WasmToolCall { call })
+        tools::parse_call(name, args.as_ref()).map(|call| WasmToolCall {
+            call: Some(call),
+            op: None,
+            tenant: String::new(),
+            today: String::new(),
+        })
     }
-}
 
-fn lookup(engine: &Engine, bundle: &str, path: &str) -> Option<String> {
-    engine.read().ok().and_then(|s| hash_of(&s, bundle, path))
-}
-
-fn get_options(call: &ToolCall) -> GetOptions {
-    match call {
-        ToolCall::Get {
-            section,
-            offset,
-            limit,
-            find,
-            source,
-            ..
-        } => GetOptions {
-            section: section.clone(),
-            offset: offset.map(|n| n as u64),
-            limit: limit.map(|n| n as u64),
-            find: find.clone(),
-            source: *source,
-        },
-        _ => GetOptions::default(),
+    fn step(&mut self, step: ToolStep) -> JsValue {
+        let o = js_sys::Object::new();
+        match step {
+            ToolStep::Done(r) => {
+                let _ = js_sys::Reflect::set(
+                    &o,
+                    &JsValue::from_str("done"),
+                    &convert::tool_answer(&r.text, r.is_error),
+                );
+            }
+            ToolStep::Need(n) => {
+                let op = WasmConnOp {
+                    held: Held::Tool(local::answer(n, &self.tenant, &self.today), None),
+                };
+                let _ = js_sys::Reflect::set(&o, &JsValue::from_str("op"), &JsValue::from(op));
+            }
+        }
+        o.into()
     }
 }
 
@@ -467,191 +743,47 @@ impl WasmToolCall {
     /// The tool's name.
     #[wasm_bindgen(getter)]
     pub fn tool(&self) -> String {
-        convert::tool_name(&self.call).to_string()
+        self.op
+            .as_ref()
+            .map(|o| o.call())
+            .or(self.call.as_ref())
+            .map_or("", convert::tool_name)
+            .to_string()
     }
 
-    /// How the host runs it: `read` (refresh, then `answer`), `op` (run `op` against the
-    /// store) or `commit` (run `op` as a commit: queued, retried once after a lost swap when
-    /// `retry`).
-    #[wasm_bindgen(getter)]
-    pub fn kind(&self) -> String {
-        match &self.call {
-            ToolCall::History { .. } => "op",
-            ToolCall::Write { .. }
-            | ToolCall::Delete {
-                replaces: Some(_), ..
-            }
-            | ToolCall::Transact { .. }
-            | ToolCall::Restore { .. } => "commit",
-            _ => "read",
-        }
-        .to_string()
+    /// Starts the call on a connection to `engine`'s tenant, reads dated `today`.
+    pub fn start(&mut self, engine: &WasmEngine, read_only: bool, today: &str) -> JsValue {
+        self.tenant = engine.engine.tenant().to_string();
+        self.today = today.to_string();
+        let Some(call) = self.call.take() else {
+            return self.step(ToolStep::Done(Reply::error(
+                "the tool call already started".into(),
+            )));
+        };
+        let mut op = ToolOp::new(call, read_only);
+        let step = op.resume(None);
+        self.op = Some(op);
+        self.step(step)
     }
 
-    /// For `get` with `source: true`: the ids whose source blobs the host checks first
-    /// (`checkSources`); otherwise undefined.
-    #[wasm_bindgen(getter, js_name = sourceIds)]
-    pub fn source_ids(&self) -> Option<Vec<String>> {
-        match &self.call {
-            ToolCall::Get {
-                ids, source: true, ..
-            } => Some(ids.clone()),
+    /// Goes on with the answer `op` (the last step's op, done) holds; `error` when running
+    /// it threw.
+    pub fn answer(&mut self, op: &mut WasmConnOp, error: JsValue) -> JsValue {
+        let answer = match &mut op.held {
+            Held::Tool(_, a) => a.take(),
             _ => None,
         }
-    }
-
-    /// Whether a commit that lost its head swap is prepared once more (no expected revision).
-    #[wasm_bindgen(getter)]
-    pub fn retry(&self) -> bool {
-        match &self.call {
-            ToolCall::Transact {
-                expected_revision, ..
-            } => expected_revision.is_none(),
-            ToolCall::Restore { .. } => false,
-            _ => true,
-        }
-    }
-
-    /// The answer of a `read` call from the served state: `{text, isError}`.
-    pub fn answer(&self, engine: &WasmEngine, today: &str) -> JsValue {
-        let eng = &engine.engine;
-        let r: Result<String, Error> = match &self.call {
-            ToolCall::Manifest { bundle } => eng.read().and_then(|s| {
-                manifest::manifest(s.model(), eng.tenant(), bundle.as_deref(), today)
-            }),
-            ToolCall::Snapshot => eng.read().map(|s| s.snapshot_id()),
-            ToolCall::Get { ids, .. } => eng.read().and_then(|s| {
-                s.get(ids, &get_options(&self.call))
-                    .map(|r| read::render_mcp(&r))
-            }),
-            ToolCall::Search { query, k, bundle } => eng.read().and_then(|s| {
-                let opts = langonrock_core::search::SearchOptions {
-                    k: *k,
-                    bundle: bundle.clone(),
-                    expand: true,
-                };
-                s.search(eng.tenant(), query, &opts, today)
-            }),
-            ToolCall::Delete {
-                bundle,
-                path,
-                replaces: None,
-            } => {
-                let current = lookup(eng, bundle, path);
-                return convert::tool_answer(&tools::delete_needs_hash(current.as_deref()), true);
-            }
-            _ => Err(Error::Invalid(format!(
-                "tool {} is not a read",
-                convert::tool_name(&self.call)
-            ))),
+        .unwrap_or_else(|| {
+            ToolAnswer::Text(Err(if error.is_undefined() {
+                Error::Invalid("the tool op did not finish".into())
+            } else {
+                from_js(&error)
+            }))
+        });
+        let step = match &mut self.op {
+            Some(t) => t.resume(Some(answer)),
+            None => ToolStep::Done(Reply::error("the tool call has not started".into())),
         };
-        match r {
-            Ok(t) => convert::tool_answer(&t, false),
-            Err(e) => convert::tool_answer(&e.message(), true),
-        }
-    }
-
-    /// The operation of an `op` or `commit` call; its done value is the answer text.
-    pub fn op(&self, engine: &WasmEngine, created: &str) -> JsResult<WasmOp> {
-        let eng = &engine.engine;
-        Ok(match self.call.clone() {
-            ToolCall::Write {
-                bundle,
-                path,
-                content,
-                replaces,
-            } => WasmOp::text(
-                eng.write(
-                    &bundle,
-                    &path,
-                    content.as_str(),
-                    replaces.as_deref(),
-                    created,
-                ),
-                move |r, e| {
-                    let b = e.read().map_or_else(
-                        |_| bundle.clone(),
-                        |s| tools::stored_bundle(s.model(), &bundle),
-                    );
-                    tools::write_success(&b, &validate::nfc(&path), &r)
-                },
-            ),
-            ToolCall::Delete {
-                bundle,
-                path,
-                replaces: Some(h),
-            } => {
-                let b = eng.read().map_or_else(
-                    |_| bundle.clone(),
-                    |s| tools::stored_bundle(s.model(), &bundle),
-                );
-                WasmOp::text(
-                    eng.delete(&bundle, &path, Some(&h), created),
-                    move |r, _| tools::delete_success(&b, &validate::nfc(&path), &r),
-                )
-            }
-            ToolCall::Transact {
-                changes,
-                expected_revision,
-            } => {
-                let request = tools::transaction_request(&changes, expected_revision.as_deref());
-                let txn = js(engine::parse_transaction(&request))?;
-                WasmOp::text(eng.transact(txn, created), move |r, _| {
-                    tools::transact_success(&r, &changes)
-                })
-            }
-            ToolCall::Restore {
-                revision,
-                expected_revision,
-            } => WasmOp::text(
-                eng.restore(
-                    RestoreRequest {
-                        revision,
-                        expected_revision,
-                    },
-                    created,
-                ),
-                |r, _| tools::revision_answer(&r, &[]),
-            ),
-            ToolCall::History { before, limit } => WasmOp::text(
-                eng.history(HistoryRequest {
-                    before,
-                    limit: limit.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
-                }),
-                |page, _| serde_json::to_string(&page).unwrap_or_default(),
-            ),
-            _ => {
-                return Err(to_js(&Error::Invalid(format!(
-                    "tool {} is not an operation",
-                    convert::tool_name(&self.call)
-                ))))
-            }
-        })
-    }
-
-    /// The error text of a failed `op` or `commit` call (agent.md §6.3–§6.5), with the retry
-    /// lines looked up in the served state (refresh first; lookup failures count as absent).
-    pub fn failure(&self, engine: &WasmEngine, error: JsValue) -> String {
-        let e = from_js(&error);
-        let eng = &engine.engine;
-        match &self.call {
-            ToolCall::Write { bundle, path, .. } => {
-                let current = tools::looks_up_after(&e)
-                    .then(|| lookup(eng, bundle, path))
-                    .flatten();
-                tools::write_failure(&e, current.as_deref())
-            }
-            ToolCall::Delete { bundle, path, .. } => {
-                let current = tools::looks_up_after(&e)
-                    .then(|| lookup(eng, bundle, path))
-                    .flatten();
-                tools::delete_failure(&e, current.as_deref())
-            }
-            ToolCall::Transact { changes, .. } => {
-                let tied = tools::tied_changes(&e, changes, |b, p| lookup(eng, b, p));
-                tools::transact_failure(&e, &tied)
-            }
-            _ => e.message(),
-        }
+        self.step(step)
     }
 }

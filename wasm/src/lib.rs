@@ -1,7 +1,9 @@
 //! WebAssembly bindings of langonrock's core: thin, with no behaviour of their own.
 //!
 //! - [`engine`]: `WasmEngine` (one tenant: synchronous reads, operations as step machines),
-//!   `WasmOp` (an operation the host resumes with each store answer) and `WasmToolCall`.
+//!   `WasmOp` (a raw engine op: the refresh a host runs), `WasmConnOp` (a library operation
+//!   under the core's connection policy), `WasmDerivedTimer` and `WasmToolCall` (the core's
+//!   tool op).
 //! - [`convert`]: every conversion between JS values and the core's types.
 //! - [`error`]: `core::Error` as a real JS `Error` with `code`.
 //!
@@ -12,7 +14,7 @@ pub mod engine;
 pub mod error;
 pub mod remote;
 
-pub use engine::{WasmEngine, WasmOp, WasmToolCall};
+pub use engine::{WasmConnOp, WasmDerivedTimer, WasmEngine, WasmOp, WasmToolCall};
 
 use langonrock_core::{tools, validate};
 use wasm_bindgen::prelude::*;
@@ -59,6 +61,13 @@ pub fn manifest_resource(advice: Option<String>) -> Result<JsValue, JsValue> {
         "mimeType": tools::MANIFEST_MIME,
     });
     convert::to_js(&v).map_err(|e| error::to_js(&e))
+}
+
+/// How long commits must pause before the head's derived record is written, in milliseconds
+/// (the core's one delay, docs/connection.md).
+#[wasm_bindgen(js_name = derivedDelayMs)]
+pub fn derived_delay_ms() -> f64 {
+    langonrock_core::connection::DERIVED_DELAY_MS as f64
 }
 
 /// The advice sentence for a whole tenant manifest (agent.md §7.2).

@@ -12,8 +12,8 @@ mod parse;
 pub use linker::{Change, LinkDelta, Linker};
 
 pub use parse::{
-    kind_slug, markdown_options, parse_document, parse_document_reference, section_slug,
-    split_frontmatter, stale_date, ParsedDoc, RawLink, Section,
+    frontmatter_description, kind_slug, markdown_options, parse_document, parse_document_reference,
+    section_slug, split_frontmatter, stale_date, ParsedDoc, RawLink, Section,
 };
 
 use crate::error::{Error, Result};

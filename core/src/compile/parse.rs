@@ -412,6 +412,20 @@ pub fn parse_document_reference(path: &str, text: &Arc<str>, width: usize) -> Pa
     parse_with(path, text, width, false)
 }
 
+/// The frontmatter `description` of a document as the compiler reads it (flattened; `None`
+/// when absent or empty): the full text the `summary` cell is cut from.
+pub fn frontmatter_description(text: &str) -> Option<String> {
+    let bomless = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let (inner, _) = split_frontmatter(bomless)?;
+    let fields = match front::fast(inner) {
+        Some(f) => f,
+        None => yaml_fields(inner, &mut Vec::new()),
+    };
+    field_str(&fields.description)
+        .filter(|d| !d.is_empty())
+        .map(flatten)
+}
+
 /// The frontmatter fields through `yaml_serde`, pushing the diagnostic of a frontmatter
 /// that is not a mapping or not valid YAML.
 fn yaml_fields(inner: &str, head_diagnostics: &mut Vec<String>) -> Fields<'static> {

@@ -271,6 +271,12 @@ impl Engine {
         })
     }
 
+    /// Whether the served state's derived record is due and not handed out yet (see
+    /// [`Engine::take_derived`]).
+    pub fn derived_due(&self) -> bool {
+        self.derived_due && matches!(self.status, Status::Open) && self.in_flight.is_none()
+    }
+
     /// The served state when its derived record is due (after a recompiling open or a
     /// commit, engine.md §9.1 rule 4), once: a writable host encodes it with
     /// [`Served::derived_record`] and puts it, when convenient (it may defer and batch, and

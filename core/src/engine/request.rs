@@ -211,7 +211,18 @@ pub fn parse_transaction_with(value: &Value, ill_formed: &[usize]) -> Result<Tra
         .map_err(at)?;
         changes.push(change);
     }
-    let expected_revision = parse_json_hash(obj.get("expectedRevision"))?;
+    finish_transaction(changes, parse_json_hash(obj.get("expectedRevision")))
+}
+
+/// The rules of §5.2 that follow the per-change checks, in order: the expected revision,
+/// duplicate targets (rule 5), the payload limit (rule 6). `changes` passed
+/// [`check_change`] each; every host's validation ends here, so the order and texts are
+/// one.
+pub fn finish_transaction(
+    changes: Vec<Change>,
+    expected_revision: Result<Option<Digest>>,
+) -> Result<Transaction> {
+    let expected_revision = expected_revision?;
     check_duplicates(&changes)?;
     let payload: usize = changes
         .iter()

@@ -267,6 +267,32 @@ impl Served {
         opts: &crate::search::SearchOptions,
         today: &str,
     ) -> Result<String> {
+        self.with_hits(query, opts, today, |model, result| {
+            crate::search::render(model, tenant, query, result, today)
+        })?
+    }
+
+    /// [`Served::search`] as data: the rows of the search TSV (see [`crate::rows`]).
+    pub fn search_rows(
+        &self,
+        query: &str,
+        opts: &crate::search::SearchOptions,
+        today: &str,
+    ) -> Result<crate::rows::SearchRows> {
+        self.with_hits(query, opts, today, |model, result| {
+            crate::rows::search_rows(model, query, result, today)
+        })
+    }
+
+    /// Ranks for `query` and hands the result to `f`, after the texts the ranking read are
+    /// checked.
+    fn with_hits<T>(
+        &self,
+        query: &str,
+        opts: &crate::search::SearchOptions,
+        today: &str,
+        f: impl FnOnce(&Model, &crate::search::SearchResult) -> T,
+    ) -> Result<T> {
         self.with_index(today, |model, index| {
             let result = crate::search::search_hits(model, index, query, opts, today)?;
             // The direct hits' bodies gave their `pos`.
@@ -277,8 +303,16 @@ impl Served {
                     .filter(|h| !h.linked)
                     .filter_map(|h| model.concept(&h.id)),
             )?;
-            crate::search::render(model, tenant, query, &result, today)
+            Ok(f(model, &result))
         })?
+    }
+
+    /// The compiled fields of one concept (see [`crate::rows::concept_info`]), after its
+    /// text is checked.
+    pub fn concept_info(&self, id: &str, today: &str) -> Result<Option<crate::rows::ConceptInfo>> {
+        let c = self.model.concept(&crate::validate::nfc(id));
+        self.check_texts(c)?;
+        Ok(crate::rows::concept_info(&self.model, id, today))
     }
 
     /// Builds (or decodes, or re-dates) the search index for `today` ahead of the first

@@ -2,8 +2,33 @@
 //! input schema and turned into a typed [`ToolCall`].
 
 use super::table::{tool, Param, ParamType, GET_DEFAULT_LIMIT, SEARCH_DEFAULT_K};
+use crate::engine::request::{check_change, finish_transaction, parse_hash, Content};
+use crate::engine::Transaction;
+use crate::error::Error;
 use crate::text::utf16_len;
 use serde_json::{Map, Value};
+
+/// The engine's `transact` request of validated tool changes: each change through the
+/// engine's own checks (engine.md §5.2 rule 3; the schema already checked shapes and hash
+/// forms), then the rules that follow. A failure tied to a change names its index.
+pub fn transaction(changes: &[ChangeArg], expected: Option<&str>) -> Result<Transaction, Error> {
+    let mut out = Vec::with_capacity(changes.len());
+    for (index, c) in changes.iter().enumerate() {
+        let change = check_change(
+            if c.write { "write" } else { "delete" },
+            &c.bundle,
+            &c.path,
+            c.content.as_deref().map(Content::from),
+            c.replaces.as_deref().map(parse_hash).transpose(),
+        )
+        .map_err(|e| Error::InvalidChange {
+            message: e.message(),
+            index,
+        })?;
+        out.push(change);
+    }
+    finish_transaction(out, expected.map(parse_hash).transpose())
+}
 
 /// One change of a `transact` call, as validated against the schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,10 +102,13 @@ pub enum ToolCall {
     },
     /// `transact`.
     Transact {
-        /// The changes, 1–1,000.
+        /// The changes, 1–1,000, as given (their targets name the changes of a refusal).
         changes: Vec<ChangeArg>,
         /// The expected head revision.
         expected_revision: Option<String>,
+        /// The engine's request, validated by the engine's rules (engine.md §5.2) from the
+        /// changes above; a refusal here is the tool's error (agent.md §6.5.2).
+        request: Result<Transaction, Error>,
     },
     /// `history`.
     History {
@@ -343,13 +371,19 @@ pub fn parse_call(name: &str, args: Option<&Value>) -> Result<ToolCall, String> 
             path: a.str("path").unwrap_or_default(),
             replaces: a.str("replaces"),
         },
-        "transact" => ToolCall::Transact {
-            changes: match a.take("changes") {
+        "transact" => {
+            let changes = match a.take("changes") {
                 Some(Arg::Changes(c)) => c,
                 _ => Vec::new(),
-            },
-            expected_revision: a.str("expectedRevision"),
-        },
+            };
+            let expected_revision = a.str("expectedRevision");
+            let request = transaction(&changes, expected_revision.as_deref());
+            ToolCall::Transact {
+                changes,
+                expected_revision,
+                request,
+            }
+        }
         "history" => ToolCall::History {
             before: a.str("before"),
             limit: a.int("limit"),

@@ -12,10 +12,12 @@
 //! - `render.rs`: the reply texts of agent.md §6 and the advice sentence of §7.2.
 
 mod args;
+mod op;
 mod render;
 mod table;
 
 pub use args::*;
+pub use op::*;
 pub use render::*;
 pub use table::*;
 

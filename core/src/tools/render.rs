@@ -5,7 +5,6 @@ use super::args::ChangeArg;
 use crate::engine::{DeleteResult, DiagnosticInfo, Renamed, RevisionResult, WriteResult};
 use crate::error::{ConflictReason, Error};
 use crate::text::utf16_len;
-use serde_json::{Map, Value};
 
 /// The line given for a navigation document instead of `id <id>` (agent.md §6.2).
 pub const NAVIGATION_NOTE: &str =
@@ -169,36 +168,6 @@ pub fn stored_bundle(model: &crate::compile::Model, bundle: &str) -> String {
     model
         .find_bundle(bundle)
         .map_or_else(|| bundle.to_string(), str::to_string)
-}
-
-/// The `transact` request of validated tool arguments, as JSON for the engine's own
-/// validation ([`parse_transaction`](crate::engine::parse_transaction)).
-pub fn transaction_request(changes: &[ChangeArg], expected: Option<&str>) -> Value {
-    let list: Vec<Value> = changes
-        .iter()
-        .map(|c| {
-            let mut o = Map::new();
-            o.insert(
-                "operation".into(),
-                (if c.write { "write" } else { "delete" }).into(),
-            );
-            o.insert("bundle".into(), c.bundle.clone().into());
-            o.insert("path".into(), c.path.clone().into());
-            if let Some(t) = &c.content {
-                o.insert("content".into(), t.clone().into());
-            }
-            if let Some(h) = &c.replaces {
-                o.insert("replaces".into(), h.clone().into());
-            }
-            Value::Object(o)
-        })
-        .collect();
-    let mut req = Map::new();
-    req.insert("changes".into(), list.into());
-    if let Some(e) = expected {
-        req.insert("expectedRevision".into(), e.into());
-    }
-    Value::Object(req)
 }
 
 /// The text of a successful `transact` (agent.md §6.5.1): [`revision_answer`] with the

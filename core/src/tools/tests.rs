@@ -656,7 +656,26 @@ fn validation_accepts_and_defaults() {
                     replaces: Some(H2.into())
                 }
             ],
-            expected_revision: Some(H1.into())
+            expected_revision: Some(H1.into()),
+            request: transaction(
+                &[
+                    ChangeArg {
+                        write: true,
+                        bundle: "b".into(),
+                        path: "p.md".into(),
+                        content: Some("x".into()),
+                        replaces: None
+                    },
+                    ChangeArg {
+                        write: false,
+                        bundle: "b".into(),
+                        path: "q.md".into(),
+                        content: None,
+                        replaces: Some(H2.into())
+                    }
+                ],
+                Some(H1)
+            ),
         })
     );
     assert_eq!(
@@ -1006,4 +1025,84 @@ fn tied_changes_of_a_failure() {
     );
     let other = Error::conflict("database changed: re-read the revision and document hashes");
     assert_eq!(tied_changes(&other, &changes, lookup), Vec::new());
+}
+
+/// The old path: the validated tool changes as JSON for the engine's parser.
+fn json_request(changes: &[ChangeArg], expected: Option<&str>) -> Value {
+    let list: Vec<Value> = changes
+        .iter()
+        .map(|c| {
+            let mut o = serde_json::Map::new();
+            o.insert(
+                "operation".into(),
+                (if c.write { "write" } else { "delete" }).into(),
+            );
+            o.insert("bundle".into(), c.bundle.clone().into());
+            o.insert("path".into(), c.path.clone().into());
+            if let Some(t) = &c.content {
+                o.insert("content".into(), t.clone().into());
+            }
+            if let Some(h) = &c.replaces {
+                o.insert("replaces".into(), h.clone().into());
+            }
+            Value::Object(o)
+        })
+        .collect();
+    let mut req = serde_json::Map::new();
+    req.insert("changes".into(), list.into());
+    if let Some(e) = expected {
+        req.insert("expectedRevision".into(), e.into());
+    }
+    Value::Object(req)
+}
+
+/// The tool's own conversion to the engine's request ([`transaction`]) equals the engine's
+/// parser on the same changes as JSON, refusals included (texts and the change they name).
+#[test]
+fn tool_transactions_equal_the_engine_parser() {
+    let w = |b: &str, p: &str, c: &str, r: Option<&str>| ChangeArg {
+        write: true,
+        bundle: b.into(),
+        path: p.into(),
+        content: Some(c.into()),
+        replaces: r.map(str::to_string),
+    };
+    let d = |b: &str, p: &str, r: &str| ChangeArg {
+        write: false,
+        bundle: b.into(),
+        path: p.into(),
+        content: None,
+        replaces: Some(r.into()),
+    };
+    let big = "x".repeat(9 * 1024 * 1024);
+    let cases: Vec<(Vec<ChangeArg>, Option<&str>)> = vec![
+        (vec![w("b", "a.md", "x", None)], None),
+        (
+            vec![w("b", "a.md", "x", Some(H1)), d("b", "c.md", H2)],
+            Some(H3),
+        ),
+        (vec![w("b", "../a.md", "x", None)], None),
+        (vec![w("bad bundle!", "a.md", "x", None)], None),
+        (vec![w("b", "a.txt", "x", None)], None),
+        (
+            vec![w("b", "a.md", "x", None), w("B", "A.md", "y", None)],
+            None,
+        ),
+        (
+            vec![d("b", "Note.md", H1), w("b", "note.md", "y", None)],
+            None,
+        ),
+        (
+            vec![w("b", "a.md", &big, None), w("b", "b.md", &big, None)],
+            None,
+        ),
+        (
+            vec![w("b", "ok.md", "x", None), w("b", "a\u{0}.md", "x", None)],
+            None,
+        ),
+    ];
+    for (changes, expected) in cases {
+        let want = crate::engine::parse_transaction(&json_request(&changes, expected));
+        assert_eq!(transaction(&changes, expected), want, "{:?}", changes.len());
+    }
 }

@@ -1,6 +1,6 @@
 use super::*;
 use langonrock_core::engine::KeyInfo;
-use std::sync::Condvar;
+use std::sync::{mpsc, Condvar};
 
 fn assert_send_sync<T: Send + Sync>() {}
 

@@ -42,6 +42,15 @@ async function connection(): Promise<void> {
   const matchCount: number | undefined = first?.matchCount;
   const hits: string = await c.search('replay export', { k: 5, bundle: 'ops', expand: false });
   const { snapshot, concepts } = await c.snapshot();
+  const rows = await c.manifestRows('ops');
+  const title: string | null = rows.rows[0]?.title ?? null;
+  const links: string[] = rows.rows[0]?.links ?? [];
+  const found = await c.searchRows('replay export', { k: 3 });
+  const pos: number | null = found.hits[0]?.pos ?? null;
+  const linked: boolean = found.hits[0]?.linked ?? false;
+  const info = await c.concept('runbook');
+  const description: string | null = info?.description ?? null;
+  const bodyStart: number = info?.bodyStart ?? 0;
   const listing = await c.listSource();
   const id: string | undefined = listing[0]?.id;
   const text = await c.readSource('ops', 'runbook.md');
@@ -77,7 +86,7 @@ async function connection(): Promise<void> {
   await server.connect({});
   await server.close();
   await c.close();
-  void [manifest, bundle, matchCount, hits, snapshot, concepts, content, renamed, next, parent, gc.kept, repaired.head, tools[0].inputSchema, isError, warnings, exported, advice, tenant, imported.committed];
+  void [manifest, bundle, matchCount, hits, snapshot, concepts, content, renamed, next, parent, gc.kept, repaired.head, tools[0].inputSchema, isError, warnings, exported, advice, tenant, imported.committed, title, links, pos, linked, description, bodyStart];
 }
 
 function errors(e: unknown): string | undefined {

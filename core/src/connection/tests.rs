@@ -1,0 +1,184 @@
+//! The connection policy script (`tests/data/sessions/policy.json`), run natively: every op
+//! as a connection op over a strict memory store, its steps traced and compared with the
+//! script's. The package's suite runs the same script through the wasm bindings.
+
+use super::*;
+use crate::engine::{parse_transaction, serve, MemoryStore, Store};
+use serde_json::Value;
+
+const SCRIPT: &str = include_str!("../../../tests/data/sessions/policy.json");
+
+struct Host {
+    engine: Engine,
+    store: MemoryStore,
+    tenant: String,
+    commit_time: String,
+}
+
+impl Host {
+    fn refresh(&mut self) -> Result<bool> {
+        let op = self.engine.refresh();
+        crate::engine::run(&mut self.engine, &mut self.store, op).map(|_| true)
+    }
+
+    fn head_revision(&mut self) -> Option<String> {
+        self.engine.read().ok()?.revision()
+    }
+
+    /// Runs `op` as a host does; returns the trace of its steps.
+    fn run<T: 'static>(&mut self, mut op: ConnOp<'_, T>, step: &Value) -> String {
+        let flag = |k: &str| step[k].as_bool().unwrap_or(false);
+        let _ = &self.tenant;
+        let mut commits: Vec<String> = step["commits"]
+            .as_array()
+            .map(|a| a.iter().map(|c| c.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default();
+        commits.reverse();
+        let mut trace = Vec::new();
+        let mut s = op.begin(&mut self.engine, flag("busy"), flag("readOnly"));
+        loop {
+            let answer = match s {
+                ConnStep::Done(r) => {
+                    trace.push(match r {
+                        Ok(_) => "done:ok".to_string(),
+                        Err(e) => format!("done:{}:{}", e.code(), e.message()),
+                    });
+                    return trace.join(" ");
+                }
+                ConnStep::Refresh { unless_busy } => {
+                    trace.push(if unless_busy { "refresh?" } else { "refresh" }.to_string());
+                    ConnAnswer::Refreshed(self.refresh())
+                }
+                ConnStep::Now => {
+                    trace.push("now".into());
+                    ConnAnswer::Now {
+                        commit_time: self.commit_time.clone(),
+                        millis: 0,
+                    }
+                }
+                ConnStep::Read => {
+                    trace.push("read".into());
+                    let served = self.engine.read();
+                    op.run_read(served.as_ref());
+                    ConnAnswer::Read
+                }
+                ConnStep::Store(Need::Commit(p)) => {
+                    let how = commits.pop().unwrap_or_else(|| "store".into());
+                    trace.push(format!("commit:{how}"));
+                    match how.as_str() {
+                        "store" => {
+                            ConnAnswer::Store(serve(&mut self.store, &self.tenant, Need::Commit(p)))
+                        }
+                        "conflict" => ConnAnswer::Store(Answer::Outcome(CommitOutcome::Conflict)),
+                        "indeterminate" => {
+                            ConnAnswer::Store(Answer::Outcome(CommitOutcome::Indeterminate))
+                        }
+                        _ => {
+                            let e = op.abandon(
+                                &mut self.engine,
+                                Error::Store("the host lost the step".into()),
+                            );
+                            trace.push(format!("done:{}:{}", e.code(), e.message()));
+                            return trace.join(" ");
+                        }
+                    }
+                }
+                ConnStep::Store(n) => ConnAnswer::Store(serve(&mut self.store, &self.tenant, n)),
+            };
+            s = op.resume(&mut self.engine, answer);
+        }
+    }
+}
+
+#[test]
+fn the_policy_script_runs_natively() {
+    let script: Value = serde_json::from_str(SCRIPT).unwrap();
+    let tenant = script["tenant"].as_str().unwrap().to_string();
+    let doc = script["doc"].as_str().unwrap().to_string();
+    let mut host = Host {
+        engine: Engine::new(&tenant).unwrap(),
+        store: MemoryStore::new(),
+        tenant: tenant.clone(),
+        commit_time: script["commitTime"].as_str().unwrap().to_string(),
+    };
+    host.refresh().unwrap();
+    for (i, step) in script["ops"].as_array().unwrap().iter().enumerate() {
+        let path = step["path"].as_str().unwrap_or("").to_string();
+        let trace = match step["do"].as_str().unwrap() {
+            "read" => {
+                let t = tenant.clone();
+                host.run(
+                    ConnOp::read(move |s| {
+                        crate::manifest::manifest(s.model(), &t, None, "2026-05-01")
+                    }),
+                    step,
+                )
+            }
+            "write" => host.run(write("notes", &path, doc.as_str(), None), step),
+            "transact" => {
+                let mut req = serde_json::json!({"changes": [
+                    {"operation": "write", "bundle": "notes", "path": path, "content": doc}
+                ]});
+                if step["expected"].as_bool() == Some(true) {
+                    req["expectedRevision"] = host.head_revision().into();
+                }
+                host.run(transact(parse_transaction(&req).unwrap()), step)
+            }
+            "history" => host.run(history(HistoryRequest::default()), step),
+            "gc" => host.run(
+                gc(GcOptions {
+                    dry_run: step["dryRun"].as_bool().unwrap_or(false),
+                    ..GcOptions::at(0)
+                }),
+                step,
+            ),
+            "verify" => host.run(verify(), step),
+            other => panic!("unknown op {other}"),
+        };
+        // A trace ends `done:<code>:<message>`; the script may leave the message out.
+        let want = step["expect"].as_str().unwrap();
+        assert!(
+            trace == want || trace.starts_with(&format!("{want}:")),
+            "op {i}: {step}\n got: {trace}"
+        );
+    }
+    // Every commit of the script that was stored is there, once.
+    assert!(host.store.head(&tenant).is_some());
+}
+
+#[test]
+fn the_derived_timer_script_runs_natively() {
+    let script: Value = serde_json::from_str(SCRIPT).unwrap();
+    assert_eq!(script["delayMs"].as_u64(), Some(DERIVED_DELAY_MS));
+    let mut timer = DerivedTimer::new(false);
+    for (i, call) in script["timer"].as_array().unwrap().iter().enumerate() {
+        let a = call.as_array().unwrap();
+        let n = |j: usize| a[j].as_u64().unwrap();
+        let b = |j: usize| a[j].as_bool().unwrap();
+        match a[0].as_str().unwrap() {
+            "new" => timer = DerivedTimer::new(b(1)),
+            "afterOp" => assert_eq!(timer.after_op(n(1), b(2), b(3)), a[4].as_u64(), "call {i}"),
+            "fire" => assert_eq!(timer.fire(n(1)), b(2), "call {i}"),
+            "deadline" => assert_eq!(timer.deadline(), a[1].as_u64(), "call {i}"),
+            "close" => assert_eq!(timer.close(), b(1), "call {i}"),
+            other => panic!("unknown timer call {other}"),
+        }
+    }
+}
+
+/// A store answer the op did not ask for never passes silently.
+#[test]
+fn a_mismatched_answer_fails_the_op() {
+    let mut store = MemoryStore::new();
+    let mut engine = Engine::new("t").unwrap();
+    let mut op = write("b", "a.md", "x", None);
+    assert!(matches!(
+        op.begin(&mut engine, false, false),
+        ConnStep::Refresh { .. }
+    ));
+    match op.resume(&mut engine, ConnAnswer::Read) {
+        ConnStep::Done(Err(e)) => assert_eq!(e.code(), "INVALID"),
+        other => panic!("{other:?}"),
+    }
+    let _ = store.read_head("t");
+}

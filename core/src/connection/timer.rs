@@ -1,0 +1,68 @@
+//! When a writable connection writes the head's derived record (engine.md §9.1 rule 4): once
+//! the engine says one is due, after the commits pause for [`DERIVED_DELAY_MS`] (each later
+//! exclusive operation moves the time on, so a run of commits writes it once; reads do not),
+//! and at once when the connection closes. The host owns the timer and the store; this
+//! holds the decisions, as plain data over the host's clock.
+
+/// How long operations must pause before the derived record is written, in milliseconds:
+/// one second, for both hosts. Short enough that a browser tab closed soon after an edit
+/// usually has its record, long enough that a burst of commits encodes the state once.
+pub const DERIVED_DELAY_MS: u64 = 1_000;
+
+/// The derived record schedule of one connection.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DerivedTimer {
+    /// When the pending record is to be written (host milliseconds), if one is pending.
+    deadline: Option<u64>,
+    closed: bool,
+    read_only: bool,
+}
+
+impl DerivedTimer {
+    /// The schedule of a connection; a read-only one never writes.
+    pub fn new(read_only: bool) -> DerivedTimer {
+        DerivedTimer {
+            deadline: None,
+            closed: false,
+            read_only,
+        }
+    }
+
+    /// After an operation at `now`: `due` is whether the engine holds a derived record to
+    /// write, `exclusive` whether the operation was a commit (or another exclusive one).
+    /// Returns the time the host's timer must fire at (arm or re-arm it), or `None` to leave
+    /// the timer as it is.
+    pub fn after_op(&mut self, now: u64, due: bool, exclusive: bool) -> Option<u64> {
+        if !due || self.read_only || self.closed || (self.deadline.is_some() && !exclusive) {
+            return None;
+        }
+        let at = now.saturating_add(DERIVED_DELAY_MS);
+        self.deadline = Some(at);
+        Some(at)
+    }
+
+    /// The host's timer fired at `now`: whether to write the record now (take it from the
+    /// engine and put it). When operations went on meanwhile, the timer must be re-armed
+    /// for [`DerivedTimer::deadline`] instead.
+    pub fn fire(&mut self, now: u64) -> bool {
+        match self.deadline {
+            Some(at) if now >= at => {
+                self.deadline = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// When the pending record is to be written, if one is pending.
+    pub fn deadline(&self) -> Option<u64> {
+        self.deadline
+    }
+
+    /// The connection closes: whether a pending record is written now. No record is
+    /// scheduled afterwards.
+    pub fn close(&mut self) -> bool {
+        self.closed = true;
+        self.deadline.take().is_some()
+    }
+}
