@@ -413,7 +413,7 @@ fn the_same_calls_give_the_same_answers_over_a_socket() {
         "\"code\":\"NOT_FOUND\"",
         "\"code\":\"INVALID\"",
         "restore: ok {",
-        "get missing section: ok {}",
+        "get missing section: ok []",
     ] {
         assert!(remote.contains(needle), "{needle} not in:\n{remote}");
     }
@@ -516,7 +516,7 @@ fn query_prints_what_the_local_verbs_print() {
     assert!(remote.contains("$ get orders --limit 60\nexit 0\n@@ orders [0..60 of "));
     assert!(remote.contains("wrote inbox/idea.md "));
     assert!(remote.contains(
-        "error: concept already exists: re-read the concept and retry with its new hash"
+        "error: inbox/idea.md: concept already exists: re-read the concept and retry with its new hash"
     ));
     // Missing ids exit 1; the query names none of them (docs/remote.md).
     let (code, out, err) = cli(&["query", &dsn, "get", "orders", "nope"], "", &[]);
