@@ -35,12 +35,17 @@ struct Server {
 
 impl Server {
     fn start(data: &Path, args: &[&str]) -> Server {
+        Server::start_on(data, args, TODAY)
+    }
+
+    /// [`Server::start`] with the server's read date `today`.
+    fn start_on(data: &Path, args: &[&str], today: &str) -> Server {
         let mut child = Command::new(serve_bin())
             .arg("serve")
             .arg("--data")
             .arg(data)
             .args(args)
-            .env("LANGONROCK_TODAY", TODAY)
+            .env("LANGONROCK_TODAY", today)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -384,6 +389,21 @@ struct Pinned;
 impl langonrock::clock::Clock for Pinned {
     fn today(&self) -> String {
         TODAY.into()
+    }
+    fn commit_time(&self) -> String {
+        langonrock::clock::now_iso()
+    }
+    fn millis(&self) -> u64 {
+        langonrock::clock::millis(std::time::SystemTime::now())
+    }
+}
+
+/// The system clock with another pinned read date.
+struct PinnedOn(String);
+
+impl langonrock::clock::Clock for PinnedOn {
+    fn today(&self) -> String {
+        self.0.clone()
     }
     fn commit_time(&self) -> String {
         langonrock::clock::now_iso()
@@ -844,4 +864,72 @@ fn mcp_over_a_remote_connection_answers_as_over_a_local_one() {
         "{r}"
     );
     assert!(r.contains("changes[1]: inbox/../bad.md"), "{r}");
+}
+
+/// Replaces `$HEAD`, `$PARENT` and `$HASH:<bundle>/<path>` in the session's arguments, as
+/// tests/it/tool_session.rs does, looked up on `conn` just before the call.
+fn substitute(v: &mut serde_json::Value, conn: &Connection) {
+    use serde_json::Value;
+    match v {
+        Value::String(s) if s.starts_with('$') => {
+            let page = conn.history(HistoryRequest::default()).unwrap();
+            let head = page.revisions.first();
+            *s = match s.as_str() {
+                "$HEAD" => head.map(|r| r.revision.clone()).unwrap_or_default(),
+                "$PARENT" => head.and_then(|r| r.parent.clone()).unwrap_or_default(),
+                other => {
+                    let (b, p) = other
+                        .strip_prefix("$HASH:")
+                        .unwrap()
+                        .split_once('/')
+                        .unwrap();
+                    conn.read_source(b, p)
+                        .unwrap()
+                        .map(|c| c.hash)
+                        .unwrap_or_default()
+                }
+            };
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| substitute(x, conn)),
+        Value::Object(o) => o.values_mut().for_each(|x| substitute(x, conn)),
+        _ => {}
+    }
+}
+
+#[test]
+fn the_tool_session_replies_alike_through_a_remote_connection() {
+    // tests/data/sessions/tools.json: every tool, successes and refusals (the golden
+    // tool-session.txt pins its embedded replies; here the same calls run on a files
+    // connection and on a served one, and the replies must be the same texts).
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/sessions/tools.json");
+    let script: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let tenant = script["tenant"].as_str().unwrap();
+    let today = script["today"].as_str().unwrap();
+    let dir = TempDir::new("remote-session");
+    let (a, b) = (dir.path().join("local"), dir.path().join("served"));
+    std::fs::create_dir_all(&b).unwrap();
+    let server = Server::start_on(&b, &[], today);
+    let local = Options::default()
+        .clock(PinnedOn(today.to_string()))
+        .open_files(&a, tenant)
+        .unwrap();
+    let remote = langonrock::open(&format!("okf+unix://{}?tenant={tenant}", server.on)).unwrap();
+    let run = |conn: &Connection| {
+        let mut out = String::new();
+        for (i, call) in script["calls"].as_array().unwrap().iter().enumerate() {
+            let name = call[0].as_str().unwrap();
+            let mut args = call[1].clone();
+            substitute(&mut args, conn);
+            let args = (!args.is_null()).then_some(args);
+            let reply = conn.call_tool(name, args.as_ref());
+            let state = if reply.is_error { "error" } else { "ok" };
+            out.push_str(&format!("== {i} {name} {state}\n{}\n", reply.text));
+        }
+        out
+    };
+    let (l, r) = (run(&local), run(&remote));
+    compare(&l, &r);
+    assert!(r.contains("retry with replaces: \""), "{r}");
+    assert!(r.matches("== ").count() >= 20, "{r}");
 }
