@@ -711,5 +711,8 @@ pub fn ordered_object(body: &[u8]) -> Option<Vec<(String, Value)>> {
     Some(v)
 }
 
+mod tool;
+pub use tool::{RemoteStep, RemoteTool};
+
 #[cfg(test)]
 mod tests;

@@ -454,45 +454,19 @@ impl Connection {
             Kind::Local(c) => c.tool(call),
             #[cfg(feature = "remote")]
             Kind::Remote(r) => {
-                let mut op = tools::ToolOp::new(call, r.read_only);
-                let mut answer = None;
+                use langonrock_core::http_api::{RemoteStep, RemoteTool};
+                let mut op = RemoteTool::new(call, r.read_only, r.remote.prefix());
+                let mut last: Option<Result<crate::remote::http::Answer, Error>> = None;
                 loop {
-                    match op.resume(answer.take()) {
-                        tools::ToolStep::Done(reply) => return reply,
-                        tools::ToolStep::Need(need) => answer = Some(self.answer(need)),
+                    let response = last
+                        .as_ref()
+                        .map(|a| a.as_ref().map(|a| a.response()).map_err(Clone::clone));
+                    match op.resume(response) {
+                        RemoteStep::Done(reply) => return reply,
+                        RemoteStep::Send(request) => last = Some(r.remote.send(request)),
                     }
                 }
             }
-        }
-    }
-
-    /// The answer to one need of a tool op, from the connection's own operations.
-    #[cfg(feature = "remote")]
-    fn answer(&self, need: tools::ToolNeed) -> tools::ToolAnswer {
-        use tools::{ToolAnswer, ToolNeed};
-        match need {
-            ToolNeed::Manifest { bundle } => ToolAnswer::Text(self.manifest(bundle.as_deref())),
-            ToolNeed::Search { query, options } => ToolAnswer::Text(self.search(&query, &options)),
-            ToolNeed::Snapshot => ToolAnswer::Text(self.snapshot().map(|s| s.snapshot)),
-            ToolNeed::Get { ids, options } => ToolAnswer::Text(self.get_mcp(&ids, &options)),
-            ToolNeed::Write {
-                bundle,
-                path,
-                content,
-                replaces,
-            } => ToolAnswer::Written(self.write(&bundle, &path, &content, replaces.as_deref())),
-            ToolNeed::Delete {
-                bundle,
-                path,
-                replaces,
-            } => ToolAnswer::Deleted(self.delete(&bundle, &path, Some(&replaces))),
-            ToolNeed::Transact(txn) => ToolAnswer::Revision(self.transact(txn)),
-            ToolNeed::Restore(req) => ToolAnswer::Revision(self.restore(req)),
-            ToolNeed::History(req) => ToolAnswer::History(self.history(req)),
-            ToolNeed::CurrentHash { bundle, path } => {
-                ToolAnswer::Hash(self.current_hash(&bundle, &path))
-            }
-            ToolNeed::StoredBundle { bundle } => ToolAnswer::Bundle(self.stored_bundle(&bundle)),
         }
     }
 

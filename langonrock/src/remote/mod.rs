@@ -58,8 +58,14 @@ impl Remote {
         self.http.server()
     }
 
-    fn send(&self, req: wire::Request) -> Result<http::Answer, Error> {
+    /// Sends one request of the HTTP API and reads its whole answer.
+    pub fn send(&self, req: wire::Request) -> Result<http::Answer, Error> {
         self.http.send(req)
+    }
+
+    /// The request prefix: `/v1/<tenant>`, or `/v1` when the token names the tenant.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
     }
 
     /// The manifest TSV (or one bundle's slice) rendered for the server's date. A cached
