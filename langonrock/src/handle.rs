@@ -40,6 +40,22 @@ struct RemoteConn {
     remote: crate::remote::Remote,
     read_only: bool,
     clock: Arc<dyn Clock>,
+    /// Held by each change, so this connection's changes reach the server one at a time,
+    /// in call order, as a local connection's commits do.
+    commits: std::sync::Mutex<()>,
+}
+
+#[cfg(feature = "remote")]
+impl RemoteConn {
+    /// The remote side for a change: refused on a read-only connection, else with the
+    /// commit lock held.
+    fn change(&self) -> Result<(&crate::remote::Remote, std::sync::MutexGuard<'_, ()>), Error> {
+        if self.read_only {
+            return Err(Error::Invalid(crate::READ_ONLY.into()));
+        }
+        let guard = self.commits.lock().unwrap_or_else(|p| p.into_inner());
+        Ok((&self.remote, guard))
+    }
 }
 
 impl std::fmt::Debug for Connection {
@@ -108,6 +124,7 @@ impl Connection {
                 remote: crate::remote::Remote::open_with(dsn, limits)?,
                 read_only,
                 clock,
+                commits: std::sync::Mutex::new(()),
             })),
         })
     }
@@ -129,15 +146,6 @@ impl Connection {
     /// The local connection, or `INVALID` `<op> is not available over a remote connection`.
     fn need_local(&self, op: &str) -> Result<&Local, Error> {
         self.local().ok_or_else(|| not_remote(op))
-    }
-
-    /// The remote side, refusing a change on a read-only connection.
-    #[cfg(feature = "remote")]
-    fn writable(r: &RemoteConn) -> Result<&crate::remote::Remote, Error> {
-        if r.read_only {
-            return Err(Error::Invalid(crate::READ_ONLY.into()));
-        }
-        Ok(&r.remote)
     }
 
     /// The tenant id, lower-cased. A remote DSN without `tenant` (the server takes it from
@@ -387,7 +395,7 @@ impl Connection {
         match &self.kind {
             Kind::Local(c) => c.write(bundle, path, content, replaces),
             #[cfg(feature = "remote")]
-            Kind::Remote(r) => Self::writable(r)?.write(bundle, path, content, replaces),
+            Kind::Remote(r) => r.change()?.0.write(bundle, path, content, replaces),
         }
     }
 
@@ -401,7 +409,7 @@ impl Connection {
         match &self.kind {
             Kind::Local(c) => c.delete(bundle, path, replaces),
             #[cfg(feature = "remote")]
-            Kind::Remote(r) => Self::writable(r)?.delete(bundle, path, replaces),
+            Kind::Remote(r) => r.change()?.0.delete(bundle, path, replaces),
         }
     }
 
@@ -410,7 +418,7 @@ impl Connection {
         match &self.kind {
             Kind::Local(c) => c.delete_bundle(bundle),
             #[cfg(feature = "remote")]
-            Kind::Remote(r) => Self::writable(r)?.delete_bundle(bundle),
+            Kind::Remote(r) => r.change()?.0.delete_bundle(bundle),
         }
     }
 
@@ -419,9 +427,10 @@ impl Connection {
         match &self.kind {
             Kind::Local(c) => c.transact(txn),
             #[cfg(feature = "remote")]
-            Kind::Remote(r) => {
-                Self::writable(r)?.transact(&langonrock_core::http_api::transaction_json(&txn))
-            }
+            Kind::Remote(r) => r
+                .change()?
+                .0
+                .transact(&langonrock_core::http_api::transaction_json(&txn)),
         }
     }
 
@@ -430,7 +439,7 @@ impl Connection {
         match &self.kind {
             Kind::Local(c) => c.restore(req),
             #[cfg(feature = "remote")]
-            Kind::Remote(r) => Self::writable(r)?.restore(&req),
+            Kind::Remote(r) => r.change()?.0.restore(&req),
         }
     }
 
@@ -456,6 +465,9 @@ impl Connection {
             Kind::Remote(r) => {
                 use langonrock_core::http_api::{RemoteStep, RemoteTool};
                 let mut op = RemoteTool::new(call, r.read_only, r.remote.prefix());
+                let _commit = op
+                    .commits()
+                    .then(|| r.commits.lock().unwrap_or_else(|p| p.into_inner()));
                 let mut last: Option<Result<crate::remote::http::Answer, Error>> = None;
                 loop {
                     let response = last

@@ -5,8 +5,9 @@
 // moves bytes: with `fetch` for okf+http: and okf+https: (Node and browsers), and with
 // node:http over a unix socket for okf+unix: (Node only; the Node entry registers it).
 
-import { remoteRequest, remoteAnswer, advice as adviceFor, toolList } from '../gen/langonrock_wasm.js';
+import { remoteRequest, remoteAnswer, advice as adviceFor, toolList, WasmRemoteTool } from '../gen/langonrock_wasm.js';
 import { invalidError, storeError } from './errors.js';
+import { serial } from './host.js';
 
 /** Bounds on every exchange, as the native client's (docs/remote.md). */
 export const LIMITS = Object.freeze({
@@ -114,7 +115,7 @@ export function fetchTransport(origin, token, limits = LIMITS) {
       let n = 0;
       const reader = res.body?.getReader();
       try {
-        for (;;) {
+        for (; reader; ) {
           arm(limits.stallMs, fail.stalled);
           const { done, value } = await reader.read();
           if (done) break;
@@ -170,6 +171,8 @@ export class RemoteConnection {
   #closed = false;
   #closing = null;
   #inFlight = new Set();
+  /** Changes go out one at a time, in call order, as a local connection queues them. */
+  #queue = serial();
   /** Bundle key ('' for the tenant) → {etag, text}. */
   #manifests = new Map();
 
@@ -198,7 +201,8 @@ export class RemoteConnection {
     if (this.#closed) throw invalidError(CLOSED);
     if (write && this.#readOnly) throw invalidError(READ_ONLY);
     const req = remoteRequest(op, this.#target.prefix, args);
-    const p = this.#send(req).then((a) => remoteAnswer(op, a.status, a.etag, a.body, cached));
+    const exchange = () => this.#send(req).then((a) => remoteAnswer(op, a.status, a.etag, a.body, cached));
+    const p = write ? this.#queue(exchange) : exchange();
     this.#inFlight.add(p);
     try {
       return await p;
@@ -284,6 +288,39 @@ export class RemoteConnection {
     if (this.#closed) throw invalidError(CLOSED);
     const { databaseTools = false, readOnly = false } = options ?? {};
     return toolList(Boolean(databaseTools), Boolean(readOnly), this.adviceNow() ?? undefined);
+  }
+
+  /**
+   * A tool call (js.md §5.2): the core's tool op, its needs answered by the server's routes
+   * (the requests come from the wasm module), so the reply is the local connection's text.
+   * It never rejects.
+   */
+  async callTool(name, args) {
+    if (this.#closed) return { text: CLOSED, isError: true };
+    const call = new WasmRemoteTool(String(name), args, this.#readOnly, this.#target.prefix);
+    const steps = async () => {
+      let step = call.step(undefined);
+      while (!('done' in step)) {
+        let response;
+        try {
+          response = await this.#send(step.request);
+        } catch (e) {
+          response = { error: e };
+        }
+        step = call.step(response);
+      }
+      return step.done;
+    };
+    const run = call.commits ? this.#queue(steps) : steps();
+    this.#inFlight.add(run);
+    try {
+      return await run;
+    } catch (e) {
+      return { text: String(e?.message ?? e), isError: true };
+    } finally {
+      this.#inFlight.delete(run);
+      call.free();
+    }
   }
 
   /** Waits for the requests in flight, then refuses every later call (js.md §1.2). */

@@ -106,17 +106,7 @@ pub fn remote_request(op: &str, prefix: &str, args: Array) -> JsResult<JsValue> 
             ))))
         }
     };
-    let o = Object::new();
-    set(&o, "method", &JsValue::from_str(req.method));
-    set(&o, "path", &JsValue::from_str(&req.path));
-    let headers = Array::new();
-    for (k, v) in &req.headers {
-        headers.push(&Array::of2(&JsValue::from_str(k), &JsValue::from_str(v)));
-    }
-    set(&o, "headers", &headers);
-    set(&o, "body", &Uint8Array::from(req.body.as_slice()));
-    set(&o, "read", &JsValue::from_bool(req.read));
-    Ok(o.into())
+    Ok(request_js(&req))
 }
 
 fn value<T: serde::de::DeserializeOwned + serde::Serialize>(r: &Response<'_>) -> JsResult<JsValue> {
@@ -187,5 +177,106 @@ pub fn remote_answer(
         other => Err(to_js(&Error::Invalid(format!(
             "{other} is not available over a remote connection"
         )))),
+    }
+}
+
+/// A tool call over a remote connection (docs/remote.md): the core's tool op with its needs
+/// answered by the server's routes (`langonrock_core::http_api::RemoteTool`). The package
+/// sends each request it hands out and passes the response back, so the replies are the
+/// texts a local connection gives.
+#[wasm_bindgen]
+pub struct WasmRemoteTool {
+    tool: Option<wire::RemoteTool>,
+    refused: Option<String>,
+}
+
+fn request_js(req: &wire::Request) -> JsValue {
+    let o = Object::new();
+    set(&o, "method", &JsValue::from_str(req.method));
+    set(&o, "path", &JsValue::from_str(&req.path));
+    let headers = Array::new();
+    for (k, v) in &req.headers {
+        headers.push(&Array::of2(&JsValue::from_str(k), &JsValue::from_str(v)));
+    }
+    set(&o, "headers", &headers);
+    set(&o, "body", &Uint8Array::from(req.body.as_slice()));
+    set(&o, "read", &JsValue::from_bool(req.read));
+    o.into()
+}
+
+#[wasm_bindgen]
+impl WasmRemoteTool {
+    /// A call of the tool `name` with `args` (checked against the tool's schema; a bad call
+    /// replies with its error at once), under the request prefix `prefix`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(name: &str, args: JsValue, read_only: bool, prefix: &str) -> WasmRemoteTool {
+        let args = (!args.is_undefined()).then(|| convert::json(&args));
+        match langonrock_core::tools::parse_call(name, args.as_ref()) {
+            Ok(call) => WasmRemoteTool {
+                tool: Some(wire::RemoteTool::new(call, read_only, prefix)),
+                refused: None,
+            },
+            Err(m) => WasmRemoteTool {
+                tool: None,
+                refused: Some(m),
+            },
+        }
+    }
+
+    /// Whether the call changes the tenant: the package queues it with its other changes.
+    #[wasm_bindgen(getter)]
+    pub fn commits(&self) -> bool {
+        self.tool.as_ref().is_some_and(wire::RemoteTool::commits)
+    }
+
+    /// The next step: `{request}` to send, or `{done: {text, isError}}`. Pass nothing to
+    /// start, then each request's `{status, etag?, body}`, or `{error}` when the transport
+    /// failed.
+    pub fn step(&mut self, response: JsValue) -> JsValue {
+        let o = Object::new();
+        let done = |o: &Object, text: &str, is_error: bool| {
+            set(o, "done", &convert::tool_answer(text, is_error));
+        };
+        if let Some(m) = self.refused.take() {
+            done(&o, &m, true);
+            return o.into();
+        }
+        let Some(tool) = self.tool.as_mut() else {
+            done(&o, "the tool call already finished", true);
+            return o.into();
+        };
+        let step = if response.is_undefined() {
+            tool.resume(None)
+        } else if let Some(error) = Some(Reflect::get(&response, &JsValue::from_str("error")))
+            .and_then(Result::ok)
+            .filter(|e| !e.is_undefined())
+        {
+            tool.resume(Some(Err(crate::error::from_js(&error))))
+        } else {
+            let status = Reflect::get(&response, &JsValue::from_str("status"))
+                .ok()
+                .and_then(|s| s.as_f64())
+                .unwrap_or(0.0) as u16;
+            let etag = Reflect::get(&response, &JsValue::from_str("etag"))
+                .ok()
+                .and_then(|e| e.as_string());
+            let body = Reflect::get(&response, &JsValue::from_str("body"))
+                .ok()
+                .map(|b| Uint8Array::new(&b).to_vec())
+                .unwrap_or_default();
+            tool.resume(Some(Ok(Response {
+                status,
+                etag: etag.as_deref(),
+                body: &body,
+            })))
+        };
+        match step {
+            wire::RemoteStep::Send(req) => set(&o, "request", &request_js(&req)),
+            wire::RemoteStep::Done(reply) => {
+                self.tool = None;
+                done(&o, &reply.text, reply.is_error);
+            }
+        }
+        o.into()
     }
 }

@@ -60,6 +60,12 @@ impl RemoteTool {
         }
     }
 
+    /// Whether the call changes the tenant (a commit); a connection runs such calls one at
+    /// a time, in call order, as it runs its other changes.
+    pub fn commits(&self) -> bool {
+        self.op.commits()
+    }
+
     /// Starts the call (`None`), or goes on with the response to the last request (`Err`
     /// when the transport failed).
     pub fn resume(&mut self, response: Option<Result<Response<'_>, Error>>) -> RemoteStep {
