@@ -161,8 +161,17 @@ export async function openRemote(target, { readOnly = false, limits = LIMITS } =
   return conn;
 }
 
-/** The operations of js.md §3 that no route of the HTTP API serves, by method and name. */
-const LOCAL_ONLY = { gc: 'gc', verify: 'verify', repair: 'repair', importDocuments: 'import', documents: 'export' };
+/** The operations that no route of the HTTP API serves, by method and the name they go by. */
+const LOCAL_ONLY = {
+  gc: 'gc',
+  verify: 'verify',
+  repair: 'repair',
+  importDocuments: 'import',
+  documents: 'export',
+  manifestRows: 'manifestRows',
+  searchRows: 'searchRows',
+  concept: 'concept',
+};
 
 export class RemoteConnection {
   #target;
@@ -182,9 +191,9 @@ export class RemoteConnection {
     this.#readOnly = readOnly;
   }
 
-  /** The DSN's tenant, lower-cased, or null when the server takes it from the token. */
+  /** The DSN's tenant, lower-cased; empty when the server takes it from the token. */
   get tenant() {
-    return this.#target.tenant ?? null;
+    return this.#target.tenant ?? '';
   }
 
   /** Whether the connection refuses writes. */
@@ -196,6 +205,9 @@ export class RemoteConnection {
   get remote() {
     return true;
   }
+
+  /** Derived records are the server's business: nothing to schedule here. */
+  keepDerived() {}
 
   async #call(op, args, { write = false, cached } = {}) {
     if (this.#closed) throw invalidError(CLOSED);

@@ -132,35 +132,25 @@ pub fn hash(v: &JsValue) -> Result<Option<Digest>, Error> {
     langonrock_core::engine::request::parse_json_hash(Some(&json(v)))
 }
 
-/// The arguments of `write(bundle, path, content, replaces)`, checked as the engine checks a
-/// change (engine.md §5.2 rule 3: bundle, path, content, `replaces`): the bundle as given,
-/// the path in NFC, the text, and `replaces` as hex.
+/// The arguments of `write(bundle, path, content, replaces)`, checked in the order of
+/// engine.md §5.2 rule 3 as far as the engine cannot: the bundle and path as given (the
+/// engine validates them), the content, and `replaces` as hex.
 pub fn write_args(
     bundle: &JsValue,
     path: &JsValue,
     content: &JsValue,
     replaces: &JsValue,
 ) -> Result<(String, String, Content, Option<String>), Error> {
-    use langonrock_core::engine::{request::check_change, Operation};
+    use langonrock_core::engine::request::{check_change, CONTENT_NOT_STRING};
     let (bundle, path) = target(bundle, path)?;
-    let change = check_change(
-        "write",
-        &bundle,
-        &path,
-        opt_content(content),
-        hash(replaces),
-    )?;
-    let Operation::Write(text) = change.operation else {
-        return Err(Error::Invalid(
-            langonrock_core::engine::request::BAD_OPERATION.into(),
-        ));
+    let hash = hash(replaces);
+    let content = opt_content(content);
+    let (Some(content), Ok(hash)) = (content.clone(), hash.clone()) else {
+        return Err(check_change("write", &bundle, &path, content, hash)
+            .err()
+            .unwrap_or_else(|| Error::Invalid(CONTENT_NOT_STRING.into())));
     };
-    Ok((
-        bundle,
-        change.path,
-        Content::Text(text),
-        change.replaces.map(|h| h.to_hex()),
-    ))
+    Ok((bundle, path, content, hash.map(|h| h.to_hex())))
 }
 
 /// The arguments of `delete(bundle, path, replaces)`: the bundle and path as given and the

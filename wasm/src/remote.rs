@@ -66,14 +66,23 @@ pub fn remote_request(op: &str, prefix: &str, args: Array) -> JsResult<JsValue> 
             &a(1).as_string().unwrap_or_default(),
         ),
         "write" => {
-            // Checked whole, as the engine checks a change: a malformed write fails
+            // Checked whole, as the engine checks a change, so a malformed write fails
             // without a round trip.
             let (bundle, path, content, replaces) =
                 js(convert::write_args(&a(0), &a(1), &a(2), &a(3)))?;
-            let engine::Content::Text(text) = content else {
-                return Err(to_js(&Error::Invalid(engine::request::ILL_FORMED.into())));
+            let change = js(engine::request::check_change(
+                "write",
+                &bundle,
+                &path,
+                Some(content),
+                convert::hash(&a(3)),
+            ))?;
+            let engine::Operation::Write(text) = &change.operation else {
+                return Err(to_js(&Error::Invalid(
+                    engine::request::BAD_OPERATION.into(),
+                )));
             };
-            wire::write(prefix, &bundle, &path, &text, replaces.as_deref())
+            wire::write(prefix, &bundle, &change.path, text, replaces.as_deref())
         }
         "delete" => {
             let (bundle, path, replaces) = js(convert::delete_args(&a(0), &a(1), &a(2)))?;

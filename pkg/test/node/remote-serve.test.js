@@ -261,7 +261,7 @@ test('over TCP: fetch with tokens, and the refusals of the grants', async () => 
   const dsn = (q) => `okf+http://${at}?${q}`;
   await assert.rejects(open(dsn('tenant=t')), { code: 'UNAUTHORIZED', message: 'invalid or missing bearer token' });
   const reader = await open(dsn(`token=${ro}`));
-  assert.equal(reader.tenant, null);
+  assert.equal(reader.tenant, '');
   assert.match(await reader.manifest(), /^# tenant: t\n/);
   await assert.rejects(reader.write('inbox', 'x.md', 'x'), { code: 'FORBIDDEN', message: 'this token may read but not write' });
   await assert.rejects(open(dsn(`tenant=t&token=${other}`)), { code: 'FORBIDDEN', message: 'token does not grant access to that tenant' });
