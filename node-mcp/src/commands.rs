@@ -91,47 +91,33 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
     match cmd {
         Command::Query { dsn, verb } => {
             // A query changes the tenant only with a verb that writes.
-            let writes = matches!(
-                *verb,
-                Command::Write { .. }
-                    | Command::Delete { .. }
-                    | Command::DeleteBundle { .. }
-                    | Command::Transact { .. }
-                    | Command::Restore { .. }
-            );
+            let writes = is_change(&verb);
+            let request = transaction_of(&verb, io)?;
             let conn = Options::default().read_only(!writes).open(&dsn)?;
             if let (false, Some(data)) = (writes || conn.has_head(), conn.data()) {
                 writeln!(io.err, "{}", no_revisions(conn.tenant(), data)).map_err(write_err)?;
             }
-            let code = data_verb(&conn, *verb, io, Surface::Query)?;
+            let code = match request {
+                Some(r) => transact(&conn, &r, io)?,
+                None => data_verb(&conn, *verb, io, Surface::Query)?,
+            };
             leave(conn);
             Ok(code)
         }
-        c @ (Command::Manifest { .. }
-        | Command::Search { .. }
-        | Command::Get { .. }
-        | Command::Snapshot { .. }
-        | Command::Source { .. }
-        | Command::Read { .. }
-        | Command::History { .. }) => {
+        c if is_data_verb(&c) => {
+            // A transaction is read and checked before the tenant is opened.
+            let request = transaction_of(&c, io)?;
+            if is_change(&c) {
+                let conn = open_write(target_of(&c))?;
+                return match request {
+                    Some(r) => transact(&conn, &r, io),
+                    None => data_verb(&conn, c, io, Surface::Local),
+                };
+            }
             let conn = open_read(target_of(&c), io)?;
             let code = data_verb(&conn, c, io, Surface::Local)?;
             leave(conn);
             Ok(code)
-        }
-        c @ (Command::Write { .. }
-        | Command::Delete { .. }
-        | Command::DeleteBundle { .. }
-        | Command::Transact { .. }
-        | Command::Restore { .. }) => {
-            if let Command::Transact { from, .. } = &c {
-                // The request is read and checked before the tenant is opened.
-                let request = transaction_input(from.as_deref(), io)?;
-                let conn = open_write(target_of(&c))?;
-                return transact(&conn, &request, io);
-            }
-            let conn = open_write(target_of(&c))?;
-            data_verb(&conn, c, io, Surface::Local)
         }
         Command::Export { target, dir } => {
             let conn = open_read(&target, io)?;
@@ -208,9 +194,9 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             bundle,
             strict,
         } => import(&target, &dir, bundle.as_deref(), strict, io),
-        Command::Mcp { .. } | Command::Help | Command::Version | Command::Compile { .. } => Err(
-            CliError("internal error: command routed to the store".into()),
-        ),
+        _ => Err(CliError(
+            "internal error: command routed to the store".into(),
+        )),
     }
 }
 
@@ -220,6 +206,44 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
 enum Surface {
     Local,
     Query,
+}
+
+/// Whether a command is one of the data verbs (the verbs `query` runs).
+fn is_data_verb(c: &Command) -> bool {
+    is_change(c)
+        || matches!(
+            c,
+            Command::Manifest { .. }
+                | Command::Search { .. }
+                | Command::Get { .. }
+                | Command::Snapshot { .. }
+                | Command::Source { .. }
+                | Command::Read { .. }
+                | Command::History { .. }
+        )
+}
+
+/// Whether a data verb changes the tenant.
+fn is_change(c: &Command) -> bool {
+    matches!(
+        c,
+        Command::Write { .. }
+            | Command::Delete { .. }
+            | Command::DeleteBundle { .. }
+            | Command::Transact { .. }
+            | Command::Restore { .. }
+    )
+}
+
+/// The request of a `transact` verb, read and checked; `None` for any other command.
+fn transaction_of(
+    c: &Command,
+    io: &mut Io<'_>,
+) -> Result<Option<(serde_json::Value, Transaction)>, CliError> {
+    match c {
+        Command::Transact { from, .. } => transaction_input(from.as_deref(), io).map(Some),
+        _ => Ok(None),
+    }
 }
 
 /// The target of a local data command.
@@ -431,10 +455,6 @@ fn data_verb(
             conn.delete_bundle(&bundle)?;
             writeln!(io.err, "deleted bundle {shown}").map_err(write_err)?;
             Ok(0)
-        }
-        Command::Transact { from, .. } => {
-            let request = transaction_input(from.as_deref(), io)?;
-            transact(conn, &request, io)
         }
         Command::History { before, limit, .. } => {
             let page = conn.history(HistoryRequest {

@@ -9,17 +9,16 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { open } from 'langonrock';
+import { script, runSession } from '../session.js';
 import { execFile } from 'node:child_process';
 import { NATIVE, JS_BIN, SAMPLES, cli, mcpSession, requireNative, toolText } from '../native.js';
 
 const SERVE = process.env.LANGONROCK_SERVE_BIN ?? NATIVE;
 const TODAY = '2026-05-01';
-const repo = new URL('../../../', import.meta.url);
-const script = JSON.parse(await readFile(new URL('tests/data/sessions/tools.json', repo), 'utf8'));
 
 const dirs = [];
 const servers = [];
@@ -171,29 +170,8 @@ test('the tool session, tools() and callTool answer alike', async () => {
   const at = await serve(served);
   const local = await open({ tenant: script.tenant, store: (await import('langonrock')).files({ dataRoot: join(dir, 'local') }), now: () => new Date() });
   const remote = await open(`okf+unix://${at}?tenant=${script.tenant}`);
-  const substitute = async (v, conn) => {
-    if (typeof v === 'string' && v.startsWith('$')) {
-      const head = (await conn.history({ limit: 1 })).revisions[0];
-      if (v === '$HEAD') return head?.revision ?? '';
-      if (v === '$PARENT') return head?.parent ?? '';
-      const [bundle, ...rest] = v.slice('$HASH:'.length).split('/');
-      return (await conn.readSource(bundle, rest.join('/')))?.hash ?? '';
-    }
-    if (Array.isArray(v)) return Promise.all(v.map((x) => substitute(x, conn)));
-    if (v !== null && typeof v === 'object') {
-      const o = {};
-      for (const [k, x] of Object.entries(v)) o[k] = await substitute(x, conn);
-      return o;
-    }
-    return v;
-  };
   const run = async (conn) => {
-    let out = '';
-    for (const [i, [name, args]] of script.calls.entries()) {
-      const a = args === null ? undefined : await substitute(args, conn);
-      const { text, isError } = await conn.callTool(name, a);
-      out += `== ${i} ${name} ${isError ? 'error' : 'ok'}\n${text}\n`;
-    }
+    let out = await runSession(conn);
     // A remote connection's advice comes from the last manifest it read (docs/remote.md).
     await conn.manifest();
     out += JSON.stringify(conn.tools({ databaseTools: true })) + '\n';
