@@ -6,6 +6,8 @@
 //! as is.
 
 mod common;
+#[path = "../../tests/it/session.rs"]
+mod session;
 
 use common::{bin, TempDir};
 use langonrock::{Connection, Options};
@@ -866,36 +868,6 @@ fn mcp_over_a_remote_connection_answers_as_over_a_local_one() {
     assert!(r.contains("changes[1]: inbox/../bad.md"), "{r}");
 }
 
-/// Replaces `$HEAD`, `$PARENT` and `$HASH:<bundle>/<path>` in the session's arguments, as
-/// tests/it/tool_session.rs does, looked up on `conn` just before the call.
-fn substitute(v: &mut serde_json::Value, conn: &Connection) {
-    use serde_json::Value;
-    match v {
-        Value::String(s) if s.starts_with('$') => {
-            let page = conn.history(HistoryRequest::default()).unwrap();
-            let head = page.revisions.first();
-            *s = match s.as_str() {
-                "$HEAD" => head.map(|r| r.revision.clone()).unwrap_or_default(),
-                "$PARENT" => head.and_then(|r| r.parent.clone()).unwrap_or_default(),
-                other => {
-                    let (b, p) = other
-                        .strip_prefix("$HASH:")
-                        .unwrap()
-                        .split_once('/')
-                        .unwrap();
-                    conn.read_source(b, p)
-                        .unwrap()
-                        .map(|c| c.hash)
-                        .unwrap_or_default()
-                }
-            };
-        }
-        Value::Array(a) => a.iter_mut().for_each(|x| substitute(x, conn)),
-        Value::Object(o) => o.values_mut().for_each(|x| substitute(x, conn)),
-        _ => {}
-    }
-}
-
 #[test]
 fn the_tool_session_replies_alike_through_a_remote_connection() {
     // tests/data/sessions/tools.json: every tool, successes and refusals (the golden
@@ -920,7 +892,7 @@ fn the_tool_session_replies_alike_through_a_remote_connection() {
         for (i, call) in script["calls"].as_array().unwrap().iter().enumerate() {
             let name = call[0].as_str().unwrap();
             let mut args = call[1].clone();
-            substitute(&mut args, conn);
+            session::substitute(&mut args, conn);
             let args = (!args.is_null()).then_some(args);
             let reply = conn.call_tool(name, args.as_ref());
             let state = if reply.is_error { "error" } else { "ok" };
