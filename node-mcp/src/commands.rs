@@ -208,6 +208,22 @@ enum Surface {
     Query,
 }
 
+/// One `<level>: <bundle>/<path>: <message>` line per diagnostic on stderr (cli.md §1.3).
+fn diagnostic_lines(
+    io: &mut Io<'_>,
+    diagnostics: &[langonrock_core::engine::DiagnosticInfo],
+) -> Result<(), CliError> {
+    for d in diagnostics {
+        writeln!(
+            io.err,
+            "{}: {}/{}: {}",
+            d.level, d.bundle, d.path, d.message
+        )
+        .map_err(write_err)?;
+    }
+    Ok(())
+}
+
 /// Whether a command is one of the data verbs (the verbs `query` runs).
 fn is_data_verb(c: &Command) -> bool {
     is_change(c)
@@ -421,14 +437,7 @@ fn data_verb(
             let shown_path = validate::nfc(&path);
             writeln!(io.err, "wrote {shown_bundle}/{shown_path} {}", result.hash)
                 .map_err(write_err)?;
-            for d in &result.diagnostics {
-                writeln!(
-                    io.err,
-                    "{}: {}/{}: {}",
-                    d.level, d.bundle, d.path, d.message
-                )
-                .map_err(write_err)?;
-            }
+            diagnostic_lines(io, &result.diagnostics)?;
             Ok(0)
         }
         Command::Delete {
@@ -620,14 +629,7 @@ fn import(
         }
     };
     let r = conn.import(req, &mut unchanged, &mut progress)?;
-    for d in &r.diagnostics {
-        writeln!(
-            io.err,
-            "{}: {}/{}: {}",
-            d.level, d.bundle, d.path, d.message
-        )
-        .map_err(write_err)?;
-    }
+    diagnostic_lines(io, &r.diagnostics)?;
     if strict && !r.diagnostics.is_empty() {
         return Ok(1);
     }
