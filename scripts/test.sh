@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The whole test suite: set-up, formatting, lints, the native tests, the wasm32 check of core.
+# The whole test suite: set-up, formatting, lints, the native tests, the wasm32 check of core,
+# the JS package, the notes page, the README's lines, and last a check that the suite left
+# the checkout as it found it (no tracked file rewritten, nothing new outside .gitignore).
 # `.ci/run` runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+before=$(git status --porcelain)
 bash scripts/setup.sh
 
 step() { printf '\n== %s\n' "$*"; }
@@ -28,3 +31,16 @@ bash scripts/js-test.sh
 
 step "notes page: end to end in headless Chromium"
 bash scripts/www-test.sh
+
+step "the README's install and agent lines, as written"
+bash scripts/readme-test.sh
+
+step "the checkout is as the suite found it"
+after=$(git status --porcelain)
+# CI runs on a clean clone: there the checkout must be clean at the end, whatever it was.
+if [ "$after" != "$before" ] || { [ "${CI:-}" = true ] && [ -n "$after" ]; }; then
+  echo "the test suite changed the checkout (git status --porcelain, before and after):" >&2
+  diff <(printf '%s\n' "$before") <(printf '%s\n' "$after") >&2 || true
+  exit 1
+fi
+echo "git status --porcelain: unchanged${before:+ (it was not clean before the suite)}"

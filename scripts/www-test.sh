@@ -2,7 +2,8 @@
 # The notes page's tests: builds the wasm package (pkg/gen), installs www's npm dependencies
 # from its lockfile, type-checks and builds the page (www/dist), then runs the end-to-end tests
 # in headless Chromium (Debian's, through playwright-core; no browser download). The tests
-# write screenshots to docs/screenshots/ and print performance figures.
+# print performance figures and write screenshots to a temp folder, or to $SCREENSHOTS_DIR:
+# `SCREENSHOTS_DIR=docs/screenshots bash scripts/www-test.sh` rewrites the committed ones.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

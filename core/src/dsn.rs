@@ -99,8 +99,22 @@ impl RemoteDsn {
     }
 }
 
+/// The embedded form, as DSN errors show it (docs/cli.md, "DSN").
+pub const OKF_FORM: &str = "okf:///absolute/path?tenant=<name>";
+/// The unix-socket form, as its errors show it (docs/remote.md).
+pub const UNIX_FORM: &str = "okf+unix:///<socket path>?tenant=<name>";
+/// The TCP forms, as their errors show them (docs/remote.md).
+pub const HTTP_FORM: &str = "okf+http://<host>[:<port>]?tenant=<name>&token=<token>";
+/// The TLS form.
+pub const HTTPS_FORM: &str = "okf+https://<host>[:<port>]?tenant=<name>&token=<token>";
+
 fn invalid_dsn(dsn: &str) -> Error {
-    Error::Invalid(format!("invalid dsn \"{dsn}\""))
+    invalid_as(dsn, OKF_FORM)
+}
+
+/// `invalid dsn "<dsn>": expected <form>`.
+fn invalid_as(dsn: &str, form: &str) -> Error {
+    Error::Invalid(format!("invalid dsn \"{dsn}\": expected {form}"))
 }
 
 /// Rewrites a Windows drive DSN (`okf:C:\data`, `okf://C:/data`) to `okf:///C:/…` with
@@ -159,10 +173,22 @@ pub fn parse_dsn(dsn: &str, windows: bool) -> Result<Dsn> {
     let scheme = &dsn[..=dsn.find(':').unwrap_or(colon)];
     match scheme_name.to_ascii_lowercase().as_str() {
         "okf" => {}
-        "okf+unix" => return parse_unix(dsn, s, colon, windows).map(Dsn::Remote),
+        "okf+unix" => {
+            return parse_unix(dsn, s, colon, windows)
+                .map(Dsn::Remote)
+                .map_err(|e| as_form(e, dsn, UNIX_FORM))
+        }
         // No drive rewriting here: the part after `//` is a host.
-        "okf+http" => return parse_tcp(dsn, &dsn[colon + 1..], false).map(Dsn::Remote),
-        "okf+https" => return parse_tcp(dsn, &dsn[colon + 1..], true).map(Dsn::Remote),
+        "okf+http" => {
+            return parse_tcp(dsn, &dsn[colon + 1..], false)
+                .map(Dsn::Remote)
+                .map_err(|e| as_form(e, dsn, HTTP_FORM))
+        }
+        "okf+https" => {
+            return parse_tcp(dsn, &dsn[colon + 1..], true)
+                .map(Dsn::Remote)
+                .map_err(|e| as_form(e, dsn, HTTPS_FORM))
+        }
         _ => {
             return Err(Error::Invalid(format!(
                 "unsupported dsn scheme \"{scheme}\", expected one of okf:, okf+unix:, okf+http:, okf+https:"
@@ -171,13 +197,23 @@ pub fn parse_dsn(dsn: &str, windows: bool) -> Result<Dsn> {
     }
     let (path, query) = local_path(dsn, &s[colon + 1..], windows)?;
     let params = Params::parse(dsn, query)?;
-    let tenant = params
-        .tenant
-        .ok_or_else(|| Error::Invalid("embedded dsn needs ?tenant=".into()))?;
+    let tenant = params.tenant.ok_or_else(|| {
+        Error::Invalid(format!(
+            "dsn \"{dsn}\" names no tenant: expected {OKF_FORM}"
+        ))
+    })?;
     Ok(Dsn::Embedded(EmbeddedDsn {
         data: path,
         tenant: validate::tenant_id(&tenant)?,
     }))
+}
+
+/// A remote form's `invalid dsn` names that form, not the embedded one.
+fn as_form(e: Error, dsn: &str, form: &str) -> Error {
+    match e {
+        Error::Invalid(m) if m == invalid_dsn(dsn).message() => invalid_as(dsn, form),
+        other => other,
+    }
 }
 
 /// The percent-decoded path of a DSN with an empty authority (`okf:`, `okf+unix:`) and its
@@ -322,6 +358,42 @@ fn parse_tcp(dsn: &str, rest: &str, tls: bool) -> Result<RemoteDsn> {
         tls,
         host: host.to_string(),
         port,
+    })
+}
+
+/// The part after `~` of an `okf://~/…` DSN (`/kb?tenant=a`), or `None` for any other DSN.
+fn after_tilde(dsn: &str) -> Option<&str> {
+    let scheme = dsn.get(..8)?;
+    if !scheme.eq_ignore_ascii_case("okf://~/") && !scheme.eq_ignore_ascii_case("okf://~?") {
+        return None;
+    }
+    Some(&dsn[7..])
+}
+
+/// [`parse_dsn`], with `~` in `okf://~/<path>` standing for the home directory `home` (the
+/// host's: core reads no environment). Messages show the DSN as written.
+pub fn parse_dsn_home(dsn: &str, windows: bool, home: Option<&str>) -> Result<Dsn> {
+    let Some(rest) = after_tilde(dsn) else {
+        return parse_dsn(dsn, windows);
+    };
+    let home = home.filter(|h| !h.is_empty()).ok_or_else(|| {
+        Error::Invalid(format!(
+            "cannot expand ~ in dsn \"{dsn}\": no home directory is known; expected {OKF_FORM}"
+        ))
+    })?;
+    // The home directory as a DSN path: forward slashes, a leading `/`, `%` and `?` encoded.
+    let mut path = home
+        .replace('%', "%25")
+        .replace('?', "%3F")
+        .replace('\\', "/");
+    if !path.starts_with('/') {
+        path.insert(0, '/');
+    }
+    let path = path.trim_end_matches('/');
+    let expanded = format!("okf://{path}{rest}");
+    parse_dsn(&expanded, windows).map_err(|e| match e {
+        Error::Invalid(m) => Error::Invalid(m.replace(&expanded, dsn)),
+        other => other,
     })
 }
 

@@ -18,6 +18,7 @@ pub mod connection;
 pub mod dsn;
 pub mod engine;
 pub mod error;
+pub mod folder;
 pub mod hash;
 pub mod http_api;
 pub mod manifest;

@@ -148,7 +148,8 @@ impl Options {
     /// Opens the tenant a DSN names (see [`crate::open`]): a data root, or with the
     /// `remote` feature a `langonrock serve` (docs/remote.md).
     pub fn open(&self, dsn: &str) -> Result<crate::Connection, Error> {
-        let d = match langonrock_core::dsn::parse_dsn(dsn, cfg!(windows))? {
+        let home = crate::data_root::home_dir(&crate::data_root::process_env);
+        let d = match langonrock_core::dsn::parse_dsn_home(dsn, cfg!(windows), home.as_deref())? {
             langonrock_core::dsn::Dsn::Embedded(d) => d,
             #[cfg(feature = "remote")]
             langonrock_core::dsn::Dsn::Remote(r) => {

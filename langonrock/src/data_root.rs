@@ -17,6 +17,16 @@ fn non_empty(env: Env<'_>, name: &str) -> Option<String> {
     env(name).filter(|v| !v.is_empty())
 }
 
+/// The home directory that `~` in `okf://~/…` stands for (docs/cli.md, "DSN"): `$HOME`, or
+/// `%USERPROFILE%` on Windows.
+pub fn home_dir(env: Env<'_>) -> Option<String> {
+    if cfg!(windows) {
+        non_empty(env, "USERPROFILE")
+    } else {
+        non_empty(env, "HOME")
+    }
+}
+
 /// The refusal when no data directory can be found.
 pub const NO_DATA_DIR: &str = "cannot find the data directory: pass --data or set LANGONROCK_DATA";
 

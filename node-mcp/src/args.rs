@@ -378,10 +378,11 @@ commands:
   mcp <dsn> [--database-tools] [--read-only]
 
 The data root is --data, else $LANGONROCK_DATA, else the platform data directory.
-A DSN is okf:///<absolute path>?tenant=<id> or okf://?tenant=<id>.
+A DSN is okf:///<absolute path>?tenant=<id>, okf://~/<path under your home>?tenant=<id>
+or okf://?tenant=<id> (the default data root).
 
 flags:
-  -h, --help       print this help
+  -h, --help       print this help (also: langonrock help)
   -v, --version    print the version
 ";
 
@@ -394,7 +395,7 @@ pub fn parse(args: Vec<OsString>, env: Env<'_>) -> Result<Command, ArgError> {
     let first = first.to_string_lossy().to_string();
     let rest = args[1..].to_vec();
     let c = match first.as_str() {
-        "-h" | "--help" => Command::Help,
+        "-h" | "--help" | "help" => Command::Help,
         "-v" | "--version" => Command::Version,
         "compile" => {
             // `compile` touches no store: `--data` is not one of its flags.
@@ -621,7 +622,7 @@ pub fn parse(args: Vec<OsString>, env: Env<'_>) -> Result<Command, ArgError> {
             let f = read_flags(rest, false, &[], &["database-tools", "read-only"])?;
             at_most(&f, 1)?;
             let dsn = positional(&f, 0, "dsn")?;
-            let target = match parse_dsn(&dsn)? {
+            let target = match parse_dsn_env(&dsn, env)? {
                 Some(parsed) => Some(Target {
                     data: match parsed.data {
                         Some(d) => d,
@@ -663,15 +664,24 @@ pub struct Dsn {
     pub tenant: String,
 }
 
-/// Parses a DSN (docs/remote.md): `Some` for an embedded one, `None` for a remote one.
+/// Parses a DSN (docs/remote.md), with no home directory for `okf://~/…`: `Some` for an
+/// embedded one, `None` for a remote one.
 pub fn parse_dsn(dsn: &str) -> Result<Option<Dsn>, ArgError> {
-    Ok(match langonrock_core::dsn::parse_dsn(dsn, cfg!(windows))? {
-        langonrock_core::dsn::Dsn::Embedded(d) => Some(Dsn {
-            data: d.data.map(PathBuf::from),
-            tenant: d.tenant,
-        }),
-        langonrock_core::dsn::Dsn::Remote(_) => None,
-    })
+    parse_dsn_env(dsn, &|_| None)
+}
+
+/// [`parse_dsn`], `~` in `okf://~/…` standing for `$HOME` (`%USERPROFILE%` on Windows).
+pub fn parse_dsn_env(dsn: &str, env: Env<'_>) -> Result<Option<Dsn>, ArgError> {
+    let home = langonrock::data_root::home_dir(env);
+    Ok(
+        match langonrock_core::dsn::parse_dsn_home(dsn, cfg!(windows), home.as_deref())? {
+            langonrock_core::dsn::Dsn::Embedded(d) => Some(Dsn {
+                data: d.data.map(PathBuf::from),
+                tenant: d.tenant,
+            }),
+            langonrock_core::dsn::Dsn::Remote(_) => None,
+        },
+    )
 }
 
 /// `query <dsn> <verb> [the verb's flags]`: the verb is parsed as the local command is,
@@ -682,7 +692,7 @@ fn parse_query(rest: Vec<OsString>, env: Env<'_>) -> Result<Command, ArgError> {
         Some(d) => to_string(d)?,
         None => return err("missing dsn"),
     };
-    parse_dsn(&dsn)?;
+    parse_dsn_env(&dsn, env)?;
     let verb = match rest.next() {
         Some(v) => to_string(v)?,
         None => return err("missing verb"),

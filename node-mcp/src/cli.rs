@@ -2,7 +2,8 @@
 
 use crate::args::{self, ArgError, Command, USAGE};
 use crate::folder::read_folder;
-use langonrock_core::compile::{link, parse_document, Ambiguity, SUMMARY_WIDTH};
+use langonrock_core::compile::{link, parse_document, Ambiguity, NO_FRONTMATTER, SUMMARY_WIDTH};
+use langonrock_core::folder::Layout;
 use langonrock_core::text::utf16_len;
 use langonrock_core::{manifest, validate, Error};
 use std::ffi::OsString;
@@ -33,6 +34,8 @@ pub struct Io<'a> {
     pub out: &'a mut dyn Write,
     /// stderr: everything else.
     pub err: &'a mut dyn Write,
+    /// Whether stderr is a terminal: progress lines are drawn only then.
+    pub tty: bool,
 }
 
 /// Runs the CLI on `args` (without the program name); returns the exit code.
@@ -42,12 +45,24 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> i32 {
-    let mut io = Io { input, out, err };
+    run_io(
+        args,
+        &mut Io {
+            input,
+            out,
+            err,
+            tty: false,
+        },
+    )
+}
+
+/// [`run`] on the given streams; `io.tty` turns progress lines on.
+pub fn run_io(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
     if args.is_empty() {
         let _ = io.err.write_all(USAGE.as_bytes());
         return 1;
     }
-    match dispatch(args, &mut io) {
+    match dispatch(args, io) {
         Ok(code) => code,
         Err(CliError(m)) => {
             let _ = writeln!(io.err, "error: {m}");
@@ -88,16 +103,71 @@ pub(crate) fn write_err(e: std::io::Error) -> CliError {
     CliError(format!("cannot write output: {e}"))
 }
 
-/// Writes the stats line of cli.md §1.4.
+/// `<n> <noun>`, with the singular noun when `n` is 1 (`1 concept`, `2 concepts`).
+pub fn count(n: usize, singular: &str, plural: &str) -> String {
+    if n == 1 {
+        format!("1 {singular}")
+    } else {
+        format!("{n} {plural}")
+    }
+}
+
+/// Writes the stats line of docs/cli.md: `<n> concepts, <bytes> bytes, ~<tokens> tokens`.
 pub fn stats(io: &mut Io<'_>, n: usize, stdout_text: &str) -> Result<(), CliError> {
     writeln!(
         io.err,
-        "{n} concepts, {} bytes, ~{} tokens",
-        stdout_text.len(),
-        utf16_len(stdout_text).div_ceil(4)
+        "{}, {}, ~{}",
+        count(n, "concept", "concepts"),
+        count(stdout_text.len(), "byte", "bytes"),
+        count(utf16_len(stdout_text).div_ceil(4), "token", "tokens")
     )
     .map_err(write_err)
 }
+
+/// Prints diagnostics on stderr (docs/cli.md, "Diagnostics"): one `<level>: <bundle>/<path>:
+/// <message>` line each, except the informational note of documents without frontmatter,
+/// which is one line for all of them when more than [`NOTES_SHOWN`] have it.
+pub fn print_diagnostics<'d>(
+    io: &mut Io<'_>,
+    diagnostics: impl Iterator<Item = (&'d str, &'d str, &'d str, &'d str)>,
+) -> Result<(), CliError> {
+    let mut plain: Vec<String> = Vec::new();
+    let mut lines: Vec<String> = Vec::new();
+    for (level, bundle, path, message) in diagnostics {
+        if message == NO_FRONTMATTER {
+            plain.push(format!("{bundle}/{path}"));
+        }
+        lines.push(format!("{level}: {bundle}/{path}: {message}"));
+    }
+    if plain.len() > NOTES_SHOWN {
+        lines.retain(|l| !l.ends_with(NO_FRONTMATTER));
+        let mut names = plain[..3].join(", ");
+        names.push_str(&format!(" and {} more", plain.len() - 3));
+        lines.insert(
+            0,
+            format!(
+                "info: {} have no frontmatter: plain Markdown concepts ({names})",
+                count(plain.len(), "document", "documents")
+            ),
+        );
+    }
+    for l in lines {
+        writeln!(io.err, "{l}").map_err(write_err)?;
+    }
+    Ok(())
+}
+
+/// The error of `--strict` when there were diagnostics (docs/cli.md).
+pub fn strict_failure(n: usize, import: bool) -> String {
+    format!(
+        "--strict: {}{}",
+        count(n, "diagnostic", "diagnostics"),
+        if import { "; nothing was imported" } else { "" }
+    )
+}
+
+/// Up to this many documents without frontmatter get one line each.
+pub const NOTES_SHOWN: usize = 5;
 
 fn compile(
     dir: &Path,
@@ -109,9 +179,7 @@ fn compile(
 ) -> Result<i32, CliError> {
     let tenant = tenant.unwrap_or("-");
     let read = read_folder(dir, bundle)?;
-    for w in &read.warnings {
-        writeln!(io.err, "{w}").map_err(write_err)?;
-    }
+    writeln!(io.err, "{}", read.line).map_err(write_err)?;
     let docs = read
         .docs
         .into_iter()
@@ -123,29 +191,29 @@ fn compile(
         .collect();
     let model = link(docs, Ambiguity::Refuse)?;
     let today = langonrock::clock::today();
-    let text = match bundle {
-        Some(b) => manifest::compile_manifest(&model, b, &today),
-        None => manifest::manifest(&model, tenant, None, &today)?,
+    // A folder that is one bundle prints the single-bundle form, as with --bundle.
+    let text = match &read.layout {
+        Layout::OneBundle { bundle, .. } => manifest::compile_manifest(&model, bundle, &today),
+        Layout::Bundles => manifest::manifest(&model, tenant, None, &today)?,
     };
     io.out.write_all(text.as_bytes()).map_err(write_err)?;
     let diagnostics = model.diagnostics();
-    for d in &diagnostics {
-        writeln!(
-            io.err,
-            "{}: {}/{}: {}",
-            d.level(),
-            d.bundle,
-            d.path,
-            d.message
-        )
-        .map_err(write_err)?;
-    }
+    print_diagnostics(
+        io,
+        diagnostics.iter().map(|d| {
+            (
+                d.level(),
+                d.bundle.as_str(),
+                d.path.as_str(),
+                d.message.as_str(),
+            )
+        }),
+    )?;
     stats(io, model.concepts.len(), &text)?;
-    Ok(if strict && !diagnostics.is_empty() {
-        1
-    } else {
-        0
-    })
+    if strict && !diagnostics.is_empty() {
+        return Err(CliError(strict_failure(diagnostics.len(), false)));
+    }
+    Ok(0)
 }
 
 /// The entry of `langonrock mcp …`: it owns the process's stdin and stdout (JSON-RPC only),

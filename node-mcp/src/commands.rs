@@ -1,8 +1,8 @@
 //! The CLI commands that open a tenant (cli.md §3), over the files store.
 
 use crate::args::{Command, Target, WriteMode};
-use crate::cli::{stats, write_err, CliError, Io};
-
+use crate::cli::{count, print_diagnostics, stats, strict_failure, write_err, CliError, Io};
+use crate::progress::Progress;
 use langonrock::files::Files;
 use langonrock::{Connection as Conn, Options};
 use langonrock_core::engine::{
@@ -372,19 +372,21 @@ fn data_verb(
             }
             io.out.write_all(text.as_bytes()).map_err(write_err)?;
             let missing: Vec<String> = got.result().missing().map(str::to_string).collect();
+            // A missing id fails the command (exit 1): locally an error line each, after
+            // the stats of what was found; a query names none (docs/remote.md).
+            stats(io, slices, &text)?;
             if surface == Surface::Local {
                 for id in &missing {
-                    writeln!(io.err, "warn: no such concept or section: {id}")
+                    writeln!(io.err, "error: no such concept or section: {id}")
                         .map_err(write_err)?;
                 }
             }
-            stats(io, slices, &text)?;
             Ok(i32::from(!missing.is_empty()))
         }
         Command::Snapshot { .. } => {
             let s = conn.snapshot()?;
             out_line(io, &s.snapshot)?;
-            writeln!(io.err, "{} concepts", s.concepts).map_err(write_err)?;
+            writeln!(io.err, "{}", count(s.concepts, "concept", "concepts")).map_err(write_err)?;
             Ok(0)
         }
         Command::Source { .. } => {
@@ -412,7 +414,10 @@ fn data_verb(
                 writeln!(io.err, "{}", src.hash).map_err(write_err)?;
                 Ok(0)
             }
-            None => Err(CliError("no such concept".into())),
+            None => {
+                let list = conn.list_source()?;
+                Err(CliError(no_document(&list, conn.tenant(), &bundle, &path)))
+            }
         },
         Command::Write {
             bundle,
@@ -489,6 +494,49 @@ fn data_verb(
     }
 }
 
+/// The error of `read` for a document that does not exist (docs/cli.md): it names the path
+/// as a path, and says what exists instead: the bundles, or a document of that name or id.
+fn no_document(
+    list: &[langonrock_core::engine::SourceEntry],
+    tenant: &str,
+    bundle: &str,
+    path: &str,
+) -> String {
+    let in_bundle: Vec<_> = list
+        .iter()
+        .filter(|e| e.bundle.eq_ignore_ascii_case(bundle))
+        .collect();
+    if in_bundle.is_empty() {
+        let mut bundles: Vec<&str> = list.iter().map(|e| e.bundle.as_str()).collect();
+        bundles.dedup();
+        return if bundles.is_empty() {
+            format!("no bundle \"{bundle}\": tenant \"{tenant}\" holds no documents")
+        } else {
+            format!(
+                "no bundle \"{bundle}\" in tenant \"{tenant}\"; its bundles: {}",
+                bundles.join(", ")
+            )
+        };
+    }
+    let shown = format!("{}/{}", in_bundle[0].bundle, validate::nfc(path));
+    let last = path.rsplit('/').next().unwrap_or(path);
+    let stem = last.strip_suffix(".md").unwrap_or(last);
+    let near = in_bundle.iter().find(|e| {
+        e.path.rsplit('/').next() == Some(last)
+            || e.path.rsplit('/').next() == Some(&format!("{stem}.md"))
+            || e.id.as_deref() == Some(path)
+    });
+    match near {
+        Some(e) => format!(
+            "no document {shown}: paths are relative to the bundle; did you mean {}/{}?",
+            e.bundle, e.path
+        ),
+        None => format!(
+            "no document {shown}: paths are relative to the bundle (`langonrock source` lists them)"
+        ),
+    }
+}
+
 /// Runs a change with the document's current hash as its precondition, looked up afresh
 /// and retried when another writer slips in between (`--force`).
 fn force<T>(
@@ -548,7 +596,10 @@ fn export(conn: &Conn, dir: &Path, io: &mut Io<'_>) -> Result<i32, CliError> {
     let mut n = 0usize;
     std::fs::create_dir_all(dir)
         .map_err(|e| CliError(format!("cannot create {}: {e}", dir.display())))?;
-    for (bundle, path, text) in s.documents() {
+    let total = s.documents().count();
+    let docs = s.documents();
+    let mut bar = Progress::new(io.tty);
+    for (bundle, path, text) in docs {
         let file = dir.join(bundle).join(path);
         if let Some(parent) = file.parent() {
             std::fs::create_dir_all(parent)
@@ -557,7 +608,9 @@ fn export(conn: &Conn, dir: &Path, io: &mut Io<'_>) -> Result<i32, CliError> {
         std::fs::write(&file, text.as_bytes())
             .map_err(|e| CliError(format!("cannot write {}: {e}", file.display())))?;
         n += 1;
+        bar.files("writing", n, total);
     }
+    bar.clear();
     writeln!(io.err, "exported {}", plural(n as u64, "file")).map_err(write_err)?;
     Ok(0)
 }
@@ -567,9 +620,6 @@ fn file_stamp(path: &Path) -> Option<(u64, std::time::SystemTime)> {
     Some((m.len(), m.modified().ok()?))
 }
 
-/// From this many documents on, `import` prints its phases on stderr.
-const LONG_IMPORT: usize = 1000;
-
 fn import(
     target: &Target,
     dir: &Path,
@@ -577,21 +627,13 @@ fn import(
     strict: bool,
     io: &mut Io<'_>,
 ) -> Result<i32, CliError> {
-    let read = crate::folder::read_folder(dir, bundle)?;
-    for w in &read.warnings {
-        writeln!(io.err, "{w}").map_err(write_err)?;
-    }
-    // Long imports say what they are doing on stderr, phase by phase.
-    let long = read.docs.len() >= LONG_IMPORT;
-    if long {
-        writeln!(
-            io.err,
-            "import: read {} files from {}",
-            read.docs.len(),
-            dir.display()
-        )
-        .map_err(write_err)?;
-    }
+    let mut bar = Progress::new(io.tty);
+    let read = crate::folder::read_folder_with(dir, bundle, &mut |done, total| {
+        bar.files("reading", done, total)
+    })?;
+    bar.clear();
+    // The decision, before anything is committed.
+    writeln!(io.err, "{}", read.line).map_err(write_err)?;
     let stamps: Vec<_> = read
         .docs
         .iter()
@@ -620,28 +662,32 @@ fn import(
                 )
             })
     };
-    let err = &mut *io.err;
-    let mut progress = |line: &str| {
-        if long {
-            // Each phase of a large import takes seconds: say it as it starts.
-            let _ = writeln!(err, "{line}");
-            let _ = err.flush();
-        }
-    };
+    let mut progress = |line: &str| bar.phase(line.strip_prefix("import: ").unwrap_or(line));
     let r = conn.import(req, &mut unchanged, &mut progress)?;
-    diagnostic_lines(io, &r.diagnostics)?;
+    bar.clear();
+    print_diagnostics(
+        io,
+        r.diagnostics.iter().map(|d| {
+            (
+                d.level.as_str(),
+                d.bundle.as_str(),
+                d.path.as_str(),
+                d.message.as_str(),
+            )
+        }),
+    )?;
     if strict && !r.diagnostics.is_empty() {
-        return Ok(1);
+        return Err(CliError(strict_failure(r.diagnostics.len(), true)));
     }
     let n = r.bundles.len();
     writeln!(
         io.err,
-        "snapshot {} ({}), {n} {} ({}), {} concepts",
+        "snapshot {} ({}), {} ({}), {}",
         &r.snapshot[..12.min(r.snapshot.len())],
         if r.reused { "reused" } else { "new" },
-        if n == 1 { "bundle" } else { "bundles" },
+        count(n, "bundle", "bundles"),
         r.bundles.join(", "),
-        r.concepts
+        count(r.concepts, "concept", "concepts")
     )
     .map_err(write_err)?;
     Ok(0)

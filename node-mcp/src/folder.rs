@@ -1,7 +1,11 @@
-//! Reading a folder of OKF documents (compile.md §1.1), shared by `compile` and `import`.
+//! Reading a folder of Markdown documents for `compile` and `import` (docs/import.md): the
+//! walk and the file reads. What the folder means — a folder of bundles or one bundle, which
+//! file is which document — is core's `folder::plan`, which the package and the notes page
+//! call too.
 
-use langonrock_core::compile::{check_names, SourceDoc};
-use langonrock_core::{validate, Error};
+use langonrock_core::compile::SourceDoc;
+use langonrock_core::folder::{self, Entry, EntryKind, Layout, Options, WalkProblem};
+use langonrock_core::Error;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,150 +19,168 @@ pub struct ReadDoc {
     pub file: PathBuf,
 }
 
-/// What reading a folder gave: documents (sorted by bundle, path) and warnings for stderr.
-#[derive(Debug, Default)]
+/// What reading a folder gave.
+#[derive(Debug)]
 pub struct FolderRead {
-    /// The documents.
+    /// The documents, sorted by bundle, then path.
     pub docs: Vec<ReadDoc>,
-    /// Lines to print on stderr, each without its final `\n`.
-    pub warnings: Vec<String>,
+    /// How the folder was read.
+    pub layout: Layout,
+    /// The decision in one line, for stderr (without its final `\n`).
+    pub line: String,
 }
 
-fn os_name(p: &Path) -> Result<String, Error> {
-    p.file_name()
-        .and_then(|n| n.to_str())
-        .map(str::to_string)
-        .ok_or_else(|| Error::Invalid(format!("{}: file name is not valid UTF-8", p.display())))
-}
-
-fn io_err(p: &Path, e: std::io::Error) -> Error {
-    Error::Invalid(format!("{}: {e}", p.display()))
-}
-
-/// Reads `dir` as a tenant of bundles, or as the one bundle `bundle`.
-pub fn read_folder(dir: &Path, bundle: Option<&str>) -> Result<FolderRead, Error> {
-    let meta = fs::metadata(dir).map_err(|e| io_err(dir, e))?;
-    if !meta.is_dir() {
-        return Err(Error::Invalid(format!(
-            "{}: not a directory",
-            dir.display()
-        )));
+/// An IO error's text for a message: lower-case, without the `(os error N)` tail.
+pub fn io_text(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    let s = match s.find(" (os error ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    };
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_lowercase().chain(c).collect(),
+        None => s,
     }
-    let mut out = FolderRead::default();
-    match bundle {
-        Some(b) => {
-            validate::bundle_name(b)?;
-            read_bundle(dir, b, &mut out)?;
+}
+
+fn cannot_read(p: &Path, e: &std::io::Error) -> Error {
+    folder::walk_error(
+        WalkProblem::Unreadable,
+        &p.display().to_string(),
+        &io_text(e),
+    )
+}
+
+/// Checks that `dir` is a folder, with an error that names it and says what is wrong.
+pub fn check_folder(dir: &Path) -> Result<(), Error> {
+    let shown = dir.display().to_string();
+    match fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(folder::walk_error(WalkProblem::NotAFolder, &shown, "")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(folder::walk_error(WalkProblem::NotFound, &shown, ""))
         }
-        None => {
-            let mut entries = list(dir)?;
-            entries.sort();
-            for (name, path, kind) in entries {
-                if name.starts_with('.') {
-                    continue;
-                }
-                match kind {
-                    Kind::Dir => {
-                        if !holds_documents(&path)? {
-                            continue;
-                        }
-                        if let Err(e) = validate::bundle_name(&name) {
-                            return Err(Error::Invalid(format!(
-                                "{} (import the folder with --bundle to use it as one bundle)",
-                                e.message()
-                            )));
-                        }
-                        read_bundle(&path, &name, &mut out)?;
-                    }
-                    Kind::File if validate::ends_with_md(&name) => out.warnings.push(format!(
-                        "warn: {name}: not inside a bundle folder, ignored (use --bundle)"
-                    )),
-                    _ => {}
-                }
-            }
-        }
+        Err(e) => Err(cannot_read(dir, &e)),
     }
-    check_names(
-        out.docs
-            .iter()
-            .map(|d| (d.doc.bundle.as_str(), d.doc.path.as_str())),
-    )?;
-    out.docs
-        .sort_by(|a, b| (&a.doc.bundle, &a.doc.path).cmp(&(&b.doc.bundle, &b.doc.path)));
-    Ok(out)
 }
 
-#[derive(PartialEq, Eq, PartialOrd, Ord)]
-enum Kind {
-    Dir,
-    File,
-    Other,
+/// One entry found by the walk: its relative path, kind and file.
+struct Found {
+    rel: String,
+    kind: EntryKind,
+    file: PathBuf,
 }
 
-fn list(dir: &Path) -> Result<Vec<(String, PathBuf, Kind)>, Error> {
-    let mut v = Vec::new();
-    for e in fs::read_dir(dir).map_err(|e| io_err(dir, e))? {
-        let e = e.map_err(|e| io_err(dir, e))?;
-        let path = e.path();
-        let name = os_name(&path)?;
-        // Symbolic links are not followed: file_type() does not traverse them.
-        let ft = e.file_type().map_err(|e| io_err(&path, e))?;
-        let kind = if ft.is_dir() {
-            Kind::Dir
-        } else if ft.is_file() {
-            Kind::File
-        } else {
-            Kind::Other
-        };
-        v.push((name, path, kind));
-    }
-    Ok(v)
-}
-
-/// Whether a folder holds any `.md` file outside dot-folders (for the bundle-name check).
-fn holds_documents(dir: &Path) -> Result<bool, Error> {
-    for (name, path, kind) in list(dir)? {
-        if name.starts_with('.') {
-            continue;
-        }
-        match kind {
-            Kind::Dir if holds_documents(&path)? => return Ok(true),
-            Kind::File if validate::ends_with_md(&name) => return Ok(true),
-            _ => {}
-        }
-    }
-    Ok(false)
-}
-
-fn read_bundle(dir: &Path, bundle: &str, out: &mut FolderRead) -> Result<(), Error> {
+/// Lists every entry under `dir` (symbolic links not followed, hidden names skipped),
+/// depth-first without recursion.
+fn walk(dir: &Path) -> Result<Vec<Found>, Error> {
+    let mut found = Vec::new();
     let mut stack = vec![(dir.to_path_buf(), String::new())];
     while let Some((d, prefix)) = stack.pop() {
-        for (name, path, kind) in list(&d)? {
-            if name.starts_with('.') {
+        let entries = fs::read_dir(&d).map_err(|e| cannot_read(&d, &e))?;
+        for e in entries {
+            let e = e.map_err(|e| cannot_read(&d, &e))?;
+            let path = e.path();
+            let os = e.file_name();
+            let lossy = os.to_string_lossy();
+            if folder::hidden(&lossy) {
+                // Reported, never entered: the plan leaves it out, and names it when the
+                // folder holds nothing else.
+                let rel = if prefix.is_empty() {
+                    lossy.into_owned()
+                } else {
+                    format!("{prefix}/{lossy}")
+                };
+                found.push(Found {
+                    rel,
+                    kind: EntryKind::Other,
+                    file: path,
+                });
                 continue;
             }
-            let name = validate::nfc(&name);
+            let name = os.to_str().ok_or_else(|| {
+                Error::Invalid(format!("{}: file name is not valid UTF-8", path.display()))
+            })?;
             let rel = if prefix.is_empty() {
-                name.clone()
+                name.to_string()
             } else {
                 format!("{prefix}/{name}")
             };
-            match kind {
-                Kind::Dir => stack.push((path, rel)),
-                Kind::File if validate::ends_with_md(&name) => {
-                    let rel = validate::document_path(&rel)?;
-                    let bytes = fs::read(&path).map_err(|e| io_err(&path, e))?;
-                    let text = String::from_utf8(bytes).map_err(|_| {
-                        Error::Invalid(format!("{bundle}/{rel}: source must contain valid UTF-8"))
-                    })?;
-                    out.docs.push(ReadDoc {
-                        doc: SourceDoc::new(bundle, rel, Arc::<str>::from(text)),
-                        file: path,
-                    });
-                }
-                _ => {}
-            }
+            // file_type() does not traverse a symbolic link.
+            let ft = e.file_type().map_err(|e| cannot_read(&path, &e))?;
+            let kind = if ft.is_dir() {
+                stack.push((path.clone(), rel.clone()));
+                EntryKind::Dir
+            } else if ft.is_file() {
+                EntryKind::File
+            } else if ft.is_symlink() {
+                EntryKind::Link
+            } else {
+                EntryKind::Other
+            };
+            found.push(Found {
+                rel,
+                kind,
+                file: path,
+            });
         }
     }
-    Ok(())
+    Ok(found)
+}
+
+/// Reads `dir` as core's folder plan decides, or as the one bundle `bundle`.
+pub fn read_folder(dir: &Path, bundle: Option<&str>) -> Result<FolderRead, Error> {
+    read_folder_with(dir, bundle, &mut |_, _| {})
+}
+
+/// [`read_folder`], calling `progress(done, total)` after each file read. No file is read
+/// when the plan refuses the folder.
+pub fn read_folder_with(
+    dir: &Path,
+    bundle: Option<&str>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<FolderRead, Error> {
+    check_folder(dir)?;
+    let found = walk(dir)?;
+    let canonical = fs::canonicalize(dir).map_err(|e| cannot_read(dir, &e))?;
+    let name = canonical.file_name().and_then(|n| n.to_str());
+    let entries: Vec<Entry<'_>> = found
+        .iter()
+        .map(|f| Entry {
+            path: &f.rel,
+            kind: f.kind,
+        })
+        .collect();
+    let shown = dir.display().to_string();
+    let plan = folder::plan(
+        &entries,
+        &Options {
+            bundle,
+            name,
+            shown: &shown,
+        },
+    )?;
+    let total = plan.documents.len();
+    let mut docs = Vec::with_capacity(total);
+    for (i, d) in plan.documents.into_iter().enumerate() {
+        let file = &found[d.entry].file;
+        let bytes = fs::read(file).map_err(|e| cannot_read(file, &e))?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            Error::Invalid(format!(
+                "{}/{}: source must contain valid UTF-8",
+                d.bundle, d.path
+            ))
+        })?;
+        docs.push(ReadDoc {
+            doc: SourceDoc::new(d.bundle, d.path, Arc::<str>::from(text)),
+            file: file.clone(),
+        });
+        progress(i + 1, total);
+    }
+    Ok(FolderRead {
+        docs,
+        layout: plan.layout,
+        line: plan.line,
+    })
 }

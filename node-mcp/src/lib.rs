@@ -9,3 +9,4 @@ pub mod cli;
 pub mod commands;
 pub mod folder;
 pub mod mcp;
+pub mod progress;

@@ -7,11 +7,18 @@ fn main() {
     if args.first().is_some_and(|a| a == "mcp") {
         std::process::exit(langonrock_node_mcp::cli::mcp_main(args));
     }
-    let code = langonrock_node_mcp::cli::run(
+    use std::io::IsTerminal;
+    // stderr stays unlocked: the progress line draws on it from indicatif's ticker thread.
+    let mut err = std::io::stderr();
+    let tty = err.is_terminal();
+    let code = langonrock_node_mcp::cli::run_io(
         args,
-        &mut std::io::stdin().lock(),
-        &mut std::io::stdout().lock(),
-        &mut std::io::stderr().lock(),
+        &mut langonrock_node_mcp::cli::Io {
+            input: &mut std::io::stdin().lock(),
+            out: &mut std::io::stdout().lock(),
+            err: &mut err,
+            tty,
+        },
     );
     std::process::exit(code);
 }

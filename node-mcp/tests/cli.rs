@@ -62,7 +62,7 @@ fn usage_version_and_argument_errors() {
         d.path(),
         &["mcp", "okf://data/x?tenant=t"],
         b"",
-        "error: invalid dsn \"okf://data/x?tenant=t\"\n",
+        "error: invalid dsn \"okf://data/x?tenant=t\": expected okf:///absolute/path?tenant=<name>\n",
     );
     // Nothing was created by any of these.
     assert!(!d.path().join("tenants").exists());
@@ -121,7 +121,7 @@ fn write_read_manifest_source_delete() {
         data,
         &args(&["read", "sales", "nope.md"]),
         b"",
-        "error: no such concept\n",
+        "error: no document sales/nope.md: paths are relative to the bundle (`langonrock source` lists them)\n",
     );
     let (out, err) = ok(data, &args(&["manifest"]), "");
     let want = "# tenant: acme\n# bundles: sales\nid\tbundle\tkind\tstatus\tgrain\tsummary\tlinks\norders\tsales\ttable\t-\t-\tOrders placed online.\t-\n";
@@ -129,7 +129,7 @@ fn write_read_manifest_source_delete() {
     assert_eq!(
         err,
         format!(
-            "1 concepts, {} bytes, ~{} tokens\n",
+            "1 concept, {} bytes, ~{} tokens\n",
             want.len(),
             want.len().div_ceil(4)
         )
@@ -138,7 +138,7 @@ fn write_read_manifest_source_delete() {
     assert_eq!(out, format!("{DOC_HASH}\t42\tsales/orders.md\torders\n"));
     assert_eq!(err, "1 file\n");
     let (snap, err) = ok(data, &args(&["snapshot"]), "");
-    assert!(snap.len() == 65 && snap.ends_with('\n') && err == "1 concepts\n");
+    assert!(snap.len() == 65 && snap.ends_with('\n') && err == "1 concept\n");
     fails(
         data,
         &args(&["delete", "sales", "orders.md"]),
@@ -217,7 +217,7 @@ fn transact_and_restore() {
     assert_eq!(r["concepts"], 2);
     assert_eq!(
         r["diagnostics"][0]["message"],
-        "no frontmatter, compiled as plain markdown, not an OKF concept"
+        "no frontmatter: a plain Markdown concept; add frontmatter with a type to make it OKF"
     );
     let first = r["revision"].as_str().unwrap_or_default().to_string();
     fails(
@@ -290,6 +290,58 @@ fn transact_and_restore() {
 }
 
 #[test]
+fn messages_say_what_failed_and_what_to_do() {
+    let d = TempDir::new("cli-messages");
+    let data = d.path();
+    let args = |a: &[&'static str]| -> Vec<&'static str> {
+        let mut v = a.to_vec();
+        v.extend(["--tenant", "acme"]);
+        v
+    };
+    // `help` is a command.
+    let (out, err) = ok(data, &["help"], "");
+    assert!(out.starts_with("usage: langonrock <command>") && err.is_empty());
+    ok(
+        data,
+        &args(&["write", "sales", "tables/orders.md", "--create"]),
+        DOC,
+    );
+    // A missing id fails with an error line; what was found is still printed.
+    let (code, out, err) = text(&run(data, &args(&["get", "orders", "nosuch"]), b""));
+    assert_eq!(code, 1);
+    assert!(out.starts_with("@@ orders\n"), "{out}");
+    assert!(
+        err.starts_with("1 concept, ")
+            && err.ends_with(" tokens\nerror: no such concept or section: nosuch\n"),
+        "{err}"
+    );
+    assert!(!err.contains("warn:"), "{err}");
+    // A wrong path is named as a path, with the one that exists.
+    fails(
+        data,
+        &args(&["read", "sales", "orders.md"]),
+        b"",
+        "error: no document sales/orders.md: paths are relative to the bundle; did you mean sales/tables/orders.md?\n",
+    );
+    fails(
+        data,
+        &args(&["read", "sale", "tables/orders.md"]),
+        b"",
+        "error: no bundle \"sale\" in tenant \"acme\"; its bundles: sales\n",
+    );
+    // Plurals: one of each.
+    let (_, err) = ok(data, &args(&["snapshot"]), "");
+    assert_eq!(err, "1 concept\n");
+    // DSN errors show the form expected.
+    fails(
+        data,
+        &["mcp", "okf:///srv/kb"],
+        b"",
+        "error: dsn \"okf:///srv/kb\" names no tenant: expected okf:///absolute/path?tenant=<name>\n",
+    );
+}
+
+#[test]
 fn import_export_and_bad_folders() {
     let d = TempDir::new("cli-import");
     let data = d.path().join("data");
@@ -307,7 +359,7 @@ fn import_export_and_bad_folders() {
         "",
     );
     assert!(
-        err.starts_with("snapshot ") && err.ends_with(" (new), 1 bundle (inbox), 1 concepts\n"),
+        err.contains("\nsnapshot ") && err.ends_with(" (new), 1 bundle (inbox), 1 concept\n"),
         "{err}"
     );
     let (_, err2) = ok(
@@ -321,7 +373,7 @@ fn import_export_and_bad_folders() {
         "",
     );
     assert!(
-        err2.contains(" (reused), 1 bundle (inbox), 1 concepts\n"),
+        err2.contains(" (reused), 1 bundle (inbox), 1 concept\n"),
         "{err2}"
     );
     // A database edit since the import, and a folder edit of the same file: a conflict.
@@ -336,7 +388,7 @@ fn import_export_and_bad_folders() {
     )
     .unwrap_or_default();
     fails(&data, &["import", folder.to_str().unwrap_or_default(), "--tenant", "n"], b"",
-        "error: folder and database both changed inbox/My Note.md; reconcile the source hashes before importing\n");
+        &format!("reading {} as 1 bundle, one per subfolder\nerror: folder and database both changed inbox/My Note.md; reconcile the source hashes before importing\n", folder.display()));
     // Bad folders: nothing written.
     let bad = d.path().join("bad");
     std::fs::create_dir_all(bad.join("b")).unwrap_or_default();

@@ -6,7 +6,9 @@
 
 import { open, files, createMcpServer } from 'langonrock';
 import { parseDsn, redactDsn } from '../gen/langonrock_wasm.js';
+import { homedir } from 'node:os';
 import { defaultDataRoot } from '../src/dataroot.js';
+import { loadSdk } from '../src/sdk.js';
 
 const USAGE = 'usage: langonrock mcp <dsn> [--database-tools] [--read-only]\n';
 
@@ -38,7 +40,9 @@ const dsn = positional[0];
 
 let target;
 try {
-  target = parseDsn(dsn, process.platform === 'win32');
+  // `~` in okf://~/… is the home directory, as in the native binary.
+  const home = process.platform === 'win32' ? process.env.USERPROFILE : process.env.HOME;
+  target = parseDsn(dsn, process.platform === 'win32', home || homedir());
 } catch (e) {
   fail(e.message);
 }
@@ -79,8 +83,15 @@ const served = {
   manifest: (b) => track(connection.manifest(b)),
   adviceNow: () => connection.adviceNow(),
 };
-const server = await createMcpServer(served, undefined, { databaseTools: flags['--database-tools'], readOnly });
-const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
+let server;
+let StdioServerTransport;
+try {
+  server = await createMcpServer(served, undefined, { databaseTools: flags['--database-tools'], readOnly });
+  [{ StdioServerTransport }] = await loadSdk(['server/stdio.js']);
+} catch (e) {
+  await connection.close().catch(() => undefined);
+  fail(e.message);
+}
 let closing = false;
 const shutdown = async () => {
   if (closing) return;

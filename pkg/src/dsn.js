@@ -7,14 +7,17 @@ import { invalidError } from './errors.js';
 import { LIMITS, openRemote, setUnixTransport } from './remote.js';
 
 let embedded = null;
+let home = () => undefined;
 
 /**
  * The Node entry's hooks: `unix(socketPath, token, limits)` makes the unix-socket
- * transport, `embedded(dataRoot | null)` the files store of a data root (null: the default).
+ * transport, `embedded(dataRoot | null)` the files store of a data root (null: the default),
+ * `home()` the home directory that `~` in `okf://~/…` stands for.
  */
-export function setDsnHost({ unix, embedded: files }) {
+export function setDsnHost({ unix, embedded: files, home: homeDir }) {
   setUnixTransport(unix);
   embedded = files;
+  home = homeDir;
 }
 
 /** The remote bounds: the defaults, with any of `{answerMs, stallMs, maxBody}` replaced. */
@@ -33,7 +36,7 @@ function limitsOf(given) {
 /** Opens a DSN; `openLocal` is the package's `open({tenant, store, readOnly, now})`. */
 export async function openDsn(dsn, options, openLocal) {
   const { readOnly = false, now, limits } = options ?? {};
-  const target = parseDsn(dsn, globalThis.process?.platform === 'win32');
+  const target = parseDsn(dsn, globalThis.process?.platform === 'win32', home());
   if (target.kind === 'remote') return openRemote(target, { readOnly, limits: limitsOf(limits) });
   if (!embedded) {
     throw invalidError('okf: needs Node: in a browser, open({tenant, store: indexedDb({name})})');

@@ -1,105 +1,110 @@
-// Node folder helpers: import a folder of OKF documents into a connection and export a
-// tenant to a folder, as the native binary's `import` and `export` do (cli.md §4). The
-// folder is read as compile.md §1.1 says (the native binary's node-mcp/src/folder.rs); the
+// Node folder helpers: import a folder of Markdown documents into a connection and export a
+// tenant to a folder, as the native binary's `import` and `export` do (docs/cli.md). This
+// file only walks the folder and reads files: what the folder means (a folder of bundles or
+// one bundle, which file is which document, the decision line, the refusals) is the core's
+// folder plan (`planFolder`, docs/import.md), which the native binary calls too. The
 // reconciliation with the tenant, the baseline and the checks are the core's import.
 
 import { lstat, mkdir, readdir, readFile, realpath, stat, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { checkBundleName, checkDocumentPath, endsWithMd, nfc } from '../gen/langonrock_wasm.js';
+import { basename, dirname, join } from 'node:path';
+import { folderWalkError, hiddenName } from '../gen/langonrock_wasm.js';
+import { planFolder } from './index.js';
 import { LangonrockError, invalidError } from './errors.js';
 
-const utf8 = (s) => Buffer.from(s, 'utf8');
-/** Plain Rust string order: by code point, the same as UTF-8 byte order (README §4.2). */
-const byCodePoint = (a, b) => Buffer.compare(utf8(a), utf8(b));
-
-const ioError = (path, e) => invalidError(`${path}: ${e?.message ?? e}`);
-
-async function list(dir) {
-  let entries;
-  try {
-    entries = await readdir(dir, { withFileTypes: true });
-  } catch (e) {
-    throw ioError(dir, e);
-  }
-  // Symbolic links are not followed: a Dirent describes the link itself.
-  return entries.map((d) => ({ name: d.name, path: join(dir, d.name), kind: d.isDirectory() ? 'dir' : d.isFile() ? 'file' : 'other' }));
+/** An IO error's reason as the native binary words it: lower-case, no code. */
+function reason(e) {
+  const text = {
+    ENOENT: 'no such file or directory',
+    EACCES: 'permission denied',
+    EPERM: 'operation not permitted',
+    ELOOP: 'too many levels of symbolic links',
+    ENOTDIR: 'not a directory',
+    EISDIR: 'is a directory',
+  }[e?.code];
+  return text ?? String(e?.message ?? e);
 }
 
-async function holdsDocuments(dir) {
-  for (const e of await list(dir)) {
-    if (e.name.startsWith('.')) continue;
-    if (e.kind === 'dir' && (await holdsDocuments(e.path))) return true;
-    if (e.kind === 'file' && endsWithMd(e.name)) return true;
+const unreadable = (path, e) => folderWalkError('unreadable', path, reason(e));
+
+/** Every entry under `dir`: `{path, kind, file}`, hidden names skipped, links not followed. */
+async function walk(dir) {
+  const found = [];
+  const stack = [[dir, '']];
+  while (stack.length) {
+    const [d, prefix] = stack.pop();
+    let entries;
+    try {
+      entries = await readdir(d, { withFileTypes: true });
+    } catch (e) {
+      throw unreadable(d, e);
+    }
+    for (const e of entries) {
+      const path = prefix === '' ? e.name : `${prefix}/${e.name}`;
+      const file = join(d, e.name);
+      // Reported, never entered: the plan leaves it out, and names it when the folder
+      // holds nothing else.
+      if (hiddenName(e.name)) {
+        found.push({ path, kind: 'other', file });
+        continue;
+      }
+      // A Dirent describes a symbolic link itself, never its target.
+      let kind = 'other';
+      if (e.isDirectory()) {
+        kind = 'dir';
+        stack.push([file, path]);
+      } else if (e.isFile()) kind = 'file';
+      else if (e.isSymbolicLink()) kind = 'link';
+      found.push({ path, kind, file });
+    }
   }
-  return false;
+  return found;
 }
 
 const fatal = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-async function readBundle(dir, bundle, out) {
-  const stack = [[dir, '']];
-  while (stack.length) {
-    const [d, prefix] = stack.pop();
-    for (const e of await list(d)) {
-      if (e.name.startsWith('.')) continue;
-      const name = nfc(e.name);
-      const rel = prefix === '' ? name : `${prefix}/${name}`;
-      if (e.kind === 'dir') stack.push([e.path, rel]);
-      else if (e.kind === 'file' && endsWithMd(name)) {
-        const path = checkDocumentPath(rel);
-        let bytes;
-        try {
-          bytes = await readFile(e.path);
-        } catch (err) {
-          throw ioError(e.path, err);
-        }
-        let content;
-        try {
-          content = fatal.decode(bytes);
-        } catch {
-          throw invalidError(`${bundle}/${path}: source must contain valid UTF-8`);
-        }
-        out.docs.push({ bundle, path, content, file: e.path });
-      }
-    }
-  }
-}
-
 /**
- * Reads `dir` as a tenant of bundles, or as the one bundle `bundle` (compile.md §1.1):
- * `{docs: [{bundle, path, content, file}], warnings}`, docs sorted by bundle then path.
+ * Reads `dir` as the core's folder plan decides, or as the one bundle `bundle`
+ * (docs/import.md): `{docs: [{bundle, path, content, file}], layout, bundle?, line}`, docs
+ * sorted by bundle then path; `line` is the decision in one line.
  */
 export async function readFolder(dir, bundle) {
   let meta;
   try {
     meta = await stat(dir);
   } catch (e) {
-    throw ioError(dir, e);
+    throw e?.code === 'ENOENT' ? folderWalkError('notFound', dir, '') : unreadable(dir, e);
   }
-  if (!meta.isDirectory()) throw invalidError(`${dir}: not a directory`);
-  const out = { docs: [], warnings: [] };
-  if (bundle != null) {
-    checkBundleName(String(bundle));
-    await readBundle(dir, String(bundle), out);
-  } else {
-    const entries = (await list(dir)).sort((a, b) => byCodePoint(a.name, b.name));
-    for (const e of entries) {
-      if (e.name.startsWith('.')) continue;
-      if (e.kind === 'dir') {
-        if (!(await holdsDocuments(e.path))) continue;
-        try {
-          checkBundleName(e.name);
-        } catch (err) {
-          throw invalidError(`${err.message} (import the folder with --bundle to use it as one bundle)`);
-        }
-        await readBundle(e.path, e.name, out);
-      } else if (e.kind === 'file' && endsWithMd(e.name)) {
-        out.warnings.push(`warn: ${e.name}: not inside a bundle folder, ignored (use --bundle)`);
-      }
+  if (!meta.isDirectory()) throw folderWalkError('notAFolder', dir, '');
+  const found = await walk(dir);
+  let canonical;
+  try {
+    canonical = await realpath(dir);
+  } catch (e) {
+    throw unreadable(dir, e);
+  }
+  const name = basename(canonical) || undefined;
+  const plan = planFolder(
+    found.map(({ path, kind }) => ({ path, kind })),
+    { bundle: bundle == null ? undefined : String(bundle), name, shown: dir },
+  );
+  const docs = [];
+  for (const d of plan.documents) {
+    const { file } = found[d.entry];
+    let bytes;
+    try {
+      bytes = await readFile(file);
+    } catch (e) {
+      throw unreadable(file, e);
     }
+    let content;
+    try {
+      content = fatal.decode(bytes);
+    } catch {
+      throw invalidError(`${d.bundle}/${d.path}: source must contain valid UTF-8`);
+    }
+    docs.push({ bundle: d.bundle, path: d.path, content, file });
   }
-  out.docs.sort((a, b) => byCodePoint(a.bundle, b.bundle) || byCodePoint(a.path, b.path));
-  return out;
+  return { docs, layout: plan.layout, bundle: plan.bundle, line: plan.line };
 }
 
 async function stamp(file) {
@@ -112,9 +117,10 @@ async function stamp(file) {
 }
 
 /**
- * Imports a folder into the connection's tenant (cli.md §4): the location key is the
- * folder's canonical path, plus `?bundle=<b>` with `bundle`, as the native `import` keys it,
- * so both runtimes share baselines. Resolves the import result plus the folder's `warnings`.
+ * Imports a folder into the connection's tenant (docs/cli.md, "Import"): the location key is
+ * the folder's canonical path, plus `?bundle=<b>` with `bundle`, as the native `import` keys
+ * it, so both runtimes share baselines. Resolves the import result plus the folder plan's
+ * decision `line` (what the native binary prints before it commits).
  * @param {object} connection a connection from `open`
  * @param {string} dir
  * @param {{bundle?: string, strict?: boolean}} [options]
@@ -138,7 +144,7 @@ export async function importFolder(connection, dir, options = {}) {
     return undefined;
   };
   const result = await connection.importDocuments(location, documents, { strict: Boolean(strict), check });
-  return { ...result, warnings: read.warnings };
+  return { ...result, line: read.line };
 }
 
 /**

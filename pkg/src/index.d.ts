@@ -210,9 +210,12 @@ export type Open = {
  */
 export declare const open: Open;
 
-/** A compile diagnostic (compile.md §9). */
+/**
+ * A compile diagnostic: `warn`, or `info` for the one note a document without frontmatter
+ * gets (a plain Markdown concept; docs/import.md).
+ */
 export interface Diagnostic {
-  level: 'warn';
+  level: 'warn' | 'info';
   bundle: string;
   /** Bundle-relative. */
   path: string;
@@ -563,3 +566,38 @@ export type CreateMcpServer = (
 
 /** An MCP server over a connection (js.md §6); connect a transport to serve it. */
 export declare const createMcpServer: CreateMcpServer;
+
+// ---------------------------------------------------------------------------------------
+// The folder rule (docs/import.md), for hosts that walk a folder themselves.
+
+/** One entry a folder walk found: its path relative to the folder (with `/`) and kind. */
+export interface FolderEntry {
+  path: string;
+  kind: 'file' | 'link' | 'dir' | 'other';
+}
+
+export interface FolderPlanOptions {
+  /** The whole folder is this bundle (`--bundle`). */
+  bundle?: string;
+  /** The folder's own name, which names the bundle of a folder that is one bundle. */
+  name?: string;
+  /** The folder as the user named it, for messages. */
+  shown: string;
+}
+
+/** How a folder maps to documents. */
+export interface FolderPlan {
+  layout: 'bundles' | 'one';
+  /** With layout `one`: the bundle. */
+  bundle?: string;
+  /** With layout `one`: whether `options.bundle` named it. */
+  chosen?: boolean;
+  bundles: string[];
+  /** Sorted by bundle, then path; `entry` indexes `entries`. */
+  documents: Array<{ entry: number; bundle: string; path: string }>;
+  /** The decision in one line (`reading <shown> as …`). */
+  line: string;
+}
+
+/** Plans a folder import; throws `INVALID` (`nothing to import in <shown>: <reason>`, bad names). */
+export declare function planFolder(entries: FolderEntry[], options: FolderPlanOptions): FolderPlan;

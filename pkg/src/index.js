@@ -19,8 +19,10 @@ import {
   toolList,
   manifestResource,
   advice as adviceFor,
+  planFolder as wasmPlanFolder,
 } from '../gen/langonrock_wasm.js';
 import { LangonrockError, invalidError } from './errors.js';
+import { loadSdk } from './sdk.js';
 import { serial, serveNeed } from './host.js';
 import { openDsn } from './dsn.js';
 
@@ -470,14 +472,11 @@ function toolDefinitions({ databaseTools = false, readOnly = false } = {}, advic
 
 /**
  * An MCP server of the official TypeScript SDK over a connection (js.md §6), loaded only
- * when this is called.
+ * when this is called. The SDK is an optional peer dependency of the package.
  */
 export async function createMcpServer(connection, advice, options = {}) {
   ready();
-  const [{ Server }, types] = await Promise.all([
-    import('@modelcontextprotocol/sdk/server/index.js'),
-    import('@modelcontextprotocol/sdk/types.js'),
-  ]);
+  const [{ Server }, types] = await loadSdk(['server/index.js', 'types.js']);
   const mode = { databaseTools: Boolean(options?.databaseTools), readOnly: Boolean(options?.readOnly) };
   const fixed = advice === undefined ? connection.adviceNow() : advice;
   const tools = toolDefinitions(mode, fixed);
@@ -507,4 +506,18 @@ export async function createMcpServer(connection, advice, options = {}) {
     return { contents: [{ uri: resource.uri, mimeType: resource.mimeType, text }] };
   });
   return server;
+}
+
+/**
+ * The folder rule (docs/import.md), for hosts that walk a folder themselves (the notes page
+ * reads a picked or dropped folder in the browser): `entries` are the `{path, kind}` the walk
+ * found (`kind` one of `file`, `link`, `dir`, `other`; relative paths with `/`; names starting
+ * with `.` reported but not entered), `options` `{bundle?, name?, shown}`. Returns `{layout,
+ * bundle?, chosen?, bundles, documents: [{entry, bundle, path}], line}`, the same plan the
+ * native `import` and `importFolder` follow; throws `INVALID` for a folder with nothing to
+ * import, naming why.
+ */
+export function planFolder(entries, options = {}) {
+  ready();
+  return wasmPlanFolder(entries, options ?? {});
 }

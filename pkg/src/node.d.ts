@@ -25,14 +25,17 @@ export interface ImportFolderOptions {
 }
 
 /**
- * Imports a folder of OKF documents (cli.md §4) under the same location key as the native
- * `import`: the folder's canonical path, plus `?bundle=<b>`.
+ * Imports a folder of Markdown documents under the same location key as the native
+ * `import`: the folder's canonical path, plus `?bundle=<b>`. The folder is a folder of
+ * bundles or one bundle as the core's folder plan decides (docs/import.md); `line` says
+ * which, as the native binary prints it before committing. A folder with nothing to import
+ * rejects with `INVALID` `nothing to import in <dir>: <reason>`.
  */
 export declare function importFolder(
   connection: Connection,
   dir: string,
   options?: ImportFolderOptions,
-): Promise<ImportResult & { warnings: string[] }>;
+): Promise<ImportResult & { line: string }>;
 
 /** Writes every document to `<dir>/<bundle>/<path>`; `dir` must not exist. */
 export declare function exportFolder(connection: Connection, dir: string): Promise<{ files: number }>;

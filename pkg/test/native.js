@@ -32,10 +32,10 @@ export async function cli(args, { today, input } = {}) {
 
 /**
  * One MCP session over stdio: `command` is `[program, ...args]`; `requests` are sent after
- * `initialize`, then stdin is closed. Resolves `{byId, stderr, code}`.
+ * `initialize`, then stdin is closed; `env` adds variables. Resolves `{byId, stderr, code}`.
  */
-export function mcpSession(command, requests, { today } = {}) {
-  const env = { ...process.env, ...(today ? { LANGONROCK_TODAY: today } : {}) };
+export function mcpSession(command, requests, { today, env: extra } = {}) {
+  const env = { ...process.env, ...(today ? { LANGONROCK_TODAY: today } : {}), ...extra };
   const [program, ...args] = command;
   const child = spawn(program, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
   const lines = [

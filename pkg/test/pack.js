@@ -1,5 +1,7 @@
 // Packs the package with `npm pack` and installs the tarball into a fresh project, as a user
-// would (no registry access: the package has no runtime dependencies).
+// would. The package has no dependencies (the MCP SDK is an optional peer), so the install
+// needs nothing from the registry and works from an empty npm cache; `extra` packages are
+// installed from the registry beside it.
 
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -13,15 +15,17 @@ const run = promisify(execFile);
 const pkgDir = fileURLToPath(new URL('..', import.meta.url));
 
 /** Returns `{project, tarball, files}`: a fresh ESM project with the packed package installed. */
-export async function installPacked() {
+export async function installPacked(extra = []) {
   const dir = await mkdtemp(join(tmpdir(), 'langonrock-pack-'));
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir], { cwd: pkgDir });
   const [info] = JSON.parse(stdout);
   const project = join(dir, 'project');
   await run('mkdir', ['-p', project]);
   await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'fixture', private: true, type: 'module' }));
-  await run('npm', ['install', '--offline', '--no-audit', '--no-fund', join(dir, info.filename)], { cwd: project });
-  return { dir, project, files: info.files.map((f) => f.path).sort() };
+  // A cache of its own, empty: what a fresh machine has.
+  const env = { ...process.env, npm_config_cache: join(dir, 'npm-cache') };
+  await run('npm', ['install', '--no-audit', '--no-fund', join(dir, info.filename), ...extra], { cwd: project, env });
+  return { dir, project, tarball: join(dir, info.filename), files: info.files.map((f) => f.path).sort() };
 }
 
 /** The README's example: the first js code block under `## Example`. */

@@ -77,7 +77,7 @@ fn a_diags(m: &Model) -> String {
 }
 
 const NO_FM: &str =
-    "warn: b/c.md: no frontmatter, compiled as plain markdown, not an OKF concept\n";
+    "info: b/c.md: no frontmatter: a plain Markdown concept; add frontmatter with a type to make it OKF\n";
 const NO_TYPE: &str = "warn: b/c.md: missing required frontmatter field \"type\"\n";
 
 // ---- §2 frontmatter ----
@@ -712,7 +712,7 @@ fn diagnostics_order() {
         "warn: a/m.md: missing required frontmatter field \"type\"",
         "warn: a/m.md: unresolved link \"p.md\"",
         "warn: a/m.md: unresolved link \"q\"",
-        "warn: b/z.md: no frontmatter, compiled as plain markdown, not an OKF concept",
+        "info: b/z.md: no frontmatter: a plain Markdown concept; add frontmatter with a type to make it OKF",
         "warn: b/z.md: unresolved link \"missing.md\"",
     ];
     for (line, want) in lines.lines().zip(want_order) {

@@ -389,7 +389,7 @@ fn transaction_commits_all_or_nothing_with_the_result_shape() {
     assert_eq!(
         json,
         format!(
-            "{{\"revision\":\"{}\",\"snapshot\":\"{}\",\"concepts\":2,\"bundles\":[\"ops\",\"sales\"],\"diagnostics\":[{{\"level\":\"warn\",\"bundle\":\"ops\",\"path\":\"orders.md\",\"message\":\"no frontmatter, compiled as plain markdown, not an OKF concept\"}},{{\"level\":\"warn\",\"bundle\":\"ops\",\"path\":\"orders.md\",\"message\":\"unresolved link \\\"missing.md\\\"\"}}]}}",
+            "{{\"revision\":\"{}\",\"snapshot\":\"{}\",\"concepts\":2,\"bundles\":[\"ops\",\"sales\"],\"diagnostics\":[{{\"level\":\"info\",\"bundle\":\"ops\",\"path\":\"orders.md\",\"message\":\"no frontmatter: a plain Markdown concept; add frontmatter with a type to make it OKF\"}},{{\"level\":\"warn\",\"bundle\":\"ops\",\"path\":\"orders.md\",\"message\":\"unresolved link \\\"missing.md\\\"\"}}]}}",
             r.revision, r.snapshot
         )
     );
@@ -424,7 +424,7 @@ fn write_result_names_ids_renames_and_diagnostics() {
     assert_eq!(w.diagnostics.len(), 1);
     assert_eq!(
         w.diagnostics[0].message,
-        "no frontmatter, compiled as plain markdown, not an OKF concept"
+        "no frontmatter: a plain Markdown concept; add frontmatter with a type to make it OKF"
     );
     assert_eq!(w.concepts, 2);
     // A navigation document has no id.

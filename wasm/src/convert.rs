@@ -470,3 +470,66 @@ pub fn tool_name(c: &ToolCall) -> &'static str {
         ToolCall::Restore { .. } => "restore",
     }
 }
+
+/// A folder's entries for `planFolder`: `[{path, kind}]`, `kind` one of `file`, `link`,
+/// `dir`, `other`.
+pub fn folder_entries(
+    v: &JsValue,
+) -> Result<Vec<(String, langonrock_core::folder::EntryKind)>, Error> {
+    use langonrock_core::folder::EntryKind;
+    let bad = || {
+        Error::Invalid(
+            "folder entries must be an array of {path, kind: \"file\" | \"link\" | \"dir\" | \"other\"}"
+                .into(),
+        )
+    };
+    if !Array::is_array(v) {
+        return Err(bad());
+    }
+    Array::from(v)
+        .iter()
+        .map(|e| {
+            let path = get(&e, "path").as_string().ok_or_else(bad)?;
+            let kind = match get(&e, "kind").as_string().as_deref() {
+                Some("file") => EntryKind::File,
+                Some("link") => EntryKind::Link,
+                Some("dir") => EntryKind::Dir,
+                Some("other") => EntryKind::Other,
+                _ => return Err(bad()),
+            };
+            Ok((path, kind))
+        })
+        .collect()
+}
+
+/// `planFolder`'s options `{bundle?, name?, shown}`: `(bundle, name, shown)`.
+pub fn folder_options(v: &JsValue) -> (Option<String>, Option<String>, String) {
+    let text = |key: &str| get(v, key).as_string();
+    (
+        text("bundle"),
+        text("name"),
+        text("shown").unwrap_or_default(),
+    )
+}
+
+/// A folder plan as `{layout: "bundles" | "one", bundle?, chosen?, bundles, documents:
+/// [{entry, bundle, path}], line}`.
+pub fn folder_plan(p: &langonrock_core::folder::Plan) -> Result<JsValue, Error> {
+    use langonrock_core::folder::Layout;
+    let documents: Vec<serde_json::Value> = p
+        .documents
+        .iter()
+        .map(|d| serde_json::json!({"entry": d.entry, "bundle": d.bundle, "path": d.path}))
+        .collect();
+    let mut v = serde_json::json!({
+        "layout": match p.layout { Layout::Bundles => "bundles", Layout::OneBundle { .. } => "one" },
+        "bundles": p.bundles,
+        "documents": documents,
+        "line": p.line,
+    });
+    if let Layout::OneBundle { bundle, chosen } = &p.layout {
+        v["bundle"] = serde_json::json!(bundle);
+        v["chosen"] = serde_json::json!(chosen);
+    }
+    to_js(&v)
+}

@@ -16,7 +16,7 @@ pub mod remote;
 
 pub use engine::{WasmConnOp, WasmDerivedTimer, WasmEngine, WasmOp, WasmToolCall};
 
-use langonrock_core::{tools, validate};
+use langonrock_core::{folder, tools, validate};
 use wasm_bindgen::prelude::*;
 
 /// The package version.
@@ -108,14 +108,56 @@ pub fn check_document_path(path: &str) -> Result<String, JsValue> {
     validate::document_path(path).map_err(|e| error::to_js(&e))
 }
 
+/// Plans a folder import (docs/import.md): `entries` is `[{path, kind}]` as the host's walk
+/// found them (relative paths with `/`, hidden names skipped, links not followed), `options`
+/// `{bundle?, name?, shown}`. Returns the plan (`convert::folder_plan`); throws `INVALID`.
+#[wasm_bindgen(js_name = planFolder)]
+pub fn plan_folder(entries: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    let owned = convert::folder_entries(&entries).map_err(|e| error::to_js(&e))?;
+    let list: Vec<folder::Entry<'_>> = owned
+        .iter()
+        .map(|(path, kind)| folder::Entry { path, kind: *kind })
+        .collect();
+    let (bundle, name, shown) = convert::folder_options(&options);
+    let plan = folder::plan(
+        &list,
+        &folder::Options {
+            bundle: bundle.as_deref(),
+            name: name.as_deref(),
+            shown: &shown,
+        },
+    )
+    .map_err(|e| error::to_js(&e))?;
+    convert::folder_plan(&plan).map_err(|e| error::to_js(&e))
+}
+
+/// A folder walk's error (docs/import.md) as the `INVALID` error to throw: `problem` is
+/// `notFound`, `notAFolder` or `unreadable` (with the system's `reason`).
+#[wasm_bindgen(js_name = folderWalkError)]
+pub fn folder_walk_error(problem: &str, path: &str, reason: &str) -> JsValue {
+    let p = match problem {
+        "notFound" => folder::WalkProblem::NotFound,
+        "notAFolder" => folder::WalkProblem::NotAFolder,
+        _ => folder::WalkProblem::Unreadable,
+    };
+    error::to_js(&folder::walk_error(p, path, reason))
+}
+
+/// Whether a folder walk skips an entry of this name (docs/import.md).
+#[wasm_bindgen(js_name = hiddenName)]
+pub fn hidden_name(name: &str) -> bool {
+    folder::hidden(name)
+}
+
 /// Parses a DSN (docs/remote.md): `{kind: "embedded", data, tenant}` with `data` null for
 /// the default data root, or `{kind: "remote", socket?, origin, authority, prefix, tenant?,
 /// token?}` (`socket` for `okf+unix:`). `windows`: the host takes `okf:///C:/…` as the drive
-/// path `C:/…`.
+/// path `C:/…`; `home`: the home directory that `~` in `okf://~/…` stands for.
 #[wasm_bindgen(js_name = parseDsn)]
-pub fn parse_dsn(dsn: &str, windows: bool) -> Result<JsValue, JsValue> {
+pub fn parse_dsn(dsn: &str, windows: bool, home: Option<String>) -> Result<JsValue, JsValue> {
     use langonrock_core::dsn::{Dsn, Endpoint};
-    let d = langonrock_core::dsn::parse_dsn(dsn, windows).map_err(|e| error::to_js(&e))?;
+    let d = langonrock_core::dsn::parse_dsn_home(dsn, windows, home.as_deref())
+        .map_err(|e| error::to_js(&e))?;
     let v = match d {
         Dsn::Embedded(d) => {
             serde_json::json!({"kind": "embedded", "data": d.data, "tenant": d.tenant})

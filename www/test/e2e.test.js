@@ -3,7 +3,9 @@
 // langonrock package with its IndexedDB store. The tests run in order and share one browser
 // profile per part: notes made in one test are read by the next.
 //
-// Screenshots of the main views go to docs/screenshots/. Performance (5,000-concept
+// Screenshots of the main views go to a temp folder, or to $SCREENSHOTS_DIR when set
+// (`SCREENSHOTS_DIR=docs/screenshots bash scripts/www-test.sh` rewrites the committed ones):
+// a test run leaves the checkout as it was. Performance (5,000-concept
 // reference corpus: keystroke to search results, reload to interactive) is measured and
 // printed, not asserted.
 
@@ -11,7 +13,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { join, relative, sep } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { chromium } from 'playwright-core';
@@ -22,7 +25,7 @@ const require = createRequire(import.meta.url);
 const www = fileURLToPath(new URL('..', import.meta.url));
 const repo = join(www, '..');
 const dist = join(www, 'dist');
-const shots = join(repo, 'docs', 'screenshots');
+const shots = process.env.SCREENSHOTS_DIR ? resolve(process.env.SCREENSHOTS_DIR) : join(tmpdir(), 'langonrock-www-screenshots');
 const samples = join(repo, 'tests', 'data', 'okf-samples');
 const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];

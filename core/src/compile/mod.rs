@@ -50,7 +50,12 @@ impl SourceDoc {
     }
 }
 
-/// A diagnostic: always level `warn` (compile.md §9).
+/// The one informational diagnostic (docs/import.md, "Notes without frontmatter"): a
+/// document without frontmatter is a plain Markdown concept, which is normal, not a fault.
+pub const NO_FRONTMATTER: &str =
+    "no frontmatter: a plain Markdown concept; add frontmatter with a type to make it OKF";
+
+/// A diagnostic: level `warn`, or `info` for [`NO_FRONTMATTER`] (compile.md §9).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Diagnostic {
     /// The bundle.
@@ -62,8 +67,17 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    /// The level, always `warn`.
+    /// The level: `info` for a document without frontmatter, else `warn`.
     pub fn level(&self) -> &'static str {
+        level_of(&self.message)
+    }
+}
+
+/// The level of a diagnostic message: `info` for [`NO_FRONTMATTER`], else `warn`.
+pub fn level_of(message: &str) -> &'static str {
+    if message == NO_FRONTMATTER {
+        "info"
+    } else {
         "warn"
     }
 }

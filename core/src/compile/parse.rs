@@ -474,8 +474,7 @@ fn parse_with(path: &str, text: &Arc<str>, width: usize, fast_path: bool) -> Par
         .map(kind_slug)
         .unwrap_or_else(|| "-".into());
     if !has_fm {
-        head_diagnostics
-            .push("no frontmatter, compiled as plain markdown, not an OKF concept".to_string());
+        head_diagnostics.push(super::NO_FRONTMATTER.to_string());
     } else if kind == "-" {
         head_diagnostics.push("missing required frontmatter field \"type\"".to_string());
     }

@@ -94,7 +94,17 @@ fn bad_remote_dsns() {
         "okf+http://h?tenant=%zz",
     ];
     for dsn in invalid {
-        assert_eq!(message(dsn), format!("invalid dsn \"{dsn}\""), "{dsn}");
+        // Each names the form it failed to be.
+        let form = match &dsn[..dsn.find(':').unwrap()] {
+            "okf+unix" => UNIX_FORM,
+            "okf+http" => HTTP_FORM,
+            _ => HTTPS_FORM,
+        };
+        assert_eq!(
+            message(dsn),
+            format!("invalid dsn \"{dsn}\": expected {form}"),
+            "{dsn}"
+        );
     }
     assert_eq!(
         message("okf+http://h:7777?tenant=a/b"),
@@ -107,7 +117,7 @@ fn bad_remote_dsns() {
     // A drive letter is not a host.
     assert_eq!(
         message("okf+http://c:/x"),
-        "invalid dsn \"okf+http://c:/x\""
+        "invalid dsn \"okf+http://c:/x\": expected okf+http://<host>[:<port>]?tenant=<name>&token=<token>"
     );
 }
 

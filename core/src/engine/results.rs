@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// A diagnostic as results carry it: `{level, bundle, path, message}` (compile.md §9).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiagnosticInfo {
-    /// Always `warn`.
+    /// `warn`, or `info` for a document without frontmatter.
     pub level: String,
     /// The bundle.
     pub bundle: String,

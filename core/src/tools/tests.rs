@@ -895,7 +895,7 @@ fn revision_answer_texts() {
     let all = vec![
         diag(
             "a.md",
-            "no frontmatter, compiled as plain markdown, not an OKF concept",
+            "no frontmatter: a plain Markdown concept; add frontmatter with a type to make it OKF",
         ),
         diag("b.md", "unresolved link \"x\""),
     ];

@@ -272,6 +272,53 @@ fn data_root_resolution() {
 }
 
 #[test]
+fn tilde_in_a_dsn_is_the_home_directory() {
+    let env = |k: &str| match k {
+        "HOME" => Some("/home/me".to_string()),
+        "USERPROFILE" => Some("C:\\Users\\me".to_string()),
+        _ => None,
+    };
+    match parse(vec!["mcp".into(), "okf://~/kb?tenant=acme".into()], &env) {
+        Ok(Command::Mcp {
+            target: Some(target),
+            ..
+        }) => {
+            let want = if cfg!(windows) {
+                "C:/Users/me/kb"
+            } else {
+                "/home/me/kb"
+            };
+            assert_eq!(
+                (target.data, target.tenant.as_str()),
+                (PathBuf::from(want), "acme")
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let no_home = |_: &str| None;
+    assert_eq!(
+        parse(vec!["mcp".into(), "okf://~/kb?tenant=acme".into()], &no_home),
+        Err(ArgError("cannot expand ~ in dsn \"okf://~/kb?tenant=acme\": no home directory is known; expected okf:///absolute/path?tenant=<name>".into()))
+    );
+    // Errors name the DSN as written, not the expanded one.
+    assert_eq!(
+        parse(vec!["mcp".into(), "okf://~/kb".into()], &env),
+        Err(ArgError(
+            "dsn \"okf://~/kb\" names no tenant: expected okf:///absolute/path?tenant=<name>"
+                .into()
+        ))
+    );
+    // `~user` is not expanded: it reads as a host.
+    assert_eq!(
+        parse(vec!["mcp".into(), "okf://~bob/kb?tenant=a".into()], &env),
+        Err(ArgError(
+            "invalid dsn \"okf://~bob/kb?tenant=a\": expected okf:///absolute/path?tenant=<name>"
+                .into()
+        ))
+    );
+}
+
+#[test]
 fn dsn_grammar_of_cli_md_5() {
     let ok = |s: &str| parse_dsn(s).map(Option::unwrap).map_err(|ArgError(m)| m);
     assert_eq!(
@@ -317,16 +364,16 @@ fn dsn_grammar_of_cli_md_5() {
         ))
     );
     let errors: &[(&str, &str)] = &[
-        ("okf://data/x?tenant=t", "invalid dsn \"okf://data/x?tenant=t\""),
-        ("okf://host?tenant=t", "invalid dsn \"okf://host?tenant=t\""),
-        ("okf:/abs?tenant=t", "invalid dsn \"okf:/abs?tenant=t\""),
-        ("nothing", "invalid dsn \"nothing\""),
-        ("1okf:///x?tenant=t", "invalid dsn \"1okf:///x?tenant=t\""),
-        ("okf:///x%zz?tenant=t", "invalid dsn \"okf:///x%zz?tenant=t\""),
-        ("okf:///x%ff?tenant=t", "invalid dsn \"okf:///x%ff?tenant=t\""),
-        ("okf:///x", "embedded dsn needs ?tenant="),
-        ("okf:///x?tenant=", "embedded dsn needs ?tenant="),
-        ("okf://", "embedded dsn needs ?tenant="),
+        ("okf://data/x?tenant=t", "invalid dsn \"okf://data/x?tenant=t\": expected okf:///absolute/path?tenant=<name>"),
+        ("okf://host?tenant=t", "invalid dsn \"okf://host?tenant=t\": expected okf:///absolute/path?tenant=<name>"),
+        ("okf:/abs?tenant=t", "invalid dsn \"okf:/abs?tenant=t\": expected okf:///absolute/path?tenant=<name>"),
+        ("nothing", "invalid dsn \"nothing\": expected okf:///absolute/path?tenant=<name>"),
+        ("1okf:///x?tenant=t", "invalid dsn \"1okf:///x?tenant=t\": expected okf:///absolute/path?tenant=<name>"),
+        ("okf:///x%zz?tenant=t", "invalid dsn \"okf:///x%zz?tenant=t\": expected okf:///absolute/path?tenant=<name>"),
+        ("okf:///x%ff?tenant=t", "invalid dsn \"okf:///x%ff?tenant=t\": expected okf:///absolute/path?tenant=<name>"),
+        ("okf:///x", "dsn \"okf:///x\" names no tenant: expected okf:///absolute/path?tenant=<name>"),
+        ("okf:///x?tenant=", "dsn \"okf:///x?tenant=\" names no tenant: expected okf:///absolute/path?tenant=<name>"),
+        ("okf://", "dsn \"okf://\" names no tenant: expected okf:///absolute/path?tenant=<name>"),
         ("okf:///x?tenant=a/b", "invalid tenant id \"a/b\": expected 1-64 chars of [a-z0-9_-]"),
         ("postgres://h/db", "unsupported dsn scheme \"postgres:\", expected one of okf:, okf+unix:, okf+http:, okf+https:"),
         ("okf+npipe:///p?tenant=t", "unsupported dsn scheme \"okf+npipe:\", expected one of okf:, okf+unix:, okf+http:, okf+https:"),

@@ -157,7 +157,7 @@ async def write_round_trip():
         # Diagnostics of the written document, no colon after the level.
         plain = "Just text.\n"
         text = await srv.ok("write", {"bundle": "notes", "path": "plain.md", "content": plain})
-        check(text.endswith("\nid plain\nwarn plain.md: no frontmatter, compiled as plain markdown, not an OKF concept"), text)
+        check(text.endswith("\nid plain\ninfo plain.md: no frontmatter: a plain Markdown concept; add frontmatter with a type to make it OKF"), text)
         # A navigation document.
         text = await srv.ok("write", {"bundle": "notes", "path": "index.md", "content": "# Notes\n"})
         check(text.endswith("\nnote: index.md and log.md are navigation documents: stored, never listed or searched"), text)

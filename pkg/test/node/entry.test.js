@@ -18,7 +18,7 @@ test('the Node entry loads the wasm module and returns the package version', () 
 });
 
 test('the Node entry exports the shared API and the files store, not IndexedDB', () => {
-  assert.deepEqual(Object.keys(langonrock).sort(), ['CODES', 'LangonrockError', 'createMcpServer', 'exportFolder', 'files', 'importFolder', 'memory', 'open', 'version']);
+  assert.deepEqual(Object.keys(langonrock).sort(), ['CODES', 'LangonrockError', 'createMcpServer', 'exportFolder', 'files', 'importFolder', 'memory', 'open', 'planFolder', 'version']);
 });
 
 test('LangonrockError is a real Error with a code and the optional fields only when given', () => {
@@ -100,4 +100,25 @@ test('serveNeed answers each store step from a real store, and store failures as
     outcome: { failed: { kind: 'corrupt', message: `database corruption: source/${wrong.digest} put with bytes of another digest` } },
   });
   await assert.rejects(serveNeed(t, { need: 'nap' }), TypeError);
+});
+
+test('planFolder is the core folder rule: a flat folder is one bundle, nothing to import is INVALID', () => {
+  const plan = langonrock.planFolder(
+    [
+      { path: 'b.md', kind: 'file' },
+      { path: 'a.md', kind: 'file' },
+      { path: '.obsidian', kind: 'other' },
+    ],
+    { name: 'My Notes', shown: './My Notes' },
+  );
+  assert.deepEqual(
+    [plan.layout, plan.bundle, plan.chosen, plan.bundles, plan.documents],
+    ['one', 'My-Notes', false, ['My-Notes'], [{ entry: 1, bundle: 'My-Notes', path: 'a.md' }, { entry: 0, bundle: 'My-Notes', path: 'b.md' }]],
+  );
+  assert.match(plan.line, /^reading \.\/My Notes as one bundle "My-Notes" \(named after "My Notes"\): /);
+  assert.throws(() => langonrock.planFolder([{ path: 'x.txt', kind: 'file' }], { shown: 'd' }), (e) => {
+    assert.ok(e instanceof LangonrockError);
+    assert.deepEqual([e.code, e.message], ['INVALID', 'nothing to import in d: 1 file and none ends in .md (x.txt)']);
+    return true;
+  });
 });

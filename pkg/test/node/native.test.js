@@ -5,9 +5,9 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { open, files, importFolder, exportFolder } from 'langonrock';
 import { cli, mcpSession, toolText, requireNative, NATIVE, JS_BIN, SAMPLES } from '../native.js';
 
@@ -42,6 +42,58 @@ const GETS = [
   { ids: ['gross-margin', 'revenue'], section: 'no_such_section' },
   { ids: ['stackoverflow'], limit: 1 },
 ];
+
+// One folder rule (the core's folder plan) for both hosts: the same decision line, the same
+// documents, the same refusals.
+test('parity: ordinary folders import alike from Node and from the native binary', async () => {
+  const base = join(root, 'folders');
+  const make = async (name, filesOf) => {
+    const dir = join(base, name);
+    for (const [rel, text] of Object.entries(filesOf)) {
+      await mkdir(dirname(join(dir, rel)), { recursive: true });
+      await writeFile(join(dir, rel), text);
+    }
+    await mkdir(dir, { recursive: true });
+    return dir;
+  };
+  const note = (type, body) => (type ? `---\ntype: ${type}\n---\n${body}\n` : `${body}\n`);
+  const cases = [
+    await make('flat notes', { 'a.md': note(null, '# A'), 'b.md': note('note', 'Links [[a]].') }),
+    await make('kb', { 'index.md': '# KB\n', 'concepts/x.md': note('concept', 'See [y](/concepts/y.md).'), 'concepts/y.md': note('concept', 'Y.') }),
+    await make('tenant', { 'README.md': '# About\n', 'sales/orders.md': note('table', 'Orders.'), 'ops/run.md': note('runbook', 'Run.') }),
+    await make('empty', {}),
+    await make('text only', { 'a.txt': 'x', 'b.csv': 'y' }),
+  ];
+  for (const [i, dir] of cases.entries()) {
+    const nativeData = join(base, `native-${i}`);
+    const n = await cli(['import', dir, '--data', nativeData, '--tenant', 't']);
+    const conn = await open({ tenant: 't', store: files({ dataRoot: join(base, `js-${i}`) }), now });
+    try {
+      const r = await importFolder(conn, dir).catch((e) => e);
+      if (r instanceof Error) {
+        assert.equal(r.code, 'INVALID');
+        assert.deepEqual([n.code, n.stderr], [1, `error: ${r.message}\n`], dir);
+        assert.match(r.message, /^nothing to import in /);
+        assert.equal((await conn.history()).revisions.length, 0, 'nothing committed');
+      } else {
+        assert.equal(n.code, 0, n.stderr);
+        assert.ok(n.stderr.startsWith(`${r.line}\n`), `${dir}: ${n.stderr}`);
+        const snap = await cli(['snapshot', '--data', nativeData, '--tenant', 't']);
+        assert.equal(r.snapshot, snap.stdout.trim(), dir);
+        assert.equal(r.diagnostics.filter((d) => d.message.startsWith('unresolved')).length, 0, dir);
+      }
+    } finally {
+      await conn.close();
+    }
+  }
+  const one = await open({ tenant: 't', store: files({ dataRoot: join(base, 'js-0') }), now });
+  try {
+    // A flat folder is one bundle named after it; a plain note is one info diagnostic.
+    assert.deepEqual((await one.listSource()).map((e) => `${e.bundle}/${e.path}`), ['flat-notes/a.md', 'flat-notes/b.md']);
+  } finally {
+    await one.close();
+  }
+});
 
 test('parity: the package and the native binary give byte-identical manifest, search TSV and get text', async () => {
   const conn = await open({ tenant: 'samples', store: files({ dataRoot: nativeRoot }), readOnly: true, now });
@@ -86,8 +138,8 @@ test('parity: importing the samples folder from Node gives the native snapshot a
   try {
     const r = await importFolder(conn, SAMPLES);
     assert.equal(r.committed, true);
-    // The same warning the native import prints for a top-level file.
-    assert.deepEqual(r.warnings, ['warn: LICENSE.md: not inside a bundle folder, ignored (use --bundle)']);
+    // The same decision line the native import prints.
+    assert.equal(r.line, `reading ${SAMPLES} as 4 bundles, one per subfolder; left out at its root: LICENSE.md`);
     const native = await cli(['snapshot', '--data', nativeRoot, '--tenant', 'samples']);
     assert.equal(r.snapshot, native.stdout.trim());
     const m = await cli(['manifest', '--data', dataRoot, '--tenant', 'samples'], { today: TODAY });
@@ -96,7 +148,7 @@ test('parity: importing the samples folder from Node gives the native snapshot a
     const again = await cli(['import', SAMPLES, '--data', dataRoot, '--tenant', 'samples']);
     assert.equal(again.code, 0, again.stderr);
     assert.match(again.stderr, /\(reused\)/);
-    assert.ok(again.stderr.startsWith(`${r.warnings[0]}\n`), again.stderr);
+    assert.ok(again.stderr.startsWith(`${r.line}\n`), again.stderr);
     assert.equal((await conn.history()).revisions.length, 1, 'no new revision');
     const out = join(root, 'exported');
     assert.equal((await exportFolder(conn, out)).files, (await conn.listSource()).length);
@@ -211,7 +263,21 @@ test("the package's langonrock mcp serves a files tenant over stdio, as the nati
   assert.deepEqual(again.byId.get(3).result, { content: [{ type: 'text', text: 'unknown tool "transact"' }], isError: true });
   assert.equal(again.byId.get(4).result.contents[0].text, native.byId.get(4).result.contents[0].text);
   const bad = await mcpSession([process.execPath, JS_BIN, 'mcp', 'okf://host/x?tenant=a'], []);
-  assert.deepEqual([bad.code, bad.stderr], [1, 'error: invalid dsn "okf://host/x?tenant=a"\n']);
+  assert.deepEqual([bad.code, bad.stderr], [1, 'error: invalid dsn "okf://host/x?tenant=a": expected okf:///absolute/path?tenant=<name>\n']);
+});
+
+test('okf://~/… is under the home directory, in the package\'s bin as in the native binary', async () => {
+  const home = join(root, 'home');
+  const write = { method: 'tools/call', params: { name: 'write', arguments: { bundle: 'inbox', path: 'a.md', content: '# A\n' } } };
+  const get = { method: 'tools/call', params: { name: 'get', arguments: { ids: ['a'] } } };
+  const js = await mcpSession([process.execPath, JS_BIN, 'mcp', 'okf://~/kb?tenant=acme'], [write], { env: { HOME: home } });
+  assert.equal(js.code, 0, js.stderr);
+  assert.equal(toolText(js.byId.get(1)).isError, false);
+  const native = await mcpSession([NATIVE, 'mcp', 'okf://~/kb?tenant=acme'], [get], { env: { HOME: home } });
+  assert.equal(native.code, 0, native.stderr);
+  assert.match(toolText(native.byId.get(1)).text, /^@@ a\n/);
+  const listed = await cli(['source', '--data', join(home, 'kb'), '--tenant', 'acme']);
+  assert.match(listed.stdout, /\tinbox\/a\.md\ta\n$/);
 });
 
 test('a corrupt files tenant opens failing closed; verify reports it as the native binary does, and repair recovers it', async () => {

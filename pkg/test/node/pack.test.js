@@ -5,10 +5,12 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { installPacked, readmeExample, README_OUTPUT } from '../pack.js';
+import { mcpSession } from '../native.js';
+import { SDK_MISSING } from '../../src/sdk.js';
 
 const run = promisify(execFile);
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
@@ -45,6 +47,28 @@ test("the README's example runs from the packed tarball in a fresh Node project"
     const bin = join(packed.project, 'node_modules/.bin/langonrock');
     const r = await run(bin, ['serve'], { cwd: packed.project }).catch((e) => e);
     assert.deepEqual([r.code, r.stderr], [1, 'error: unknown command "serve"\n']);
+    // The MCP SDK is an optional peer dependency: not installed with the package, and
+    // `langonrock mcp` says how to add it.
+    assert.ok(!existsSync(join(packed.project, 'node_modules/@modelcontextprotocol/sdk')));
+    const lock = JSON.parse(readFileSync(join(packed.project, 'package-lock.json'), 'utf8'));
+    assert.deepEqual(Object.keys(lock.packages).filter((k) => k.startsWith('node_modules/')), ['node_modules/langonrock']);
+    const dsn = `okf://${join(packed.project, 'data')}?tenant=acme`;
+    const m = await run(bin, ['mcp', dsn], { cwd: packed.project }).catch((e) => e);
+    assert.equal(m.code, 1);
+    assert.ok(m.stderr.endsWith(`error: ${SDK_MISSING}\n`), m.stderr);
+  } finally {
+    await rm(packed.dir, { recursive: true, force: true });
+  }
+});
+
+test('with the MCP SDK installed beside it (from the registry), the packed bin serves MCP over stdio', async () => {
+  const packed = await installPacked(['@modelcontextprotocol/sdk@1.32.2']);
+  try {
+    const bin = join(packed.project, 'node_modules/.bin/langonrock');
+    const dsn = `okf://${join(packed.project, 'data')}?tenant=acme`;
+    const s = await mcpSession([bin, 'mcp', dsn], [{ method: 'tools/list', params: {} }]);
+    assert.equal(s.code, 0, s.stderr);
+    assert.deepEqual(s.byId.get(1).result.tools.map((t) => t.name), ['manifest', 'search', 'get', 'snapshot', 'write', 'delete']);
   } finally {
     await rm(packed.dir, { recursive: true, force: true });
   }

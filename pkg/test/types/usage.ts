@@ -1,8 +1,8 @@
 // Type-checks the package's declarations (`npm run typecheck`): every call of js.md §1–§6
 // and the stores, used as a caller would. Nothing here runs.
 
-import { files, memory, version, open, createMcpServer, importFolder, exportFolder, LangonrockError, CODES } from 'langonrock';
-import type { Connection, ErrorCode, Slice, Store, SwapOutcome, TenantStore, Tool } from 'langonrock';
+import { files, memory, version, open, createMcpServer, importFolder, exportFolder, planFolder, LangonrockError, CODES } from 'langonrock';
+import type { Connection, ErrorCode, FolderPlan, Slice, Store, SwapOutcome, TenantStore, Tool } from 'langonrock';
 import { indexedDb } from '../../src/browser.js';
 import type { IndexedDbTenantStore } from '../../src/browser.js';
 
@@ -86,7 +86,10 @@ async function connection(): Promise<void> {
   const called = await c.callTool('get', { ids: ['orders'] });
   const isError: boolean = called.isError;
   const imported = await importFolder(c, './notes', { bundle: 'ops', strict: true });
-  const warnings: string[] = imported.warnings;
+  const warnings: string = imported.line;
+  const plan: FolderPlan = planFolder([{ path: 'a.md', kind: 'file' }], { name: 'notes', shown: './notes' });
+  const firstBundle: string = plan.documents[0].bundle;
+  void firstBundle;
   const exported: number = (await exportFolder(c, './out')).files;
   const advice: string | null = c.adviceNow();
   const tenant: string = c.tenant;
