@@ -20,6 +20,7 @@ pub mod corpus;
 pub mod host;
 pub mod measure;
 pub mod questions;
+pub mod remote;
 pub mod rendered;
 pub mod report;
 pub mod retrieval;

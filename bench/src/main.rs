@@ -17,6 +17,8 @@
 //! - `generate <dir> --bundles B [--per-bundle N] [--seed S]`: writes the tree to `dir`.
 //! - `manifest`: our tenant manifest (core's renderer, clock pinned to 2026-09-21) at the three
 //!   sizes, in tokens, next to the reference's published sizes.
+//! - `remote-calls <dsn>… [--calls N]`: the latency of library calls through each DSN (an
+//!   embedded one next to a `langonrock serve`'s, say), see `langonrock_bench::remote`.
 //! - `sessions [--concepts N] [--turns KEY]`: the 20-question session bills from our rendered
 //!   tool output at one size (default 500); `--turns` dumps one session's turns as JSON, the
 //!   input `billing.py`'s `bill` takes.
@@ -55,7 +57,31 @@ const USAGE: &str = "usage: langonrock-bench <command>
   compile-phases [concepts] [--runs N]  time the parts of compile (default 20000)
   generate <dir> --bundles B [--per-bundle N] [--seed S]
   manifest                            our manifest size at 500, 5,000 and 20,000 concepts
-  sessions [--concepts N] [--turns KEY]  session bills from our tool output (default 500)";
+  sessions [--concepts N] [--turns KEY]  session bills from our tool output (default 500)
+  remote-calls <dsn>... [--calls N]   call latency through each DSN (default 2000 calls)";
+
+fn cmd_remote_calls(args: &[String]) -> Result<ExitCode, String> {
+    let mut dsns = Vec::new();
+    let mut calls = 2_000;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--calls" => {
+                calls = it
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .filter(|n| *n >= 4)
+                    .ok_or("--calls needs a number of at least 4")?
+            }
+            dsn => dsns.push(dsn.to_string()),
+        }
+    }
+    if dsns.is_empty() {
+        return Err(USAGE.to_string());
+    }
+    print!("{}", langonrock_bench::remote::run(&dsns, calls)?);
+    Ok(ExitCode::SUCCESS)
+}
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -71,6 +97,7 @@ fn main() -> ExitCode {
         Some("generate") => cmd_generate(&args[1..]),
         Some("sessions") => cmd_sessions(&args[1..]),
         Some("manifest") => cmd_manifest(),
+        Some("remote-calls") => cmd_remote_calls(&args[1..]),
         _ => Err(USAGE.to_string()),
     };
     match result {

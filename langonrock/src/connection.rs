@@ -99,6 +99,8 @@ pub struct Options {
     read_only: bool,
     load: bool,
     clock: Arc<dyn Clock>,
+    #[cfg(feature = "remote")]
+    remote_limits: crate::remote::http::Limits,
 }
 
 impl Default for Options {
@@ -107,6 +109,8 @@ impl Default for Options {
             read_only: false,
             load: true,
             clock: Arc::new(SystemClock),
+            #[cfg(feature = "remote")]
+            remote_limits: crate::remote::http::Limits::default(),
         }
     }
 }
@@ -141,10 +145,29 @@ impl Options {
         self
     }
 
-    /// Opens the tenant a DSN names (see [`crate::open`]).
-    pub fn open(&self, dsn: &str) -> Result<Connection, Error> {
+    /// Opens the tenant a DSN names (see [`crate::open`]): a data root, or with the
+    /// `remote` feature a `langonrock serve` (docs/remote.md).
+    pub fn open(&self, dsn: &str) -> Result<crate::Connection, Error> {
         let home = crate::data_root::home_dir(&crate::data_root::process_env);
-        let d = langonrock_core::dsn::parse_dsn_home(dsn, cfg!(windows), home.as_deref())?;
+        let d = match langonrock_core::dsn::parse_dsn_home(dsn, cfg!(windows), home.as_deref())? {
+            langonrock_core::dsn::Dsn::Embedded(d) => d,
+            #[cfg(feature = "remote")]
+            langonrock_core::dsn::Dsn::Remote(r) => {
+                return crate::Connection::remote(
+                    &r,
+                    self.read_only,
+                    self.remote_limits,
+                    self.clock.clone(),
+                )
+            }
+            #[cfg(not(feature = "remote"))]
+            langonrock_core::dsn::Dsn::Remote(_) => {
+                return Err(Error::Invalid(format!(
+                    "dsn \"{}\" names a remote server, and this build has no `remote` feature",
+                    langonrock_core::dsn::redact_dsn(dsn)
+                )))
+            }
+        };
         let data = match d.data {
             Some(p) => PathBuf::from(p),
             None => crate::data_root::default_root(&crate::data_root::process_env)?,
@@ -160,8 +183,8 @@ impl Options {
 
     /// Opens `tenant` of the files store under the data root `data`.
     #[cfg(feature = "files")]
-    pub fn open_files(&self, data: &Path, tenant: &str) -> Result<Connection, Error> {
-        Connection::start(Arc::new(crate::files::Files::new(data)), tenant, self)
+    pub fn open_files(&self, data: &Path, tenant: &str) -> Result<crate::Connection, Error> {
+        Connection::start(Arc::new(crate::files::Files::new(data)), tenant, self).map(Into::into)
     }
 
     /// Opens `tenant` of a store shared with other connections (a memory store, a test
@@ -170,8 +193,16 @@ impl Options {
         &self,
         store: Arc<Mutex<S>>,
         tenant: &str,
-    ) -> Result<Connection, Error> {
-        Connection::start(Arc::new(Shared(store)), tenant, self)
+    ) -> Result<crate::Connection, Error> {
+        Connection::start(Arc::new(Shared(store)), tenant, self).map(Into::into)
+    }
+
+    /// How long a remote connection waits and how much it reads (default
+    /// [`crate::remote::http::Limits::default`]).
+    #[cfg(feature = "remote")]
+    pub fn remote_limits(mut self, limits: crate::remote::http::Limits) -> Options {
+        self.remote_limits = limits;
+        self
     }
 }
 
@@ -322,9 +353,8 @@ impl Connection {
     /// corrupt store fails closed with its `database corruption: …` error.
     #[cfg(feature = "files")]
     pub fn open(data: &Path, tenant: &str, read_only: bool) -> Result<Connection, Error> {
-        Options::default()
-            .read_only(read_only)
-            .open_files(data, tenant)
+        let opts = Options::default().read_only(read_only);
+        Connection::start(Arc::new(crate::files::Files::new(data)), tenant, &opts)
     }
 
     /// A connection to `tenant` in a fresh memory store (the core's strict store): nothing
@@ -337,7 +367,8 @@ impl Connection {
     /// # Ok::<(), langonrock::Error>(())
     /// ```
     pub fn memory(tenant: &str) -> Result<Connection, Error> {
-        Options::default().open_store(Arc::new(Mutex::new(MemoryStore::new())), tenant)
+        let store = Arc::new(Shared(Arc::new(Mutex::new(MemoryStore::new()))));
+        Connection::start(store, tenant, &Options::default())
     }
 
     fn start(store: Arc<dyn Backend>, tenant: &str, opts: &Options) -> Result<Connection, Error> {

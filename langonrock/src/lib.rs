@@ -26,6 +26,9 @@ pub mod connection;
 pub mod data_root;
 #[cfg(feature = "files")]
 pub mod files;
+mod handle;
+#[cfg(feature = "remote")]
+pub mod remote;
 
 #[cfg(test)]
 mod testdir;
@@ -33,7 +36,8 @@ mod tool_list;
 
 #[cfg(feature = "async")]
 pub use asynchronous::AsyncConnection;
-pub use connection::{Connection, Options, READ_ONLY};
+pub use connection::{Options, READ_ONLY};
+pub use handle::{not_remote, Connection};
 pub use langonrock_core as core;
 pub use langonrock_core::{Error, Result};
 pub use tool_list::{ToolDefinition, ToolMode};

@@ -249,7 +249,7 @@ pub fn server_over(backend: Arc<TenantBackend>, mode: Mode) -> McpServer {
 /// `reader`/`writer` until the transport closes. Returns the exit code.
 pub fn run_mcp<R, W>(
     dsn: &str,
-    target: &crate::args::Target,
+    target: Option<&crate::args::Target>,
     mode: Mode,
     reader: R,
     writer: W,
@@ -264,19 +264,22 @@ where
         "langonrock mcp serving {} over stdio",
         crate::args::redact_dsn(dsn)
     );
-    let conn = match Conn::open(&target.data, &target.tenant, mode.read_only) {
+    let opened = match target {
+        Some(t) => Conn::open(&t.data, &t.tenant, mode.read_only),
+        // A remote DSN: the same server over a remote connection (docs/remote.md).
+        None => langonrock::Options::default()
+            .read_only(mode.read_only)
+            .open(dsn),
+    };
+    let conn = match opened {
         Ok(c) => c,
         Err(e) => {
             let _ = writeln!(err, "error: {}", e.message());
             return 1;
         }
     };
-    if !conn.has_head() {
-        let _ = writeln!(
-            err,
-            "{}",
-            crate::commands::no_revisions(&target.tenant, &target.data)
-        );
+    if let (false, Some(t)) = (conn.has_head(), target) {
+        let _ = writeln!(err, "{}", crate::commands::no_revisions(&t.tenant, &t.data));
     }
     // The first search needs the index: decode (or build) it on another thread while the
     // session starts.

@@ -192,11 +192,11 @@ fn bad_dsns_are_refused_with_the_expected_form() {
         ),
     ];
     for (dsn, message) in cases {
-        let e = langonrock::open(dsn).err().expect(dsn);
+        let e = langonrock::open(dsn).expect_err(dsn);
         assert_eq!((e.code(), e.message()), ("INVALID", message), "{dsn}");
     }
     // An unknown scheme, as given (cli.md §5.4).
-    let e = langonrock::open("mysql://db/kb?tenant=a").err().unwrap();
+    let e = langonrock::open("mysql://db/kb?tenant=a").unwrap_err();
     assert_eq!(e.code(), "INVALID");
     assert!(
         e.message()

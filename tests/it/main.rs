@@ -19,6 +19,8 @@ mod files_store;
 mod library;
 /// The golden that the wasm32 build must reproduce byte for byte.
 mod parity;
+/// The tool session's placeholders, shared with node-mcp's remote tests.
+mod session;
 /// A tool session through the native MCP call path, against a golden the JS suite shares.
 mod tool_session;
 /// Helpers: golden files, test data paths.

@@ -296,7 +296,12 @@ pub fn parse_history_request(value: &Value) -> Result<HistoryRequest> {
                     .filter(|f| f.fract() == 0.0 && f.abs() < 1e15)
                     .map(|f| f as i64)
             });
-            Some(i.ok_or_else(|| Error::Invalid(HISTORY_LIMIT.into()))?)
+            // The range is the engine's too; checking it here lets a remote client refuse
+            // it without a round trip.
+            Some(
+                i.filter(|l| (1..=100).contains(l))
+                    .ok_or_else(|| Error::Invalid(HISTORY_LIMIT.into()))?,
+            )
         }
         Some(_) => return Err(Error::Invalid(HISTORY_LIMIT.into())),
     };

@@ -209,10 +209,10 @@ fn commands_parse() {
         ]),
         Ok(Command::Mcp {
             dsn: "okf:///srv/k?tenant=Acme".into(),
-            target: Target {
+            target: Some(Target {
                 data: "/srv/k".into(),
                 tenant: "acme".into()
-            },
+            }),
             database_tools: true,
             read_only: true
         })
@@ -263,7 +263,10 @@ fn data_root_resolution() {
     // The mcp DSN without a path takes the same default.
     let env = env_with(&[("LANGONROCK_DATA", "/env")]);
     match parse(vec!["mcp".into(), "okf://?tenant=t".into()], &env) {
-        Ok(Command::Mcp { target, .. }) => assert_eq!(target.data, PathBuf::from("/env")),
+        Ok(Command::Mcp {
+            target: Some(target),
+            ..
+        }) => assert_eq!(target.data, PathBuf::from("/env")),
         other => panic!("{other:?}"),
     }
 }
@@ -276,7 +279,10 @@ fn tilde_in_a_dsn_is_the_home_directory() {
         _ => None,
     };
     match parse(vec!["mcp".into(), "okf://~/kb?tenant=acme".into()], &env) {
-        Ok(Command::Mcp { target, .. }) => {
+        Ok(Command::Mcp {
+            target: Some(target),
+            ..
+        }) => {
             let want = if cfg!(windows) {
                 "C:/Users/me/kb"
             } else {
@@ -314,7 +320,7 @@ fn tilde_in_a_dsn_is_the_home_directory() {
 
 #[test]
 fn dsn_grammar_of_cli_md_5() {
-    let ok = |s: &str| parse_dsn(s).map_err(|ArgError(m)| m);
+    let ok = |s: &str| parse_dsn(s).map(Option::unwrap).map_err(|ArgError(m)| m);
     assert_eq!(
         ok("okf:///srv/knowledge?tenant=acme"),
         Ok(Dsn {
@@ -371,9 +377,6 @@ fn dsn_grammar_of_cli_md_5() {
         ("okf:///x?tenant=a/b", "invalid tenant id \"a/b\": expected 1-64 chars of [a-z0-9_-]"),
         ("postgres://h/db", "unsupported dsn scheme \"postgres:\", expected one of okf:, okf+unix:, okf+http:, okf+https:"),
         ("okf+npipe:///p?tenant=t", "unsupported dsn scheme \"okf+npipe:\", expected one of okf:, okf+unix:, okf+http:, okf+https:"),
-        ("okf+unix:///run/s.sock?tenant=t", "dsn scheme \"okf+unix:\" is planned but not available in this version"),
-        ("okf+http://h:7777?tenant=t", "dsn scheme \"okf+http:\" is planned but not available in this version"),
-        ("OKF+HTTPS://h?tenant=t", "dsn scheme \"OKF+HTTPS:\" is planned but not available in this version"),
     ];
     for (dsn, want) in errors {
         assert_eq!(ok(dsn), Err(want.to_string()), "{dsn}");
@@ -413,5 +416,62 @@ fn strict_integers() {
     assert_eq!(
         non_negative("--grace", "99999999999999999999999999"),
         Ok(usize::MAX)
+    );
+}
+
+#[test]
+fn query_takes_a_dsn_and_a_verb_with_its_flags() {
+    let env = env_with(&[]);
+    let p = |args: &[&str]| parse(args.iter().map(OsString::from).collect(), &env);
+    match p(&[
+        "query",
+        "okf+unix:///s.sock?tenant=t",
+        "get",
+        "a",
+        "b",
+        "--limit",
+        "5",
+    ]) {
+        Ok(Command::Query { dsn, verb }) => {
+            assert_eq!(dsn, "okf+unix:///s.sock?tenant=t");
+            match *verb {
+                Command::Get { ids, limit, .. } => {
+                    assert_eq!(ids, ["a", "b"]);
+                    assert_eq!(limit, Some(5));
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        other => panic!("{other:?}"),
+    }
+    let e = |args: &[&str]| match p(args) {
+        Err(ArgError(m)) => m,
+        Ok(c) => panic!("parsed {c:?}"),
+    };
+    assert_eq!(
+        e(&["query", "okf+http://h:1?tenant=t", "gc"]),
+        "unknown verb \"gc\": expected one of manifest, snapshot, search, get, source, read, write, delete, delete-bundle, transact, history, restore"
+    );
+    assert_eq!(e(&["query"]), "missing dsn");
+    assert_eq!(e(&["query", "okf+http://h:1"]), "missing verb");
+    assert_eq!(
+        e(&["query", "okf+http://h:1", "manifest", "--tenant", "x"]),
+        "unknown flag \"--tenant\""
+    );
+    assert_eq!(
+        e(&["query", "okf+http://h:1", "manifest", "--data=/x"]),
+        "unknown flag \"--data\""
+    );
+    assert_eq!(
+        e(&["query", "mysql://x", "manifest"]),
+        "unsupported dsn scheme \"mysql:\", expected one of okf:, okf+unix:, okf+http:, okf+https:"
+    );
+    assert_eq!(
+        e(&["query", "okf+http://h:1", "get"]),
+        "get requires at least one concept id"
+    );
+    assert_eq!(
+        e(&["query", "okf+http://h:1", "write", "b", "p"]),
+        "a write needs --replaces <hash> to update, --create for a new concept, or --force to overwrite whatever is there"
     );
 }

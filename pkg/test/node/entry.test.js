@@ -22,7 +22,7 @@ test('the Node entry exports the shared API and the files store, not IndexedDB',
 });
 
 test('LangonrockError is a real Error with a code and the optional fields only when given', () => {
-  assert.deepEqual(CODES, ['INVALID', 'NOT_FOUND', 'CONFLICT', 'INDETERMINATE_COMMIT', 'CORRUPT', 'STORE']);
+  assert.deepEqual(CODES, ['INVALID', 'NOT_FOUND', 'CONFLICT', 'INDETERMINATE_COMMIT', 'CORRUPT', 'STORE', 'UNAUTHORIZED', 'FORBIDDEN']);
   const e = new LangonrockError('INDETERMINATE_COMMIT', 'commit outcome is indeterminate; inspect revision abc before retrying', { revision: 'abc' });
   assert.ok(e instanceof Error);
   assert.equal(e.name, 'LangonrockError');
