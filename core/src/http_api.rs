@@ -323,8 +323,8 @@ pub fn quote_body(body: &[u8]) -> String {
     format!("{}…", &text[..end])
 }
 
-/// A failure that is not the server's JSON error: `langonrock server returned <status>:
-/// <body>` (code `STORE`).
+/// A failure that is not the server's JSON error (code `STORE`):
+/// `langonrock server returned <status>: <body>`.
 pub fn unexpected(status: u16, body: &[u8]) -> Error {
     Error::Store(format!(
         "langonrock server returned {status}: {}",
@@ -469,51 +469,7 @@ pub fn read_source_answer(r: &Response<'_>) -> Result<Option<(String, String)>> 
     Ok(Some((text, hash)))
 }
 
-/// One slice of a `get` answer, owned, with the fields of read.md §3.2 in the spec's order
-/// (its JSON is the same as [`crate::read::Slice`]'s).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct OwnedSlice {
-    /// The returned part of the addressed text.
-    pub text: String,
-    /// Its start within the addressed text, in UTF-16 units.
-    pub start: usize,
-    /// Its end.
-    pub end: usize,
-    /// The addressed text's length.
-    pub total: usize,
-    /// With `find`: the first match offsets.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub matches: Option<Vec<usize>>,
-    /// With `find`: the number of matches.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub match_count: Option<usize>,
-    /// With `source`: the bundle.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bundle: Option<String>,
-    /// With `source`: the path.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-    /// With `source`: the source hash.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hash: Option<String>,
-}
-
-impl From<&crate::read::Slice<'_>> for OwnedSlice {
-    fn from(s: &crate::read::Slice<'_>) -> OwnedSlice {
-        OwnedSlice {
-            text: s.text.to_string(),
-            start: s.start,
-            end: s.end,
-            total: s.total,
-            matches: s.matches.clone(),
-            match_count: s.matches.as_ref().map(|m| s.match_count.unwrap_or(m.len())),
-            bundle: s.source.as_ref().map(|r| r.bundle.to_string()),
-            path: s.source.as_ref().map(|r| r.path.to_string()),
-            hash: s.source.as_ref().map(|r| r.hash.clone()),
-        }
-    }
-}
+pub use crate::read::OwnedSlice;
 
 /// A `get` answer: the found ids and their slices, in the server's order; `None` when the
 /// body is not an object of slices.
@@ -522,32 +478,6 @@ pub fn get_answer(body: &[u8]) -> Option<Vec<(String, OwnedSlice)>> {
         .into_iter()
         .map(|(id, v)| Some((id, serde_json::from_value(v).ok()?)))
         .collect()
-}
-
-impl OwnedSlice {
-    /// The slice as [`crate::read::Slice`], borrowing this one's text, for the renderers.
-    pub fn as_slice(&self) -> crate::read::Slice<'_> {
-        crate::read::Slice {
-            text: &self.text,
-            start: self.start,
-            end: self.end,
-            total: self.total,
-            matches: self.matches.clone(),
-            match_count: self.match_count,
-            source: self.source_ref(),
-        }
-    }
-
-    fn source_ref(&self) -> Option<crate::read::SourceRef<'_>> {
-        match (&self.bundle, &self.path, &self.hash) {
-            (Some(bundle), Some(path), Some(hash)) => Some(crate::read::SourceRef {
-                bundle,
-                path,
-                hash: hash.clone(),
-            }),
-            _ => None,
-        }
-    }
 }
 
 /// The bundle names of a tenant manifest's `# bundles:` line (read.md §2), as stored.

@@ -10,13 +10,12 @@
 //! executor; an async service would hand CPU-bound work to a blocking pool anyway, and this
 //! type does exactly that, one call per task.
 
-use crate::{Connection, Error, Options, Result, ToolDefinition, ToolMode};
-use langonrock_core::engine::{
-    DeleteResult, GcResult, HistoryPage, HistoryRequest, RepairRequest, RepairResult,
-    RestoreRequest, RevisionResult, SourceContent, Transaction, VerifyResult, WriteResult,
+use crate::{
+    Connection, DeleteResult, Error, GcRequest, GcResult, GetOptions, HistoryPage, HistoryRequest,
+    Options, OwnedSlice, RepairRequest, RepairResult, Reply, RestoreRequest, Result,
+    RevisionResult, SearchOptions, Snapshot, SourceContent, SourceEntry, ToolDefinition, ToolMode,
+    Transaction, VerifyResult, WriteResult,
 };
-use langonrock_core::search::SearchOptions;
-use langonrock_core::tools::Reply;
 use std::sync::Arc;
 
 /// A [`Connection`] whose operations are `async`: each runs on tokio's blocking pool.
@@ -127,6 +126,27 @@ impl AsyncConnection {
         self.run(move |c| c.manifest(bundle.as_deref())).await
     }
 
+    /// [`Connection::get`].
+    pub async fn get<S: AsRef<str>>(
+        &self,
+        ids: &[S],
+        opts: &GetOptions,
+    ) -> Result<Vec<(String, OwnedSlice)>> {
+        let ids: Vec<String> = ids.iter().map(|i| i.as_ref().to_string()).collect();
+        let opts = opts.clone();
+        self.run(move |c| c.get(&ids, &opts)).await
+    }
+
+    /// [`Connection::snapshot`].
+    pub async fn snapshot(&self) -> Result<Snapshot> {
+        self.run(|c| c.snapshot()).await
+    }
+
+    /// [`Connection::list_source`].
+    pub async fn list_source(&self) -> Result<Vec<SourceEntry>> {
+        self.run(|c| c.list_source()).await
+    }
+
     /// [`Connection::search`].
     pub async fn search(&self, query: &str, opts: &SearchOptions) -> Result<String> {
         let (query, opts) = (query.to_string(), opts.clone());
@@ -188,8 +208,8 @@ impl AsyncConnection {
     }
 
     /// [`Connection::gc`].
-    pub async fn gc(&self, keep: i64, grace_ms: u64, dry_run: bool) -> Result<GcResult> {
-        self.run(move |c| c.gc(keep, grace_ms, dry_run)).await
+    pub async fn gc(&self, req: GcRequest) -> Result<GcResult> {
+        self.run(move |c| c.gc(req)).await
     }
 
     /// [`Connection::verify`].
@@ -213,6 +233,17 @@ impl AsyncConnection {
         self.run(move |c| Ok(c.call_tool(&name, args.as_ref())))
             .await
             .unwrap_or_else(|e| Reply::error(e.message()))
+    }
+
+    /// [`Connection::close`]: waits on the blocking pool for a commit in flight. Clones
+    /// share the connection, so it is closed for all of them.
+    pub async fn close(&self) {
+        let _ = self
+            .run(|c| {
+                c.close();
+                Ok(())
+            })
+            .await;
     }
 }
 

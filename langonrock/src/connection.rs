@@ -490,6 +490,14 @@ impl Connection {
         }
     }
 
+    /// Waits for the exclusive operation in flight (a commit, `gc`, `verify`, `repair`,
+    /// `import`), then puts the pending derived record ([`Connection::finish_derived`]).
+    /// The caller refuses new calls first.
+    pub fn close(&self) {
+        drop(lock(&self.inner.exclusive));
+        self.finish_derived();
+    }
+
     /// Runs an engine op to its end: each step under the engine lock, store IO outside it.
     fn drive<T: 'static>(&self, op: impl FnOnce(&Engine) -> Op<T>) -> Result<T, Error> {
         let mut op = op(&lock(&self.inner.engine));

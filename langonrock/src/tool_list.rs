@@ -145,6 +145,9 @@ impl Connection {
     /// # Ok::<(), langonrock::Error>(())
     /// ```
     pub fn tools(&self, mode: ToolMode) -> Result<Vec<ToolDefinition>, crate::Error> {
+        if self.is_closed() {
+            return Err(crate::Error::Invalid(crate::CLOSED.into()));
+        }
         Ok(mode.definitions(self.advice().as_deref()))
     }
 }

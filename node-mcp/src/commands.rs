@@ -134,8 +134,15 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             for t in tenants {
                 // A dry run changes nothing, not even a derived record.
                 let conn = Conn::open(&data, &t, dry_run)?;
-                let keep = keep.map_or(10, |k| i64::try_from(k).unwrap_or(i64::MAX));
-                let r = conn.gc(keep, grace_ms.unwrap_or(3_600_000), dry_run)?;
+                let keep = keep.map_or(langonrock::GcRequest::default().keep, |k| {
+                    i64::try_from(k).unwrap_or(i64::MAX)
+                });
+                let defaults = langonrock::GcRequest::default();
+                let r = conn.gc(langonrock::GcRequest {
+                    keep,
+                    dry_run,
+                    grace_ms: grace_ms.unwrap_or(defaults.grace_ms),
+                })?;
                 let kept = r.kept.len();
                 let line = if r.dry_run {
                     format!(

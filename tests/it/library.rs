@@ -4,9 +4,12 @@
 
 use crate::util::TempDir;
 use langonrock::{AsyncConnection, Connection, Options, ToolMode};
-use langonrock_core::engine::HistoryRequest;
+use langonrock_core::engine::{
+    HistoryRequest, Key, KeyInfo, MemoryStore, Store, StoreError, SwapOutcome,
+};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 fn note(i: usize) -> String {
     format!("---\ntype: note\n---\n# Note {i}\n\nNote number {i} about orders.\n")
@@ -204,4 +207,104 @@ fn bad_dsns_are_refused_with_the_expected_form() {
         "{}",
         e.message()
     );
+}
+
+/// A memory store whose head swaps wait at a gate the test opens; `arrived` says one is
+/// waiting.
+struct Gated {
+    inner: MemoryStore,
+    open: Arc<(Mutex<bool>, Condvar)>,
+    arrived: mpsc::Sender<()>,
+}
+
+impl Store for Gated {
+    fn read_head(&mut self, t: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.inner.read_head(t)
+    }
+    fn get_many(&mut self, t: &str, k: &[Key]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        self.inner.get_many(t, k)
+    }
+    fn put(&mut self, t: &str, k: &Key, b: &[u8]) -> Result<(), StoreError> {
+        self.inner.put(t, k, b)
+    }
+    fn swap_head(&mut self, t: &str, e: Option<&[u8]>, n: &[u8]) -> SwapOutcome {
+        let _ = self.arrived.send(());
+        let (open, cv) = &*self.open;
+        let mut g = open.lock().unwrap();
+        while !*g {
+            g = cv.wait(g).unwrap();
+        }
+        self.inner.swap_head(t, e, n)
+    }
+    fn keys(&mut self, t: &str) -> Result<Vec<KeyInfo>, StoreError> {
+        self.inner.keys(t)
+    }
+    fn remove(&mut self, t: &str, k: &[Key], before: u64) -> Result<Vec<Key>, StoreError> {
+        self.inner.remove(t, k, before)
+    }
+}
+
+/// `close()` while a commit is in flight: new calls are refused at once with `connection is
+/// closed` (tool calls as an error reply), `close` returns only after the commit landed, and
+/// what the commit wrote is in the store for the next connection.
+#[test]
+fn close_waits_for_the_commit_in_flight_and_refuses_later_calls() {
+    let open = Arc::new((Mutex::new(false), Condvar::new()));
+    let (arrived, waiting) = mpsc::channel();
+    let store = Arc::new(Mutex::new(Gated {
+        inner: MemoryStore::new(),
+        open: open.clone(),
+        arrived,
+    }));
+    let conn = Arc::new(
+        Options::default()
+            .open_store(store.clone(), "acme")
+            .unwrap(),
+    );
+    let writer = {
+        let conn = conn.clone();
+        std::thread::spawn(move || conn.write("notes", "a.md", &note(1), None))
+    };
+    waiting.recv_timeout(Duration::from_secs(10)).unwrap();
+    let closed = Arc::new(AtomicBool::new(false));
+    let closer = {
+        let (conn, closed) = (conn.clone(), closed.clone());
+        std::thread::spawn(move || {
+            conn.close();
+            closed.store(true, Ordering::Release);
+        })
+    };
+    // The close has begun (later calls are refused) but waits for the commit.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !conn.is_closed() {
+        assert!(Instant::now() < deadline, "close() never started");
+        std::thread::yield_now();
+    }
+    let e = conn.manifest(None).unwrap_err();
+    assert_eq!(
+        (e.code(), e.message().as_str()),
+        ("INVALID", langonrock::CLOSED)
+    );
+    let e = conn.write("notes", "b.md", &note(2), None).unwrap_err();
+    assert_eq!(e.message(), "connection is closed");
+    let reply = conn.call_tool("search", Some(&serde_json::json!({"query": "note"})));
+    assert_eq!(
+        (reply.text.as_str(), reply.is_error),
+        ("connection is closed", true)
+    );
+    assert!(conn.current_hash("notes", "a.md").is_none());
+    assert_eq!(conn.tools(ToolMode::default()).unwrap_err().message(), "connection is closed");
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        !closed.load(Ordering::Acquire),
+        "close() returned while a commit was in flight"
+    );
+    *open.0.lock().unwrap() = true;
+    open.1.notify_all();
+    let w = writer.join().unwrap().unwrap();
+    closer.join().unwrap();
+    assert!(closed.load(Ordering::Acquire));
+    conn.close(); // twice is fine
+    let next = Options::default().open_store(store, "acme").unwrap();
+    assert_eq!(next.current_hash("notes", "a.md"), Some(w.hash));
 }
