@@ -65,9 +65,12 @@
 //! use langonrock::{ConflictReason, Connection, Error, GetOptions, SearchOptions};
 //!
 //! let kb = Connection::memory("acme")?;
-//! kb.write("sales", "orders.md", "---\ntype: table\ndescription: Orders placed online.\n---\n\
-//!     # Orders\n\nOne row per order line; see [[customers]].\n\n## Refunds\n\n\
-//!     A refund is a negative order line, booked on the day it is paid.\n", None)?;
+//! // A long table: its refund rules sit far down the body.
+//! let columns: String = (1..=400).map(|i| format!("- column_{i}\n")).collect();
+//! let orders = format!("---\ntype: table\ndescription: Orders placed online.\n---\n\
+//!     # Orders\n\nOne row per order line; see [[customers]].\n\n## Columns\n\n{columns}\n\
+//!     ## Refunds\n\nA refund is a negative order line, booked on the day it is paid.\n");
+//! kb.write("sales", "orders.md", &orders, None)?;
 //! kb.write("sales", "customers.md", "---\ntype: table\n---\n# Customers\n\nPeople who order.\n", None)?;
 //!
 //! // 1. The manifest: one row per concept (id, bundle, kind, status, grain, summary, links).
@@ -79,15 +82,16 @@
 //! let (id, slice) = &got[1];
 //! assert_eq!((id.as_str(), slice.text.as_str()), ("customers", "# Customers\n\nPeople who order.\n"));
 //!
-//! // 3. A search; its `pos` column is where the query's terms meet in the body…
+//! // 3. A search; its `pos` column points at the densest cluster of the query's words…
 //! let hits = kb.search("refund paid", &SearchOptions::default())?;
 //! let row = hits.lines().find(|l| l.starts_with("orders\t")).unwrap();
 //! let pos: u64 = row.rsplit('\t').next().unwrap().parse().unwrap();
-//! // …so the next read starts there and reads only a little.
-//! let at_pos = GetOptions { offset: Some(pos), limit: Some(80), ..GetOptions::default() };
+//! assert!(pos > 0);
+//! // …so the follow-up reads the 2,000 units around it, not the whole body.
+//! let at_pos = GetOptions { offset: Some(pos), limit: Some(2000), ..GetOptions::default() };
 //! let (_, passage) = &kb.get(&["orders"], &at_pos)?[0];
-//! assert!(passage.text.contains("refund"));
-//! assert!(passage.end - passage.start <= 80);
+//! assert!(passage.text.contains("A refund is a negative order line"));
+//! assert!(passage.start > 0 && passage.end == passage.total);
 //!
 //! // 4. A write that does not name the version it replaces is refused, nothing changes…
 //! let edited = "---\ntype: table\n---\n# Customers\n\nPeople and firms who order.\n";

@@ -11,6 +11,41 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+/// The calls table through `open` on the files store and on a memory store: byte for byte
+/// the golden transcript (node-mcp/tests/remote.rs runs it over a socket and HTTP).
+#[test]
+fn the_calls_table_answers_alike_on_files_and_memory() {
+    let script = crate::calls::script();
+    let tenant = script["tenant"].as_str().unwrap();
+    let clock = || crate::calls::Fixed::of(&script);
+    let dir = TempDir::new("calls");
+    let dsn = format!("okf://{}?tenant={tenant}", dir.path().display());
+    let files = Options::default().clock(clock()).open(&dsn).unwrap();
+    assert_eq!(files.data(), Some(dir.path()));
+    let files = crate::calls::transcript(&files, &script);
+    crate::util::check_golden("calls.txt", &files);
+    let memory = Options::default()
+        .clock(clock())
+        .open_store(Arc::new(Mutex::new(MemoryStore::new())), tenant)
+        .unwrap();
+    let memory = crate::calls::transcript(&memory, &script);
+    assert_eq!(memory, files, "memory and files answer differently");
+    // The table covers what it says: successes and each kind of refusal.
+    for needle in [
+        "\"reason\":\"exists\"",
+        "\"reason\":\"changed\"",
+        "\"reason\":\"missing\"",
+        "\"changes\":[",
+        "\"index\":1",
+        "\"code\":\"NOT_FOUND\"",
+        "\"code\":\"INVALID\"",
+        "\"ok\":true",
+        "\"dryRun\":true",
+    ] {
+        assert!(files.contains(needle), "{needle} not in the transcript");
+    }
+}
+
 fn note(i: usize) -> String {
     format!("---\ntype: note\n---\n# Note {i}\n\nNote number {i} about orders.\n")
 }
@@ -293,7 +328,10 @@ fn close_waits_for_the_commit_in_flight_and_refuses_later_calls() {
         ("connection is closed", true)
     );
     assert!(conn.current_hash("notes", "a.md").is_none());
-    assert_eq!(conn.tools(ToolMode::default()).unwrap_err().message(), "connection is closed");
+    assert_eq!(
+        conn.tools(ToolMode::default()).unwrap_err().message(),
+        "connection is closed"
+    );
     std::thread::sleep(Duration::from_millis(100));
     assert!(
         !closed.load(Ordering::Acquire),

@@ -3,6 +3,8 @@
 #![allow(missing_docs)] // Test modules document themselves with their names.
 #![allow(unreachable_pub)] // A test binary exports nothing; `pub` marks the helpers modules share.
 
+/// The calls table every DSN kind answers alike (tests/data/sessions/calls.json).
+mod calls;
 /// The compiler: spec-by-example rules of compile.md and golden manifests.
 mod compile;
 /// The store conformance suite of engine.md §9.3, reusable by every Rust store.
