@@ -5,16 +5,14 @@
 //! them by order of first appearance before they are compared; everything else is compared
 //! as is.
 
+#[path = "../../tests/it/calls.rs"]
+mod calls;
 mod common;
 #[path = "../../tests/it/session.rs"]
 mod session;
 
 use common::{bin, TempDir};
 use langonrock::{Connection, Options};
-use langonrock_core::engine::{parse_transaction, HistoryRequest, RestoreRequest};
-use langonrock_core::read::GetOptions;
-use langonrock_core::search::SearchOptions;
-use langonrock_core::Error;
 use serde_json::json;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
@@ -115,18 +113,11 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// One call's answer as text: `ok <json>` or `err <code> <message> <extras>`.
-fn answer<T: serde::Serialize>(r: Result<T, Error>) -> String {
-    match r {
-        Ok(v) => format!("ok {}", serde_json::to_string(&v).unwrap()),
-        Err(e) => format!("err {}", langonrock_core::http_api::error_body(&e)),
-    }
-}
-
-/// Names every 64-hex revision id, cursor and commit time by its first appearance, so two
-/// transcripts that differ only in commit times compare equal. Snapshot ids and source
-/// hashes do not depend on the clock, and they are kept (a snapshot or hash that differs
-/// still fails).
+/// Names every 64-hex revision id and cursor by its first appearance and writes every
+/// commit time as `<time>`, so two transcripts that differ only in commit times compare
+/// equal (one side's clock may be fixed, the other's not). Snapshot ids and source hashes
+/// do not depend on the clock, and they are kept (a snapshot or hash that differs still
+/// fails).
 fn normalise(transcript: &str, keep: &[String]) -> String {
     let mut names: HashMap<String, String> = HashMap::new();
     let mut out = String::new();
@@ -138,7 +129,9 @@ fn normalise(transcript: &str, keep: &[String]) -> String {
             && word
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-        if (is_time || is_hex || is_cursor) && !keep.contains(word) {
+        if is_time {
+            out.push_str("<time>");
+        } else if (is_hex || is_cursor) && !keep.contains(word) {
             let n = names.len();
             let name = names
                 .entry(word.clone())
@@ -159,194 +152,6 @@ fn normalise(transcript: &str, keep: &[String]) -> String {
     }
     flush(&mut word, &mut out, &mut names);
     out
-}
-
-/// The table: every call of the library surface that a route serves, reads and changes,
-/// successes and refusals, in an order where later calls see earlier changes.
-fn transcript(c: &Connection) -> String {
-    let mut t = String::new();
-    let mut line = |name: &str, text: String| {
-        t.push_str(name);
-        t.push_str(": ");
-        t.push_str(&text);
-        t.push('\n');
-    };
-    let get = |ids: &[&str], o: GetOptions| answer(c.get(ids, &o));
-    let search = |q: &str, k: usize, bundle: Option<&str>, expand: bool| {
-        answer(c.search(
-            q,
-            &SearchOptions {
-                k,
-                bundle: bundle.map(str::to_string),
-                expand,
-            },
-        ))
-    };
-    line("manifest", answer(c.manifest(None)));
-    line("manifest ga4", answer(c.manifest(Some("ga4"))));
-    line("manifest GA4", answer(c.manifest(Some("GA4"))));
-    line("manifest again", answer(c.manifest(None)));
-    line("manifest nope", answer(c.manifest(Some("nope"))));
-    line("snapshot", answer(c.snapshot()));
-    line("source", answer(c.list_source()));
-    line(
-        "get",
-        get(
-            &["orders", "nope", "customers", "orders"],
-            GetOptions::default(),
-        ),
-    );
-    line(
-        "get find",
-        get(
-            &["orders"],
-            GetOptions {
-                find: Some("order".into()),
-                limit: Some(40),
-                ..GetOptions::default()
-            },
-        ),
-    );
-    line(
-        "get source slice",
-        get(
-            &["orders"],
-            GetOptions {
-                source: true,
-                offset: Some(3),
-                limit: Some(20),
-                ..GetOptions::default()
-            },
-        ),
-    );
-    line(
-        "get missing section",
-        get(
-            &["orders"],
-            GetOptions {
-                section: Some("nosuch".into()),
-                ..GetOptions::default()
-            },
-        ),
-    );
-    line("search", search("orders revenue", 3, None, true));
-    line("search bundle", search("sessions", 5, Some("GA4"), false));
-    line("search unknown bundle", search("x", 5, Some("nope"), true));
-    line(
-        "read",
-        answer(c.read_source("acme_retail", "tables/orders.md")),
-    );
-    line(
-        "read missing",
-        answer(c.read_source("acme_retail", "nope.md")),
-    );
-    line(
-        "read bad path",
-        answer(c.read_source("acme_retail", "../x.md")),
-    );
-    line(
-        "history",
-        answer(c.history(HistoryRequest {
-            before: None,
-            limit: Some(2),
-        })),
-    );
-    line(
-        "history bad cursor",
-        answer(c.history(HistoryRequest {
-            before: Some("garbage".into()),
-            limit: None,
-        })),
-    );
-    let base = c.history(HistoryRequest::default()).unwrap().revisions[0]
-        .revision
-        .clone();
-    // Changes.
-    let idea = "---\ntype: note\n---\nAn idea about [orders](../acme_retail/tables/orders.md).\n";
-    line("write", answer(c.write("inbox", "idea.md", idea, None)));
-    line(
-        "write exists",
-        answer(c.write("inbox", "idea.md", "x", None)),
-    );
-    line(
-        "write changed",
-        answer(c.write("inbox", "idea.md", "x", Some(&"a".repeat(64)))),
-    );
-    line(
-        "write missing",
-        answer(c.write("inbox", "nope.md", "x", Some(&"a".repeat(64)))),
-    );
-    line(
-        "write nav",
-        answer(c.write("inbox", "index.md", "# Inbox\n", None)),
-    );
-    line(
-        "write bad path",
-        answer(c.write("inbox", "a/../b.md", "x", None)),
-    );
-    let h = c.current_hash("Inbox", "idea.md").unwrap_or_default();
-    line(
-        "write case-insensitive bundle",
-        answer(c.write("INBOX", "idea.md", "---\ntype: note\n---\nv2\n", Some(&h))),
-    );
-    line(
-        "delete changed",
-        answer(c.delete("inbox", "idea.md", Some(&"b".repeat(64)))),
-    );
-    line(
-        "delete missing",
-        answer(c.delete("inbox", "gone.md", Some(&"b".repeat(64)))),
-    );
-    let h = c.current_hash("inbox", "idea.md").unwrap_or_default();
-    line("delete", answer(c.delete("inbox", "idea.md", Some(&h))));
-    let txn = |v: serde_json::Value| parse_transaction(&v).unwrap();
-    line(
-        "transact",
-        answer(c.transact(txn(json!({"changes": [
-            {"operation": "write", "bundle": "inbox", "path": "a.md", "content": "---\ntype: note\n---\nA\n"},
-            {"operation": "write", "bundle": "inbox", "path": "b.md", "content": "B"}
-        ]})))),
-    );
-    line(
-        "transact preconditions",
-        answer(c.transact(txn(json!({"changes": [
-            {"operation": "write", "bundle": "inbox", "path": "c.md", "content": "C"},
-            {"operation": "write", "bundle": "inbox", "path": "a.md", "content": "A2"},
-            {"operation": "delete", "bundle": "inbox", "path": "zz.md", "replaces": "c".repeat(64)}
-        ]})))),
-    );
-    line(
-        "transact expected revision",
-        answer(c.transact(txn(json!({"changes": [
-            {"operation": "write", "bundle": "inbox", "path": "c.md", "content": "C"}
-        ], "expectedRevision": "d".repeat(64)})))),
-    );
-    line("delete bundle missing", answer(c.delete_bundle("nope")));
-    line("delete bundle", answer(c.delete_bundle("INBOX")));
-    line(
-        "restore conflict",
-        answer(c.restore(RestoreRequest {
-            revision: base.clone(),
-            expected_revision: "e".repeat(64),
-        })),
-    );
-    let head = c.history(HistoryRequest::default()).unwrap().revisions[0]
-        .revision
-        .clone();
-    line(
-        "restore",
-        answer(c.restore(RestoreRequest {
-            revision: base,
-            expected_revision: head,
-        })),
-    );
-    line(
-        "history after",
-        answer(c.history(HistoryRequest::default())),
-    );
-    line("manifest after", answer(c.manifest(None)));
-    line("source after", answer(c.list_source()));
-    t
 }
 
 /// Snapshot ids and source hashes of a transcript: kept as they are by [`normalise`].
@@ -378,28 +183,6 @@ fn compare(local: &str, remote: &str) {
     assert_eq!(a.lines().count(), b.lines().count());
 }
 
-fn embedded(root: &Path) -> Connection {
-    Options::default()
-        .clock(Pinned)
-        .open_files(root, "t")
-        .unwrap()
-}
-
-/// The system clock with the read date pinned, as the server's `LANGONROCK_TODAY`.
-struct Pinned;
-
-impl langonrock::clock::Clock for Pinned {
-    fn today(&self) -> String {
-        TODAY.into()
-    }
-    fn commit_time(&self) -> String {
-        langonrock::clock::now_iso()
-    }
-    fn millis(&self) -> u64 {
-        langonrock::clock::millis(std::time::SystemTime::now())
-    }
-}
-
 /// The system clock with another pinned read date.
 struct PinnedOn(String);
 
@@ -415,29 +198,42 @@ impl langonrock::clock::Clock for PinnedOn {
     }
 }
 
+/// The calls table of tests/data/sessions/calls.json (the golden calls.txt pins its answers
+/// on memory and files) through `open` over the server's unix socket and over TCP with a
+/// token: the same answers, revision ids and commit times named by first appearance (the
+/// server's clock is its own), the calls only a local connection runs refused as such.
 #[test]
-fn the_same_calls_give_the_same_answers_over_a_socket() {
-    let dir = TempDir::new("remote-socket");
-    let (a, b) = twin_roots(&dir);
-    let server = Server::start(&b, &[]);
-    let local = transcript(&embedded(&a));
-    let remote = langonrock::open(&format!("okf+unix://{}?tenant=t", server.on)).unwrap();
-    assert!(remote.is_remote());
-    let remote = transcript(&remote);
-    compare(&local, &remote);
-    // The table covers what it says: successes and each kind of refusal.
-    for needle in [
-        "write exists: err {\"code\":\"CONFLICT\"",
-        "\"reason\":\"exists\"",
-        "\"reason\":\"changed\"",
-        "\"reason\":\"missing\"",
-        "\"changes\":[",
-        "\"code\":\"NOT_FOUND\"",
-        "\"code\":\"INVALID\"",
-        "restore: ok {",
-        "get missing section: ok []",
-    ] {
-        assert!(remote.contains(needle), "{needle} not in:\n{remote}");
+fn the_calls_table_answers_alike_over_a_socket_and_http() {
+    let script = calls::script();
+    let tenant = script["tenant"].as_str().unwrap();
+    let golden = calls::without_embedded(&calls::golden());
+    assert!(
+        golden.contains("== 4 transact "),
+        "the golden calls.txt is missing"
+    );
+    for tcp in [false, true] {
+        let dir = TempDir::new("remote-calls");
+        let root = dir.path().join("served");
+        std::fs::create_dir_all(&root).unwrap();
+        let dsn = if tcp {
+            let token = token(&root, tenant, true);
+            let server = Server::start_on(
+                &root,
+                &["--host", "127.0.0.1", "--port", "0"],
+                script["today"].as_str().unwrap(),
+            );
+            (
+                format!("okf+http://{}?tenant={tenant}&token={token}", server.on),
+                server,
+            )
+        } else {
+            let server = Server::start_on(&root, &[], script["today"].as_str().unwrap());
+            (format!("okf+unix://{}?tenant={tenant}", server.on), server)
+        };
+        let conn = langonrock::open(&dsn.0).unwrap();
+        assert!(conn.is_remote());
+        let remote = calls::transcript(&conn, &script);
+        compare(&golden, &remote);
     }
 }
 

@@ -23,6 +23,7 @@ pub(crate) fn script() -> Value {
 }
 
 /// The golden transcript.
+#[allow(dead_code)] // used by node-mcp/tests/remote.rs, which includes this file
 pub(crate) fn golden() -> String {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -32,11 +33,13 @@ pub(crate) fn golden() -> String {
 }
 
 /// The table's clock: every read on `today`, every commit at `commitTime`.
+#[allow(dead_code)] // node-mcp/tests/remote.rs includes this file and uses the server's clock
 pub(crate) struct Fixed {
     today: String,
     commit: String,
 }
 
+#[allow(dead_code)] // as for `Fixed`
 impl Fixed {
     /// The clock `script` names.
     pub(crate) fn of(script: &Value) -> Fixed {
@@ -191,6 +194,7 @@ pub(crate) fn transcript(c: &Connection, script: &Value) -> String {
     out
 }
 
+#[allow(dead_code)] // used by node-mcp/tests/remote.rs, which includes this file
 /// A local transcript without the blocks of calls marked `embedded`: what a remote
 /// connection's transcript must equal.
 pub(crate) fn without_embedded(transcript: &str) -> String {

@@ -158,6 +158,12 @@ impl Remote {
         path: &str,
         replaces: Option<&str>,
     ) -> Result<DeleteResult, Error> {
+        // The change is checked as a local delete checks it (a delete without `replaces`
+        // included), so a refusal has the local text and sends nothing.
+        let hash = replaces
+            .map(langonrock_core::engine::request::parse_hash)
+            .transpose();
+        langonrock_core::engine::request::check_change("delete", bundle, path, None, hash)?;
         self.send(wire::delete(&self.prefix, bundle, path, replaces))?
             .response()
             .json(200)
