@@ -403,6 +403,18 @@ impl Response<'_> {
         String::from_utf8(self.body.to_vec()).map_err(|_| unexpected(self.status, self.body))
     }
 
+    /// The body as a manifest or search TSV (read.md §2, search.md §4), when the status is
+    /// `want`: a text that starts with its `# tenant: ` line and ends with a line break.
+    /// Anything else (an HTML page, a proxy's answer) is [`unexpected`].
+    pub fn tsv(&self, want: u16) -> Result<String> {
+        let text = self.text(want)?;
+        if text.starts_with("# tenant: ") && text.ends_with('\n') {
+            Ok(text)
+        } else {
+            Err(unexpected(self.status, self.body))
+        }
+    }
+
     /// The body as JSON of type `T`, when the status is `want`.
     pub fn json<T: DeserializeOwned>(&self, want: u16) -> Result<T> {
         self.expect(want)?;
@@ -435,7 +447,7 @@ pub fn manifest_answer(r: &Response<'_>, cached: Option<&str>) -> Result<Manifes
             None => Err(unexpected(304, r.body)),
         };
     }
-    let text = r.text(200)?;
+    let text = r.tsv(200)?;
     Ok(ManifestAnswer::Fresh {
         text,
         etag: r.etag.map(str::to_string),

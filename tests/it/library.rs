@@ -346,3 +346,137 @@ fn close_waits_for_the_commit_in_flight_and_refuses_later_calls() {
     let next = Options::default().open_store(store, "acme").unwrap();
     assert_eq!(next.current_hash("notes", "a.md"), Some(w.hash));
 }
+
+/// A loopback "server" that answers every connection with `reply` after reading the
+/// request's head, then closes: it plays a broken or hostile `langonrock serve`.
+struct FakeServer {
+    port: u16,
+    stop: Arc<AtomicBool>,
+}
+
+impl FakeServer {
+    fn start(reply: &'static [u8]) -> FakeServer {
+        use std::io::{Read, Write};
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let halt = stop.clone();
+        std::thread::spawn(move || {
+            for s in l.incoming() {
+                if halt.load(Ordering::Acquire) {
+                    return;
+                }
+                let Ok(mut s) = s else { continue };
+                let mut head = Vec::new();
+                let mut b = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && s.read(&mut b).is_ok_and(|n| n == 1) {
+                    head.push(b[0]);
+                }
+                let _ = s.write_all(reply);
+            }
+        });
+        FakeServer { port, stop }
+    }
+
+    fn dsn(&self) -> String {
+        format!("okf+http://127.0.0.1:{}?tenant=t&token=s3cret", self.port)
+    }
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+/// Every operation of a remote connection against a server that answers garbage: one
+/// `STORE` error naming the server (never a panic, never the token), and an error reply for
+/// tool calls.
+#[test]
+fn a_broken_server_gives_store_errors() {
+    // (what, the reply, a part of every message, whether messages name the server)
+    let cases: [(&str, &'static [u8], &str, bool); 5] = [
+        ("not HTTP", b"SSH-2.0-OpenSSH_9.2\r\n\r\n", "not HTTP", true),
+        (
+            "closes mid-body",
+            b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"snap",
+            "broke off mid-answer",
+            true,
+        ),
+        (
+            "a server error page",
+            b"HTTP/1.1 500 Internal Server Error\r\nConnection: close\r\nContent-Length: 12\r\n\r\n<h1>oops</h1",
+            "langonrock server returned 500: <h1>oops</h1",
+            false,
+        ),
+        (
+            "HTML instead of data",
+            b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: text/html\r\nContent-Length: 17\r\n\r\n<html>oops</html>",
+            "langonrock server returned 200: ",
+            false,
+        ),
+        (
+            "JSON of the wrong shape",
+            b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{\"nope\":1}",
+            "langonrock server returned 200: ",
+            false,
+        ),
+    ];
+    for (what, reply, needle, names_server) in cases {
+        let server = FakeServer::start(reply);
+        let c = langonrock::open(&server.dsn()).unwrap();
+        let txn = langonrock::parse_transaction(&serde_json::json!({"changes": [
+            {"operation": "write", "bundle": "b", "path": "x.md", "content": "x"}]}))
+        .unwrap();
+        let errors: Vec<(&str, langonrock::Error)> = vec![
+            ("manifest", c.manifest(None).unwrap_err()),
+            ("get", c.get(&["x"], &Default::default()).unwrap_err()),
+            ("search", c.search("x", &Default::default()).unwrap_err()),
+            ("snapshot", c.snapshot().unwrap_err()),
+            ("list_source", c.list_source().unwrap_err()),
+            ("read_source", c.read_source("b", "x.md").unwrap_err()),
+            ("write", c.write("b", "x.md", "x", None).unwrap_err()),
+            (
+                "delete",
+                c.delete("b", "x.md", Some(&"a".repeat(64))).unwrap_err(),
+            ),
+            ("delete_bundle", c.delete_bundle("b").unwrap_err()),
+            ("transact", c.transact(txn).unwrap_err()),
+            ("history", c.history(HistoryRequest::default()).unwrap_err()),
+            (
+                "restore",
+                c.restore(langonrock::RestoreRequest {
+                    revision: "a".repeat(64),
+                    expected_revision: "b".repeat(64),
+                })
+                .unwrap_err(),
+            ),
+        ];
+        for (op, e) in errors {
+            let m = e.message();
+            assert_eq!(e.code(), "STORE", "{what}: {op}: {m}");
+            if names_server {
+                assert!(
+                    m.contains(&format!("127.0.0.1:{}", server.port)),
+                    "{what}: {op}: {m}"
+                );
+            }
+            assert!(m.contains(needle), "{what}: {op}: {m}");
+            assert!(!m.contains("s3cret"), "{what}: {op}: the token shows: {m}");
+        }
+        for (tool, args) in [
+            ("manifest", serde_json::json!({})),
+            ("get", serde_json::json!({"ids": ["x"]})),
+            ("search", serde_json::json!({"query": "x"})),
+            (
+                "write",
+                serde_json::json!({"bundle": "b", "path": "x.md", "content": "x"}),
+            ),
+        ] {
+            let r = c.call_tool(tool, Some(&args));
+            assert!(r.is_error, "{what}: {tool}: {}", r.text);
+            assert!(r.text.contains(needle), "{what}: {tool}: {}", r.text);
+        }
+    }
+}

@@ -168,7 +168,7 @@ pub fn remote_answer(
             }
             Ok(map.into())
         }
-        "search" => Ok(JsValue::from_str(&js(r.text(200))?)),
+        "search" => Ok(JsValue::from_str(&js(r.tsv(200))?)),
         "listSource" => value::<Vec<SourceEntry>>(&r),
         "readSource" => match js(wire::read_source_answer(&r))? {
             None => Ok(JsValue::NULL),

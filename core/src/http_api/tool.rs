@@ -147,7 +147,7 @@ impl RemoteTool {
         response: Result<Response<'_>, Error>,
     ) -> Result<ToolAnswer, Request> {
         Ok(match waiting {
-            Waiting::Text => ToolAnswer::Text(response.and_then(|r| r.text(200))),
+            Waiting::Text => ToolAnswer::Text(response.and_then(|r| r.tsv(200))),
             Waiting::Snapshot => {
                 ToolAnswer::Text(response.and_then(|r| r.json::<Snapshot>(200).map(|s| s.snapshot)))
             }

@@ -121,7 +121,7 @@ impl Remote {
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<String, Error> {
         self.send(wire::search(&self.prefix, query, opts))?
             .response()
-            .text(200)
+            .tsv(200)
     }
 
     /// Every document: `{bundle, path, hash, bytes, id?}`.
