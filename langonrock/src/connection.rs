@@ -163,7 +163,8 @@ impl Options {
             #[cfg(not(feature = "remote"))]
             langonrock_core::dsn::Dsn::Remote(_) => {
                 return Err(Error::Invalid(format!(
-                    "dsn \"{}\" names a remote server, and this build has no `remote` feature",
+                    "dsn \"{}\" names a remote server, and this build of langonrock has no \
+                     `remote` feature: turn it on (features = [\"remote\"])",
                     langonrock_core::dsn::redact_dsn(dsn)
                 )))
             }
@@ -176,7 +177,8 @@ impl Options {
         return self.open_files(&data, &d.tenant);
         #[cfg(not(feature = "files"))]
         Err(Error::Invalid(format!(
-            "dsn \"{dsn}\" names a files store ({}), and this build has no `files` feature",
+            "dsn \"{dsn}\" names a files store ({}), and this build of langonrock has no \
+             `files` feature: turn it on (features = [\"files\"])",
             data.display()
         )))
     }

@@ -183,6 +183,8 @@ pub mod remote;
 
 #[cfg(test)]
 mod testdir;
+#[cfg(test)]
+mod tests;
 mod tool_list;
 
 #[cfg(feature = "async")]

@@ -229,7 +229,41 @@ fn bad_dsns_are_refused_with_the_expected_form() {
             "invalid tenant id \"a b\": expected 1-64 chars of [a-z0-9_-]".to_string(),
         ),
     ];
-    for (dsn, message) in cases {
+    // The remote forms (docs/remote.md) name their own form.
+    const UNIX: &str = "expected okf+unix:///<socket path>?tenant=<name>";
+    const HTTP: &str = "expected okf+http://<host>[:<port>]?tenant=<name>&token=<token>";
+    const HTTPS: &str = "expected okf+https://<host>[:<port>]?tenant=<name>&token=<token>";
+    let remote: Vec<(&str, String)> = vec![
+        (
+            "okf+unix://host/x.sock",
+            format!("invalid dsn \"okf+unix://host/x.sock\": {UNIX}"),
+        ),
+        (
+            "okf+unix://",
+            format!("invalid dsn \"okf+unix://\": {UNIX}"),
+        ),
+        (
+            "okf+http://",
+            format!("invalid dsn \"okf+http://\": {HTTP}"),
+        ),
+        (
+            "okf+http://user@host?tenant=a",
+            format!("invalid dsn \"okf+http://user@host?tenant=a\": {HTTP}"),
+        ),
+        (
+            "okf+http://host:0?tenant=a",
+            format!("invalid dsn \"okf+http://host:0?tenant=a\": {HTTP}"),
+        ),
+        (
+            "okf+https://host:99999",
+            format!("invalid dsn \"okf+https://host:99999\": {HTTPS}"),
+        ),
+        (
+            "okf+https://host?tenant=No%20Way",
+            "invalid tenant id \"No Way\": expected 1-64 chars of [a-z0-9_-]".to_string(),
+        ),
+    ];
+    for (dsn, message) in cases.into_iter().chain(remote) {
         let e = langonrock::open(dsn).expect_err(dsn);
         assert_eq!((e.code(), e.message()), ("INVALID", message), "{dsn}");
     }
