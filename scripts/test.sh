@@ -28,6 +28,9 @@ cargo check -p langonrock-core --target wasm32-unknown-unknown --locked
 step "native tests"
 cargo test --workspace --locked
 
+step "the library's example program runs"
+cargo run -q -p langonrock --example agent_session --locked >/dev/null
+
 step "wasm32 build of core gives the native bytes (Node)"
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   cargo test --locked --target wasm32-unknown-unknown -p langonrock-tests --test wasm_node
