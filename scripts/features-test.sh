@@ -59,3 +59,10 @@ expect async tokio
 if declared remote; then expect remote hyper rustls tokio; fi
 if declared postgres; then expect postgres postgres langonrock-postgres; fi
 echo "features-test: an embedded build compiles no HTTP, TLS, PostgreSQL or async runtime"
+
+# The binary opens every tenant through the library's front door: it drives no engine and
+# implements no store or connection policy of its own.
+if grep -rnE 'Engine::|impl[^{]* Store for|ConnOp|connection::local' node-mcp/src; then
+  fail "node-mcp drives the engine itself (above); open tenants through langonrock::Connection"
+fi
+echo "features-test: the binary has no connection of its own"
