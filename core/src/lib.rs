@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 
 pub mod compile;
+pub mod conformance;
 pub mod connection;
 pub mod dsn;
 pub mod engine;
@@ -21,6 +22,7 @@ pub mod error;
 pub mod folder;
 pub mod hash;
 pub mod http_api;
+pub mod layout;
 pub mod manifest;
 pub mod read;
 pub mod rows;

@@ -15,32 +15,17 @@
 //! - Nothing is created for a tenant before its first put, which is part of its first
 //!   commit.
 
-use langonrock_core::engine::{Digest, Key, KeyInfo, Kind, Store, StoreError, SwapOutcome};
+use langonrock_core::engine::{Key, KeyInfo, Kind, Store, StoreError, SwapOutcome};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
-/// The directory of a record kind in the files layout (engine.md §9.2 rule 2).
-pub fn kind_dir(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Source => "sources",
-        Kind::Revision => "revisions",
-        Kind::Record => "records",
-        Kind::Derived => "derived",
-        Kind::Recovery => "recovery",
-    }
-}
-
-/// Every kind, in directory order.
-pub const KINDS: [Kind; 5] = [
-    Kind::Source,
-    Kind::Revision,
-    Kind::Record,
-    Kind::Derived,
-    Kind::Recovery,
-];
+use langonrock_core::layout::{
+    self, FLOOR, HEADS, HINT, LEGACY_HEAD, STAGING, TENANTS, WRITER_LOCK,
+};
+pub use langonrock_core::layout::{kind_dir, parse_generation, valid_name, KINDS};
 
 /// A store failure with the file it concerns.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,29 +41,18 @@ fn io_error(what: &str, path: &Path, e: &io::Error) -> FileError {
     FileError(format!("{what} {}: {e}", path.display()))
 }
 
-/// Whether a file name is a valid record name: 1–200 characters of `[a-z0-9._-]`, not
-/// starting with a dot. Keys come from digests, so anything else is refused before it can
-/// name a path.
-pub fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 200
-        && !name.starts_with('.')
-        && name
-            .bytes()
-            .all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'.' | b'_' | b'-'))
-}
-
 static UNIQUE: AtomicU64 = AtomicU64::new(0);
 
 fn unique_name(tag: &str) -> String {
     let nanos = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
-    format!(
-        "{tag}-{}-{}-{nanos}",
+    let unique = format!(
+        "{}-{}-{nanos}",
         std::process::id(),
         UNIQUE.fetch_add(1, Ordering::Relaxed)
-    )
+    );
+    layout::staging_name(tag, &unique)
 }
 
 /// Fsyncs a directory, so a rename or link inside it is durable. Platforms that cannot open
@@ -114,7 +88,7 @@ impl FileStore {
     /// The store of `tenant` under the data root `data`. Nothing is created.
     pub fn new(data: &Path, tenant: &str) -> FileStore {
         FileStore {
-            dir: data.join("tenants").join(tenant),
+            dir: data.join(TENANTS).join(tenant),
         }
     }
 
@@ -124,11 +98,11 @@ impl FileStore {
     }
 
     fn heads(&self) -> PathBuf {
-        self.dir.join("heads")
+        self.dir.join(HEADS)
     }
 
     fn staging(&self) -> PathBuf {
-        self.dir.join("staging")
+        self.dir.join(STAGING)
     }
 
     /// The path of a record.
@@ -212,10 +186,13 @@ impl FileStore {
                     }
                 }
                 Some(_) => {
-                    return Err(FileError(format!(
-                        "database corruption: {}/{name} holds different bytes than its key",
-                        kind_dir(kind)
-                    )))
+                    return Err(FileError(match layout::record_key(kind, name) {
+                        Some(k) => layout::different_bytes(&k),
+                        None => format!(
+                            "database corruption: {}/{name} holds different bytes than its key",
+                            kind_dir(kind)
+                        ),
+                    }))
                 }
                 None => {}
             }
@@ -330,11 +307,11 @@ impl FileStore {
         Ok(read_opt(&path)
             .map_err(|e| io_error("cannot read", &path, &e))?
             .and_then(|b| String::from_utf8(b).ok())
-            .and_then(|s| parse_generation(s.trim())))
+            .and_then(|s| parse_generation(&s)))
     }
 
     fn exists(&self, g: u64) -> Result<bool, FileError> {
-        let path = self.heads().join(g.to_string());
+        let path = self.heads().join(layout::generation_name(g));
         match fs::symlink_metadata(&path) {
             Ok(_) => Ok(true),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(false),
@@ -345,7 +322,7 @@ impl FileStore {
     /// The newest generation, or 0 when there is no head: probe upward from the hint, and
     /// list `heads/` only when the hint is missing or names a collected generation.
     pub fn head_generation(&self) -> Result<u64, FileError> {
-        let start = match self.read_number("hint")? {
+        let start = match self.read_number(HINT)? {
             Some(h) if self.exists(h)? => h,
             _ => match self.list_generations()?.last() {
                 Some(&g) => g,
@@ -353,8 +330,8 @@ impl FileStore {
             },
         };
         let mut g = start;
-        while self.exists(g + 1)? {
-            g += 1;
+        while self.exists(layout::next_generation(g))? {
+            g = layout::next_generation(g);
         }
         Ok(g)
     }
@@ -367,7 +344,7 @@ impl FileStore {
             if g == 0 {
                 return Ok(None);
             }
-            let path = self.heads().join(g.to_string());
+            let path = self.heads().join(layout::generation_name(g));
             if let Some(b) = read_opt(&path).map_err(|e| io_error("cannot read", &path, &e))? {
                 return Ok(Some((g, b)));
             }
@@ -393,15 +370,15 @@ impl FileStore {
             (Some((g, bytes)), Some(exp)) if bytes.as_slice() == exp => *g,
             _ => return SwapOutcome::Conflict,
         };
-        if let Err(e) = self.ensure_dirs("heads") {
+        if let Err(e) = self.ensure_dirs(HEADS) {
             return SwapOutcome::Failed(e.0);
         }
         let staged = match self.stage(new, "head") {
             Ok(p) => p,
             Err(e) => return SwapOutcome::Failed(e.0),
         };
-        let next = g + 1;
-        let target = self.heads().join(next.to_string());
+        let next = layout::next_generation(g);
+        let target = self.heads().join(layout::generation_name(next));
         let linked = fs::hard_link(&staged, &target);
         let _ = fs::remove_file(&staged);
         match linked {
@@ -418,8 +395,8 @@ impl FileStore {
             ));
         }
         // A name below the floor was free only because collection removed it.
-        match self.read_number("floor") {
-            Ok(Some(floor)) if next < floor => {
+        match self.read_number(FLOOR) {
+            Ok(floor) if layout::lost_to_collection(next, floor) => {
                 let _ = fs::remove_file(&target);
                 return SwapOutcome::Conflict;
             }
@@ -428,23 +405,23 @@ impl FileStore {
         }
         // The hint only speeds up the next lookup; failing to write it changes nothing.
         let _ = self.write_file(
-            &self.heads().join("hint"),
-            next.to_string().as_bytes(),
-            "hint",
+            &self.heads().join(HINT),
+            layout::generation_name(next).as_bytes(),
+            HINT,
         );
         SwapOutcome::Swapped
     }
 
     /// Raises `heads/floor` to `floor` (never lowers it), durably.
     pub fn write_floor(&self, floor: u64) -> Result<(), FileError> {
-        if self.read_number("floor")?.is_some_and(|f| f >= floor) {
+        let Some(floor) = layout::raised_floor(floor, self.read_number(FLOOR)?) else {
             return Ok(());
-        }
-        self.ensure_dirs("heads")?;
+        };
+        self.ensure_dirs(HEADS)?;
         self.write_file(
-            &self.heads().join("floor"),
-            floor.to_string().as_bytes(),
-            "floor",
+            &self.heads().join(FLOOR),
+            layout::generation_name(floor).as_bytes(),
+            FLOOR,
         )
     }
 
@@ -452,8 +429,8 @@ impl FileStore {
     pub fn remove_generations_below(&self, floor: u64) -> Result<usize, FileError> {
         let mut n = 0;
         for g in self.list_generations()? {
-            if g < floor {
-                let path = self.heads().join(g.to_string());
+            if layout::collectable_generation(g, floor) {
+                let path = self.heads().join(layout::generation_name(g));
                 match fs::remove_file(&path) {
                     Ok(()) => n += 1,
                     Err(e) if e.kind() == ErrorKind::NotFound => {}
@@ -548,7 +525,7 @@ impl FileStore {
     /// taken only by a process about to commit, so it never creates a read-only tenant.
     pub fn lock_writer(&self) -> Result<WriterLock, FileError> {
         fs::create_dir_all(&self.dir).map_err(|e| io_error("cannot create", &self.dir, &e))?;
-        let path = self.dir.join("writer.lock");
+        let path = self.dir.join(WRITER_LOCK);
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -613,7 +590,7 @@ impl Files {
 
     /// The tenants that have a directory under `<data>/tenants/`, sorted.
     pub fn tenants(&self) -> Result<Vec<String>, StoreError> {
-        let dir = self.data.join("tenants");
+        let dir = self.data.join(TENANTS);
         let rd = match fs::read_dir(&dir) {
             Ok(rd) => rd,
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
@@ -643,8 +620,8 @@ impl Store for Files {
             Some(h) => Ok(Some(h)),
             // The reference kept its head in `HEAD`: hand its bytes to the engine, which
             // refuses any head that is not its own format.
-            None => read_opt(&t.dir().join("HEAD")).map_err(|e| {
-                StoreError::Failed(io_error("cannot read", &t.dir().join("HEAD"), &e).0)
+            None => read_opt(&t.dir().join(LEGACY_HEAD)).map_err(|e| {
+                StoreError::Failed(io_error("cannot read", &t.dir().join(LEGACY_HEAD), &e).0)
             }),
         }
     }
@@ -680,7 +657,7 @@ impl Store for Files {
             .into_iter()
             .filter_map(|(kind, name, mtime, size)| {
                 Some(KeyInfo {
-                    key: Key::new(kind, Digest::from_hex(&name)?),
+                    key: layout::record_key(kind, &name)?,
                     put_time: millis(mtime),
                     size,
                 })
@@ -730,14 +707,6 @@ fn hard_link_or_keep(from: &Path, to: &Path) -> io::Result<()> {
 fn touch(path: &Path) -> io::Result<()> {
     let f = OpenOptions::new().write(true).open(path)?;
     f.set_modified(SystemTime::now())
-}
-
-/// A generation: decimal, from 1, no leading zeros.
-pub fn parse_generation(s: &str) -> Option<u64> {
-    if s.is_empty() || s.starts_with('0') || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    s.parse().ok()
 }
 
 #[cfg(test)]

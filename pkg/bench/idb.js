@@ -1,4 +1,4 @@
-// The browser half of scripts/wasm-bench.sh: commit latency through a connection on the
+// The browser half of bench/scripts/wasm-bench.sh: commit latency through a connection on the
 // IndexedDB store, on a small tenant and on one holding a whole corpus. `window.bench(docs)`
 // resolves the figures (milliseconds).
 

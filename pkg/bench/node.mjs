@@ -1,4 +1,4 @@
-// The wasm half of scripts/wasm-bench.sh: the same work as wasm/examples/native_bench.rs,
+// The wasm half of bench/scripts/wasm-bench.sh: the same work as bench/examples/native_bench.rs,
 // through the package's API in Node (a memory store), plus the .wasm size. Prints JSON.
 // `searchMs` calls the bindings directly, as native calls the core; `connectionSearchMs` is
 // `connection.search()`, which also refreshes to the store's head on each call.
@@ -55,7 +55,20 @@ const drive = async (op) => {
   return step.done;
 };
 await drive(engine.refresh());
-await drive(engine.import('/bench', documents, false, '2026-09-21T10:00:00.000Z'));
+// A connection op of the core: its refresh and clock steps answered here.
+const imported = engine.import('/bench', documents, false);
+let step = imported.begin(engine, false, false);
+while (!('done' in step)) {
+  let answer;
+  if ('refresh' in step) {
+    await drive(engine.refresh());
+    answer = { refreshed: true };
+  }
+  else if ('now' in step) answer = { now: { commitTime: '2026-09-21T10:00:00.000Z', millis: 0 } };
+  else answer = await serveNeed(store, step);
+  step = imported.resume(engine, answer);
+}
+imported.free();
 engine.search(queries[0], undefined, '2026-09-21');
 const direct = [];
 for (let round = 0; round < 20; round++) {

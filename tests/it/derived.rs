@@ -641,3 +641,53 @@ fn another_writer_moves_the_head_while_serving_from_a_record() {
         assert_eq!(content_of(&store), content_of(&c));
     }
 }
+
+/// The derived record of a fixed corpus, paired with the compiler version: a change to the
+/// compiler, the search index or the derived record's encoding changes these bytes, and a
+/// host would then serve the old bytes of every stored derived record as if they were new.
+/// So the digests may only change together with `COMPILER_VERSION` (core/src/engine/mod.rs),
+/// which is part of every derived record's key: raise it, then rewrite this golden with
+/// `UPDATE_GOLDEN=1` (the golden holds the version, so the two always land together).
+#[test]
+fn derived_bytes_change_only_with_the_compiler_version() {
+    let mut store = MemoryStore::new();
+    let mut e = Engine::new(T).unwrap();
+    let op = e.open();
+    run(&mut e, &mut store, op).unwrap();
+    let op = e.import(
+        ImportRequest {
+            location: "/samples".into(),
+            documents: samples(),
+            strict: false,
+        },
+        &at(0),
+    );
+    run(&mut e, &mut store, op).unwrap();
+    let served = e.read().unwrap();
+    let (key, bytes) = served.derived_record(TODAY).expect("a derived record");
+    let index = langonrock_core::search::Index::build(served.model(), TODAY).encode();
+    let digest = |b: &[u8]| langonrock_core::engine::Digest::of(b).to_hex();
+    let actual = format!(
+        "compiler version {}\nderived record {}\nsearch index {}\nkey {key}\n",
+        langonrock_core::engine::COMPILER_VERSION,
+        digest(&bytes),
+        digest(&index),
+    );
+    let path = data_dir().join("golden").join("derived-digest.txt");
+    let update = std::env::var("UPDATE_GOLDEN").is_ok_and(|v| v == "1");
+    if update || !path.exists() {
+        std::fs::write(&path, &actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap();
+    let version = |s: &str| s.lines().next().unwrap_or("").to_string();
+    assert!(
+        expected == actual,
+        "{}\n expected:\n{expected}\n actual:\n{actual}",
+        if version(&expected) == version(&actual) {
+            "the derived record or the search index encodes differently, but COMPILER_VERSION did not change: raise it (core/src/engine/mod.rs), then UPDATE_GOLDEN=1"
+        } else {
+            "COMPILER_VERSION changed: rewrite this golden with UPDATE_GOLDEN=1 and review the diff"
+        }
+    );
+}

@@ -16,11 +16,13 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-fn set(o: &Object, key: &str, v: &JsValue) {
+/// Sets a property (a failure, on a frozen object, is ignored).
+pub fn set(o: &Object, key: &str, v: &JsValue) {
     let _ = Reflect::set(o, &JsValue::from_str(key), v);
 }
 
-fn get(v: &JsValue, key: &str) -> JsValue {
+/// A property of an object, or undefined.
+pub fn get(v: &JsValue, key: &str) -> JsValue {
     if v.is_object() {
         Reflect::get(v, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
     } else {
@@ -362,7 +364,8 @@ fn store_error(v: &JsValue) -> StoreError {
     }
 }
 
-fn has(v: &JsValue, key: &str) -> bool {
+/// Whether an object has a property.
+pub fn has(v: &JsValue, key: &str) -> bool {
     v.is_object() && Reflect::has(v, &JsValue::from_str(key)).unwrap_or(false)
 }
 

@@ -539,9 +539,7 @@ impl WasmConnOp {
 
 fn step_js<T>(s: &ConnStep<T>) -> JsValue {
     let o = js_sys::Object::new();
-    let set = |o: &js_sys::Object, k: &str, v: &JsValue| {
-        let _ = js_sys::Reflect::set(o, &JsValue::from_str(k), v);
-    };
+    let set = convert::set;
     match s {
         ConnStep::Refresh { unless_busy } => {
             let r = js_sys::Object::new();
@@ -556,13 +554,7 @@ fn step_js<T>(s: &ConnStep<T>) -> JsValue {
     o.into()
 }
 
-fn get(v: &JsValue, k: &str) -> JsValue {
-    js_sys::Reflect::get(v, &JsValue::from_str(k)).unwrap_or(JsValue::UNDEFINED)
-}
-
-fn has(v: &JsValue, k: &str) -> bool {
-    v.is_object() && js_sys::Reflect::has(v, &JsValue::from_str(k)).unwrap_or(false)
-}
+use convert::{get, has};
 
 #[wasm_bindgen]
 impl WasmConnOp {

@@ -6,6 +6,8 @@
 //!   tool op).
 //! - [`convert`]: every conversion between JS values and the core's types.
 //! - [`error`]: `core::Error` as a real JS `Error` with `code`.
+//! - [`store`]: what the JS stores take from the core: the files layout and the memory
+//!   store's head check.
 //!
 //! This file holds only the free exported functions.
 
@@ -13,6 +15,7 @@ pub mod convert;
 pub mod engine;
 pub mod error;
 pub mod remote;
+pub mod store;
 
 pub use engine::{WasmConnOp, WasmDerivedTimer, WasmEngine, WasmOp, WasmToolCall};
 

@@ -1,8 +1,8 @@
 //! The memory store (engine.md §9.2.1): the reference store of the conformance suite and the
 //! strictest one, with failure injection at every step.
 
-use super::records::{BaselineRecord, BundleRecord, HeadRecord, RevisionRecord};
-use super::store::{Digest, Key, KeyInfo, Kind, Store, StoreError, SwapOutcome};
+use super::reach::HeadCheck;
+use super::store::{Key, KeyInfo, Kind, Store, StoreError, SwapOutcome};
 use std::collections::{BTreeMap, VecDeque};
 
 /// What an injected swap failure does.
@@ -94,11 +94,8 @@ const INJECTED: &str = "injected store failure";
 struct TenantData {
     head: Option<Vec<u8>>,
     records: BTreeMap<Key, (Vec<u8>, u64)>,
-    /// Bundle and baseline records whose closure a head check found complete. Records are
-    /// immutable under their keys, so this holds until one of them is removed.
-    complete: std::collections::HashSet<Key>,
-    /// Revisions whose closure a head check found complete, with their parents.
-    known: std::collections::HashMap<Digest, Option<Digest>>,
+    /// What head checks found complete so far.
+    reach: HeadCheck,
 }
 
 /// A store in memory. It is strict where a real store may be lenient:
@@ -163,84 +160,20 @@ impl MemoryStore {
         let t = self.tenants.entry(tenant.to_string()).or_default();
         let time = t.records.get(key).map(|r| r.1).unwrap_or(0);
         t.records.insert(*key, (bytes, time));
-        t.complete.clear();
-        t.known.clear();
+        t.reach.forget();
     }
 
     /// Test access: drops a record (simulated loss).
     pub fn lose(&mut self, tenant: &str, key: &Key) {
         if let Some(t) = self.tenants.get_mut(tenant) {
             t.records.remove(key);
-            t.complete.clear();
-            t.known.clear();
+            t.reach.forget();
         }
     }
 
     /// Test access: sets the head bytes unchecked (another format, or corruption).
     pub fn set_head_raw(&mut self, tenant: &str, head: Option<Vec<u8>>) {
         self.tenants.entry(tenant.to_string()).or_default().head = head;
-    }
-
-    /// Checks that every record the head record reaches was put and decodes: the retained
-    /// revisions (from the head down to `retainedFrom`), their bundle records and sources,
-    /// and the baseline records. Returns what it found complete, or what is wrong.
-    #[allow(clippy::type_complexity)]
-    fn check_head(
-        &self,
-        tenant: &str,
-        head: &[u8],
-    ) -> Result<(Vec<Key>, Vec<(Digest, Option<Digest>)>), String> {
-        let empty = TenantData::default();
-        let t = self.tenants.get(tenant).unwrap_or(&empty);
-        let get = |k: Key| -> Result<&[u8], String> {
-            t.records
-                .get(&k)
-                .map(|r| r.0.as_slice())
-                .ok_or_else(|| format!("head references {k}, which was never put"))
-        };
-        let head = HeadRecord::decode(head)
-            .map_err(|e| e.message())?
-            .ok_or_else(|| "new head is not a head record".to_string())?;
-        let mut complete = Vec::new();
-        let mut known = Vec::new();
-        let mut cur = Some(head.revision);
-        while let Some(id) = cur {
-            let parent = match t.known.get(&id) {
-                Some(p) => *p,
-                None => {
-                    let rkey = Key::new(Kind::Revision, id);
-                    let rev = RevisionRecord::decode(get(rkey)?, &rkey.to_string())
-                        .map_err(|e| e.message())?;
-                    for b in &rev.bundles {
-                        let bkey = Key::new(Kind::Record, b.record);
-                        if t.complete.contains(&bkey) || complete.contains(&bkey) {
-                            continue;
-                        }
-                        let rec = BundleRecord::decode(get(bkey)?, &bkey.to_string())
-                            .map_err(|e| e.message())?;
-                        for (_, h) in &rec.documents {
-                            get(Key::new(Kind::Source, *h))?;
-                        }
-                        complete.push(bkey);
-                    }
-                    known.push((id, rev.parent));
-                    rev.parent
-                }
-            };
-            if Some(id) == head.retained_from {
-                break;
-            }
-            cur = parent;
-        }
-        for (_, b) in &head.baselines {
-            let k = Key::new(Kind::Record, *b);
-            if t.complete.contains(&k) {
-                continue;
-            }
-            BaselineRecord::decode(get(k)?, &k.to_string()).map_err(|e| e.message())?;
-            complete.push(k);
-        }
-        Ok((complete, known))
     }
 }
 
@@ -302,17 +235,16 @@ impl Store for MemoryStore {
         if self.head(tenant).as_deref() != expected {
             return SwapOutcome::Conflict;
         }
-        let (complete, known) = if self.check_heads {
-            match self.check_head(tenant, new) {
-                Ok(c) => c,
-                Err(m) => return SwapOutcome::Failed(m),
-            }
-        } else {
-            Default::default()
-        };
         let t = self.tenants.entry(tenant.to_string()).or_default();
-        t.complete.extend(complete);
-        t.known.extend(known);
+        if self.check_heads {
+            let records = &t.records;
+            if let Err(m) = t
+                .reach
+                .check(new, |k| records.get(k).map(|r| r.0.as_slice()))
+            {
+                return SwapOutcome::Failed(m);
+            }
+        }
         t.head = Some(new.to_vec());
         match fault {
             Some(SwapFault::IndeterminateAfter) => SwapOutcome::Indeterminate(INJECTED.into()),
@@ -356,8 +288,7 @@ impl Store for MemoryStore {
                 }
             }
             if !removed.is_empty() {
-                t.complete.clear();
-                t.known.clear();
+                t.reach.forget();
             }
         }
         Ok(removed)

@@ -23,6 +23,7 @@ pub mod derived;
 mod history;
 mod maintain;
 mod memory;
+pub mod reach;
 pub mod records;
 pub mod request;
 pub mod results;

@@ -111,8 +111,9 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// The kind's name, which is also its folder in the files layout: `source`, `revision`,
-    /// `record`, `derived` or `recovery`.
+    /// The kind's name in keys (`<kind>/<hex>`): `source`, `revision`, `record`, `derived`
+    /// or `recovery`. The files layout's folders are plural (`sources/`, …:
+    /// [`crate::layout::kind_dir`]).
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Source => "source",
@@ -142,8 +143,8 @@ impl Kind {
 }
 
 /// A record key: a kind plus a digest. Written `<kind>/<64-hex>` (for example
-/// `source/9f86…`), which is also its relative path in the files layout. Serialised as
-/// `{kind, digest}`, the JS stores' shape.
+/// `source/9f86…`; its file in the files layout is [`crate::layout::record_path`],
+/// `sources/9f86…`). Serialised as `{kind, digest}`, the JS stores' shape.
 #[derive(
     Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
 )]

@@ -1,19 +1,13 @@
-// The files store for Node (js.md §2, engine.md §9.2 rules 2 and 4): the layout and protocol
-// of the native binary's file store, so both runtimes can commit to one tenant at once.
-//
-// Layout of a tenant, `<dataRoot>/tenants/<tenant>/`:
-//   sources/<hex>  revisions/<hex>  records/<hex>  derived/<hex>  recovery/<hex>
-//   heads/<g>      the head record of generation g (decimal, from 1, no leading zeros);
-//                  the greatest g is the head, none means no head
-//   heads/floor    generations below it may have been collected (decimal)
-//   heads/hint     a recent generation, where finding the head starts (decimal)
-//   staging/       every file is written here first under a unique name and fsynced
+// The files store for Node (js.md §2, engine.md §9.2 rules 2 and 4): the files layout and its
+// protocol as the core defines them once (core/src/layout.rs, docs/records.md, through the
+// wasm bindings: names, generations, floor, hint, staging names), so the native binary and
+// Node commit to one tenant at once. This module does the file system calls.
 //
 // A record is renamed into place and its directory fsynced; its modification time is its put
 // time, which a put of an existing record refreshes (set from `now()`). The head moves by
-// hard-linking a staged file to heads/<g+1> (`fs.link` fails when the name exists, so the
-// compare-and-swap needs no lock), then fsyncing heads/. Nothing is created for a tenant
-// before its first put or swap.
+// hard-linking a staged file to the next generation (`fs.link` fails when the name exists, so
+// the compare-and-swap needs no lock), then fsyncing the heads folder. Nothing is created for a
+// tenant before its first put or swap.
 //
 // Failure injection (`failAt(point, detail)`, see common.js): `readHead`, `get`, `put`
 // (detail {key}), `keys`, `remove`: the call throws STORE and changes nothing. `swap`: throws
@@ -28,7 +22,17 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { LangonrockError, corruptError, invalidError, storeError } from '../errors.js';
 import {
-  KINDS,
+  filesLayout,
+  parseGeneration,
+  nextGeneration,
+  lostToCollection,
+  raisedFloor,
+  collectableGeneration,
+  stagingName,
+  recordPath,
+  differentBytes,
+} from '../../gen/langonrock_wasm.js';
+import {
   checkOpen,
   checkTime,
   copyBytes,
@@ -43,16 +47,11 @@ import {
   tenantName,
 } from './common.js';
 
-/** The folder of each record kind under the tenant directory (engine.md §9.2 rule 2). */
-export const FOLDERS = Object.freeze({
-  source: 'sources',
-  revision: 'revisions',
-  record: 'records',
-  derived: 'derived',
-  recovery: 'recovery',
-});
+// The core's layout, read once the wasm module is ready (it is not yet while modules load).
+let names;
+const layout = () => (names ??= Object.freeze(filesLayout()));
 
-const GENERATION = /^[1-9][0-9]*$/;
+
 // Errors from fsync on a directory that mean "this platform or file system cannot", not
 // "the data is not durable" (Windows cannot open a directory for fsync at all).
 const NO_DIRECTORY_SYNC = new Set(['EISDIR', 'EPERM', 'EINVAL', 'EBADF', 'ENOTSUP', 'EACCES']);
@@ -70,7 +69,7 @@ export function files(options) {
     kind: 'files',
     dataRoot,
     async open(tenant) {
-      return new FilesTenant(join(dataRoot, 'tenants', tenantName(tenant)), { now, failAt });
+      return new FilesTenant(join(dataRoot, layout().tenants, tenantName(tenant)), { now, failAt });
     },
     async close() {},
   };
@@ -78,7 +77,7 @@ export function files(options) {
 
 // File system errors become STORE errors naming what failed; our own errors pass through.
 const fsError = (what, e) => (e instanceof LangonrockError ? e : storeError(`${what}: ${e?.message ?? e}`, e));
-const unique = () => `${process.pid}-${randomBytes(8).toString('hex')}`;
+const unique = (tag) => stagingName(tag, `${process.pid}-${randomBytes(8).toString('hex')}`);
 
 async function readOrNull(path) {
   try {
@@ -127,10 +126,6 @@ function putTimeOf(st) {
 // whole milliseconds read back are exactly `ms`.
 const fileTime = (ms) => (ms + 0.25) / 1000;
 
-function parseGeneration(text) {
-  const t = text.trim();
-  return GENERATION.test(t) ? Number(t) : 0;
-}
 
 class FilesTenant {
   #closed = false;
@@ -139,14 +134,14 @@ class FilesTenant {
 
   constructor(dir, { now, failAt }) {
     this.dir = dir;
-    this.heads = join(dir, 'heads');
-    this.staging = join(dir, 'staging');
+    this.heads = join(dir, layout().heads);
+    this.staging = join(dir, layout().staging);
     this.now = now;
     this.failAt = failAt;
   }
 
   #path(key) {
-    return join(this.dir, FOLDERS[key.kind], key.digest);
+    return join(this.dir, recordPath(key.kind, key.digest));
   }
 
   #generation(g) {
@@ -154,9 +149,9 @@ class FilesTenant {
   }
 
   // Writes `bytes` under a unique name in staging/, with modification time `time`, fsynced.
-  async #stage(bytes, time) {
+  async #stage(bytes, time, tag) {
     await fsp.mkdir(this.staging, { recursive: true });
-    const path = join(this.staging, `${unique()}.tmp`);
+    const path = join(this.staging, unique(tag));
     const fh = await fsp.open(path, 'wx');
     try {
       await fh.writeFile(bytes);
@@ -185,7 +180,7 @@ class FilesTenant {
       throw e;
     }
     let max = 0;
-    for (const n of names) if (GENERATION.test(n)) max = Math.max(max, Number(n));
+    for (const n of names) max = Math.max(max, parseGeneration(n));
     return max;
   }
 
@@ -195,11 +190,11 @@ class FilesTenant {
   async #findGeneration() {
     let g = this.#known;
     if (g === 0 || !(await exists(this.#generation(g)))) {
-      g = await this.#readNumber('hint');
+      g = await this.#readNumber(layout().hint);
       if (g === 0 || !(await exists(this.#generation(g)))) g = await this.#greatestListed();
     }
     if (g === 0) return 0;
-    while (await exists(this.#generation(g + 1))) g++;
+    while (await exists(this.#generation(nextGeneration(g)))) g = nextGeneration(g);
     return g;
   }
 
@@ -230,7 +225,7 @@ class FilesTenant {
       // A tenant of the reference implementation keeps its head in HEAD: hand its bytes over,
       // and the engine refuses them as another format (engine.md §9.1 rule 1), as the native
       // store does.
-      return head ? head.bytes : await readOrNull(join(this.dir, 'HEAD'));
+      return head ? head.bytes : await readOrNull(join(this.dir, layout().legacyHead));
     } catch (e) {
       throw fsError('cannot read the head', e);
     }
@@ -271,12 +266,12 @@ class FilesTenant {
           }
         } else if (isContentAddressed(key.kind)) {
           // The native store's words, so both runtimes report it alike.
-          throw corruptError(`${FOLDERS[key.kind]}/${key.digest} holds different bytes than its key`);
+          throw corruptError(differentBytes(key.kind, key.digest).replace(/^database corruption: /, ''));
         }
       }
-      const dir = join(this.dir, FOLDERS[key.kind]);
+      const dir = join(this.dir, layout().folders[key.kind]);
       await fsp.mkdir(dir, { recursive: true });
-      const staged = await this.#stage(data, time);
+      const staged = await this.#stage(data, time, 'record');
       try {
         await fsp.rename(staged, path);
       } catch (e) {
@@ -300,11 +295,11 @@ class FilesTenant {
       current = await this.#current();
       if (!sameHead(current ? current.bytes : null, exp)) return 'conflict';
       await fsp.mkdir(this.heads, { recursive: true });
-      staged = await this.#stage(head, this.now());
+      staged = await this.#stage(head, this.now(), 'head');
     } catch (e) {
       throw fsError('cannot stage the new head', e);
     }
-    const g = (current ? current.generation : 0) + 1;
+    const g = nextGeneration(current ? current.generation : 0);
     try {
       if (await injected(this.failAt, 'swap:mid', { generation: g })) throw injectedError('swap:mid');
       if (await injected(this.failAt, 'swap:lost', { generation: g })) return 'indeterminate';
@@ -322,11 +317,11 @@ class FilesTenant {
       if (await injected(this.failAt, 'swap:after', { generation: g })) return 'indeterminate';
       let floor;
       try {
-        floor = await this.#readNumber('floor');
+        floor = await this.#readNumber(layout().floor);
       } catch {
         return 'indeterminate';
       }
-      if (g < floor) {
+      if (lostToCollection(g, floor)) {
         // The name was free only because collection had removed it: not a swap.
         try {
           await fsp.unlink(this.#generation(g));
@@ -336,7 +331,7 @@ class FilesTenant {
         return 'conflict';
       }
       this.#known = g;
-      await this.#writeNumber('hint', g, false).catch(() => {});
+      await this.#writeNumber(layout().hint, g, false).catch(() => {});
       return 'swapped';
     } finally {
       await fsp.unlink(staged).catch(() => {});
@@ -346,7 +341,7 @@ class FilesTenant {
   // Writes heads/<name> with the decimal `n`: staged, fsynced, renamed; heads/ fsynced when
   // `durable`.
   async #writeNumber(name, n, durable) {
-    const staged = await this.#stage(new TextEncoder().encode(String(n)), this.now());
+    const staged = await this.#stage(new TextEncoder().encode(String(n)), this.now(), name);
     try {
       await fsp.rename(staged, join(this.heads, name));
     } catch (e) {
@@ -361,8 +356,8 @@ class FilesTenant {
     if (await injected(this.failAt, 'keys')) throw injectedError('keys');
     const out = [];
     try {
-      for (const kind of KINDS) {
-        const dir = join(this.dir, FOLDERS[kind]);
+      for (const kind of layout().kinds) {
+        const dir = join(this.dir, layout().folders[kind]);
         let names;
         try {
           names = await fsp.readdir(dir);
@@ -407,7 +402,7 @@ class FilesTenant {
         const path = this.#path(key);
         // Move the record aside, then decide on its put time: a put racing this either
         // refreshed it before the move (it goes back) or writes it anew after (it stays).
-        const aside = join(this.staging, `${unique()}.rm`);
+        const aside = join(this.staging, unique('collect'));
         try {
           await fsp.rename(path, aside);
         } catch (e) {
@@ -425,7 +420,7 @@ class FilesTenant {
           continue;
         }
         await fsp.unlink(aside);
-        touched.add(join(this.dir, FOLDERS[key.kind]));
+        touched.add(join(this.dir, layout().folders[key.kind]));
         removed.push({ kind: key.kind, digest: key.digest });
       }
       for (const dir of touched) await syncDirectory(dir);
@@ -451,11 +446,13 @@ class FilesTenant {
     }
     const current = await this.#current();
     if (!current || current.generation < 2) return;
-    const floor = await this.#readNumber('floor');
-    if (current.generation > floor) await this.#writeNumber('floor', current.generation, true);
-    const limit = Math.max(floor, current.generation);
+    const floor = await this.#readNumber(layout().floor);
+    const raised = raisedFloor(current.generation, floor);
+    if (raised !== undefined) await this.#writeNumber(layout().floor, raised, true);
+    const limit = raised ?? Math.max(floor, current.generation);
     for (const name of await fsp.readdir(this.heads)) {
-      if (GENERATION.test(name) && Number(name) < limit) {
+      const g = parseGeneration(name);
+      if (g !== 0 && collectableGeneration(g, limit)) {
         await fsp.unlink(join(this.heads, name)).catch((e) => {
           if (e.code !== 'ENOENT') throw e;
         });

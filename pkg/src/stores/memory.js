@@ -29,7 +29,7 @@ import {
   checkTime,
 } from './common.js';
 import { corruptError, invalidError, storeError } from '../errors.js';
-import { firstMissing } from './reach.js';
+import { WasmHeadCheck } from '../../gen/langonrock_wasm.js';
 
 const DATA = Symbol('langonrock memory data');
 
@@ -46,7 +46,9 @@ export function memory(options = {}) {
   const data = (t) => {
     let d = tenants.get(t);
     if (!d) {
-      d = { head: null, records: new Map(), known: new Map() };
+      // `reach` is the core's head check (what earlier checks found complete), made lazily:
+      // the wasm module is ready only once the package's entry has loaded.
+      d = { head: null, records: new Map(), reach: null };
       tenants.set(t, d);
     }
     return d;
@@ -116,7 +118,8 @@ class MemoryTenant {
     // From here on nothing awaits: the compare and the set are one step.
     if (!sameHead(this.data.head, exp)) return 'conflict';
     if (this.strict) {
-      const refused = firstMissing(head, (k) => this.data.records.get(k)?.bytes, this.data.known);
+      this.data.reach ??= new WasmHeadCheck();
+      const refused = this.data.reach.check(head, (k) => this.data.records.get(k)?.bytes);
       if (refused) throw storeError(refused);
     }
     if (mid) throw injectedError('swap:mid');
@@ -145,7 +148,7 @@ class MemoryTenant {
       this.data.records.delete(names[i]);
       removed.push({ kind: keys[i].kind, digest: keys[i].digest });
     }
-    if (removed.length) this.data.known.clear();
+    if (removed.length) this.data.reach?.forget();
     return removed;
   }
 

@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { serve } from './server.js';
 import { cases } from '../store-conformance.js';
+import { fileCases } from '../conformance-file.js';
+import '../../src/node.js';
 import { cases as engineCases } from '../engine-conformance.js';
 import { declaredValues } from '../declared.js';
 import { installPacked, readmeExample, README_OUTPUT } from '../pack.js';
@@ -68,6 +70,13 @@ test('the browser entry loads the wasm module and returns the package version', 
   assert.deepEqual(declaredValues('index.d.ts', 'browser.d.ts'), exported, 'the browser types declare exactly these values');
   assert.deepEqual(pageErrors, []);
 });
+
+// The conformance file, shared with the Rust suite: the Node side lists the cases (through
+// the Node entry's wasm module) and the page plays each on IndexedDB.
+const file = readFileSync(new URL('../../../tests/data/conformance.json', import.meta.url), 'utf8');
+for (const c of fileCases(file, false)) {
+  test(`store conformance file: indexeddb: ${c.name}`, () => inPage('runFileCase', c.case));
+}
 
 test('the browser runs exactly the suite Node runs', async () => {
   assert.deepEqual(await page.evaluate(() => window.harness.caseNames()), cases.filter((c) => !c.strictOnly).map((c) => c.name));

@@ -4,6 +4,7 @@
 import * as langonrock from '../../src/browser.js';
 import { cases, reload } from '../store-conformance.js';
 import { cases as engineCases, reload as engineReload } from '../engine-conformance.js';
+import { runFileCase } from '../conformance-file.js';
 
 let serial = 0;
 const stores = [];
@@ -64,6 +65,8 @@ const fixed = (name) => async (options = {}) => {
 };
 
 window.harness = {
+  // One case of the conformance file (its JSON text, sent by the Node side of the test).
+  runFileCase: (caseJson) => outcome(() => runFileCase(caseJson, ctx)),
   engineCaseNames: () => engineCases.map((c) => c.name),
   runEngineCase: (name) =>
     outcome(async () => {

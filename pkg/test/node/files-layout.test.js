@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { files } from 'langonrock';
-import { FOLDERS } from '../../src/stores/files.js';
 import { buildChain, buildCommit, bytes, text } from '../fixtures.js';
 import { storeCommit } from '../../src/host.js';
 
@@ -24,6 +23,8 @@ async function root() {
   roots.push(r);
   return r;
 }
+// The layout as docs/records.md states it, written out here so the test checks the disk.
+const FOLDERS = { source: 'sources', revision: 'revisions', record: 'records', derived: 'derived', recovery: 'recovery' };
 const tenantDir = (r) => join(r, 'tenants', 'acme');
 const ls = async (dir) => (await readdir(dir)).sort();
 const clock = (t) => {

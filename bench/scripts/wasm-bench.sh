@@ -7,9 +7,9 @@
 #   - the .wasm size, raw and gzipped (-9);
 #   - IndexedDB commit latency through a connection in headless Chromium, on a small tenant
 #     and on the corpus tenant, plus the corpus import and a cold open.
-# Usage: bash scripts/wasm-bench.sh [corpus dir]   (default /tmp/corp5k, generated if absent)
+# Usage: bash bench/scripts/wasm-bench.sh [corpus dir]   (default /tmp/corp5k, generated if absent)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 export PATH="$HOME/.cargo/bin:$PATH"
 CORPUS=${1:-/tmp/corp5k}
 if [ ! -d "$CORPUS" ]; then
@@ -19,7 +19,7 @@ fi
 [ -f pkg/gen/langonrock_wasm_bg.wasm ] || bash scripts/wasm-build.sh
 
 echo "== native (cargo --release, in-process)"
-native=$(cargo run --quiet --release -p langonrock-wasm --example native_bench -- "$CORPUS" pkg/bench/queries.json)
+native=$(cargo run --quiet --release -p langonrock-bench --example native_bench -- "$CORPUS" pkg/bench/queries.json)
 echo "$native"
 echo "== wasm in Node (the package, memory store)"
 wasm=$(cd pkg && node bench/node.mjs "$CORPUS" bench/queries.json)

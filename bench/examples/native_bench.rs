@@ -3,7 +3,7 @@
 //! Prints one JSON object of figures (milliseconds) and a digest of every search answer, so
 //! the two halves can be checked for equal output.
 //!
-//! Usage: `cargo run --release -p langonrock-wasm --example native_bench -- <dir> <queries.json>`
+//! Usage: `cargo run --release -p langonrock-bench --example native_bench -- <dir> <queries.json>`
 
 use langonrock_core::compile::{compile, SourceDoc, SUMMARY_WIDTH};
 use langonrock_core::engine::{run, Engine, ImportRequest, MemoryStore};

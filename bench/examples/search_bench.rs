@@ -1,6 +1,6 @@
 //! Times the search index: build, one-document update and warm queries with `pos`.
 //!
-//! `cargo run --release -p langonrock-core --example search_bench -- [DIR] [--today D]`
+//! `cargo run --release -p langonrock-bench --example search_bench -- [DIR] [--today D]`
 //!
 //! DIR is a folder of bundles (one sub-folder per bundle), for example the reference
 //! corpus from `python3 gen.py OUT --bundles 40 --per-bundle 500`. Without DIR it

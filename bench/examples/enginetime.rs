@@ -1,6 +1,6 @@
 //! Times the engine on synthetic tenants against the memory store: cold open, edit to
 //! visible, a transaction creating 25 documents, one replacing 25, a history page and a
-//! restore. Usage: `cargo run --release -p langonrock-core --example enginetime -- 500 5000`.
+//! restore. Usage: `cargo run --release -p langonrock-bench --example enginetime -- 500 5000`.
 use langonrock_core::compile::SourceDoc;
 use langonrock_core::engine::{
     parse_transaction, run, Engine, HistoryRequest, ImportRequest, MemoryStore, Op, RestoreRequest,
