@@ -193,7 +193,7 @@ test('nothing listening, and DSNs that do not parse', async () => {
     code: 'STORE',
     message: new RegExp(`^cannot reach the langonrock server at http://127.0.0.1:${port}: `),
   });
-  await assert.rejects(open('okf+http://user@h?tenant=t'), { code: 'INVALID', message: 'invalid dsn "okf+http://user@h?tenant=t"' });
+  await assert.rejects(open('okf+http://user@h?tenant=t'), { code: 'INVALID', message: 'invalid dsn "okf+http://user@h?tenant=t": expected okf+http://<host>[:<port>]?tenant=<name>&token=<token>' });
   await assert.rejects(open('okf+https://h?tenant=a/b'), { code: 'INVALID', message: 'invalid tenant id "a/b": expected 1-64 chars of [a-z0-9_-]' });
   await assert.rejects(open('okf+http://h', { limits: { answerMs: -1 } }), { code: 'INVALID', message: 'open: limits.answerMs must be a positive integer' });
 });
