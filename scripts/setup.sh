@@ -18,3 +18,15 @@ fi
 
 # The end-to-end MCP tests drive the binary with the official MCP Python SDK.
 python3 -c 'import mcp' 2>/dev/null || python3 -m pip install --quiet 'mcp>=2.3,<3'
+
+# The PostgreSQL store's tests run a throwaway server (scripts/postgres.sh): Debian's
+# PostgreSQL server binaries, installed when missing.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null
+  else
+    echo "error: PostgreSQL is missing: run sudo apt-get install postgresql" >&2
+    exit 1
+  fi
+fi

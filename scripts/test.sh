@@ -25,8 +25,8 @@ RUSTDOCFLAGS="-D warnings" cargo doc -p langonrock -p langonrock-core --no-deps 
 step "core builds for wasm32 (no host dependencies)"
 cargo check -p langonrock-core --target wasm32-unknown-unknown --locked
 
-step "native tests"
-cargo test --workspace --locked
+step "native tests (with a throwaway PostgreSQL server, scripts/postgres.sh)"
+bash scripts/postgres.sh run cargo test --workspace --locked
 
 step "the library's example program runs"
 cargo run -q -p langonrock --example agent_session --locked >/dev/null

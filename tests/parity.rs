@@ -79,7 +79,8 @@ pub(crate) fn render_all() -> String {
 /// Search TSVs, every score's exact bits (`{:?}` of an `f64` round-trips), and the digest
 /// of the encoded index, for two dates.
 fn render_search(m: &langonrock_core::compile::Model, out: &mut String) {
-    let queries: [(&str, SearchOptions); 4] = [
+    let hostile = format!("{}東京 ωμεγα ١٢٣ 2024", "revenue order ".repeat(100));
+    let queries: [(&str, SearchOptions); 7] = [
         ("revenue recognition", SearchOptions::default()),
         (
             "Active users événements",
@@ -98,6 +99,17 @@ fn render_search(m: &langonrock_core::compile::Model, out: &mut String) {
             },
         ),
         ("accepted answer rate votes", SearchOptions::default()),
+        // A title, an id, and a query past the token cap.
+        ("Gross margin legacy definitions", SearchOptions::default()),
+        (
+            "posts_questions answers",
+            SearchOptions {
+                k: 10,
+                bundle: None,
+                expand: true,
+            },
+        ),
+        (&hostile, SearchOptions::default()),
     ];
     for today in ["2026-09-21", "2027-06-01"] {
         let ix = Index::build(m, today);
@@ -106,7 +118,7 @@ fn render_search(m: &langonrock_core::compile::Model, out: &mut String) {
             langonrock_core::hash::hex(&langonrock_core::hash::sha256(&ix.encode()))
         ));
         for (q, o) in &queries {
-            out.push_str(&format!("== search {q:?} {today}\n"));
+            out.push_str(&format!("== search {:?} {today}\n", &q[..q.len().min(80)]));
             out.push_str(&search(m, &ix, "samples", q, o, today).expect("search"));
             for h in search_hits(m, &ix, q, o, today).expect("search").hits {
                 if let Some(s) = h.score {

@@ -226,13 +226,16 @@ fn main() {
     let mut cpu: Vec<f64> = builds.iter().map(|b| b.1).collect();
     cpu.sort_by(f64::total_cmp);
     println!(
-        "index build (7 runs): wall median {:.1} ms (min {:.1}); thread CPU median {:.1} ms (min {:.1}); {} terms, {} postings, ~{:.1} MiB heap",
+        "index build (7 runs): wall median {:.1} ms (min {:.1}); thread CPU median {:.1} ms (min {:.1}); {} terms, {} pairs, {} postings ({} of pairs; {} token positions), ~{:.1} MiB heap",
         builds[builds.len() / 2].0,
         builds[0].0,
         cpu[cpu.len() / 2],
         cpu[0],
         index.term_count(),
+        index.pair_count(),
         index.posting_count(),
+        index.pair_posting_count(),
+        index.total_len().iter().sum::<u64>(),
         index.heap_bytes() as f64 / 1048576.0
     );
 

@@ -23,6 +23,8 @@ use std::time::Instant;
 /// Options of a whole run.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// The unpacked Django documentation for the retrieval benchmark, when there.
+    pub django: Option<std::path::PathBuf>,
     /// The sizes, in concepts.
     pub sizes: Vec<usize>,
     /// Few repetitions.
@@ -156,12 +158,7 @@ pub fn retrieval_runs(
 ) -> Result<(Vec<retrieval::Run>, Vec<retrieval::Run>, usize), String> {
     let corpus = Corpus::reference(1).map_err(|e| e.to_string())?;
     let qs = questions(&corpus).map_err(|e| e.to_string())?;
-    let docs: Vec<SourceDoc> = corpus
-        .files
-        .iter()
-        .map(|f| SourceDoc::new(f.bundle(), f.bundle_path(), f.text.as_str()))
-        .collect();
-    let model = compile(&docs, SUMMARY_WIDTH).map_err(|e| e.message())?;
+    let model = corpus.model()?;
     let index = Index::build(&model, crate::billing::EVAL_DATE);
     let runs = retrieval::questions_runs(&model, &index, &qs).map_err(|e| e.to_string())?;
     let (samples, n) = match okf_samples {
@@ -181,6 +178,28 @@ pub fn retrieval_runs(
     Ok((runs, samples, n))
 }
 
+/// The retrieval benchmark's sets: the reference corpus, the okf-samples bundles when
+/// given, the Django documentation when given.
+pub fn retrieval_sets(
+    okf_samples: Option<&Path>,
+    django: Option<&Path>,
+) -> Result<Vec<retrieval::SetScore>, String> {
+    let mut sets = vec![retrieval::reference_set()?];
+    if let Some(dir) = okf_samples {
+        let read = langonrock_node_mcp::folder::read_folder(dir, None).map_err(|e| e.message())?;
+        let docs: Vec<SourceDoc> = read.docs.into_iter().map(|d| d.doc).collect();
+        let model = compile(&docs, SUMMARY_WIDTH).map_err(|e| e.message())?;
+        sets.push(retrieval::okf_samples_set(&model)?);
+    }
+    if let Some(dir) = django {
+        sets.push(retrieval::django_set(
+            dir,
+            include_str!("../data/django-questions.json"),
+        )?);
+    }
+    Ok(sets)
+}
+
 /// The ranked lists of the 20 questions at 500 concepts, per run, with the wanted ids (for
 /// `billing.py`'s scorer).
 /// A retrieval run's name, its ranked id lists and the wanted ids.
@@ -189,12 +208,7 @@ type RankedRun = (String, Vec<Vec<String>>, Vec<String>);
 fn ranked_lists() -> Result<Vec<RankedRun>, String> {
     let corpus = Corpus::reference(1).map_err(|e| e.to_string())?;
     let qs = questions(&corpus).map_err(|e| e.to_string())?;
-    let docs: Vec<SourceDoc> = corpus
-        .files
-        .iter()
-        .map(|f| SourceDoc::new(f.bundle(), f.bundle_path(), f.text.as_str()))
-        .collect();
-    let model = compile(&docs, SUMMARY_WIDTH).map_err(|e| e.message())?;
+    let model = corpus.model()?;
     let index = Index::build(&model, crate::billing::EVAL_DATE);
     let ids = crate::store::RawIds::of(&model);
     let mut out = Vec::new();
@@ -467,6 +481,7 @@ pub fn run(opts: &Options) -> Result<All, String> {
     all.retrieval = runs;
     all.okf_samples = samples;
     all.okf_samples_concepts = n;
+    all.retrieval_sets = retrieval_sets(opts.okf_samples.as_deref(), opts.django.as_deref())?;
     all.billing_py = match &opts.billing_py {
         Some(p) => {
             eprintln!("billing.py …");

@@ -48,11 +48,22 @@ pub struct Mcp {
 impl Mcp {
     /// Spawns `bin mcp <dsn> <flags>` with the read date pinned to [`EVAL_DATE`].
     pub fn spawn(bin: &Path, data: &Path, flags: &[&str]) -> Result<Mcp, String> {
+        Mcp::spawn_dsn(bin, &dsn(data), flags, &[])
+    }
+
+    /// Spawns `bin mcp <dsn> <flags>` with `env` added and the read date pinned.
+    pub fn spawn_dsn(
+        bin: &Path,
+        dsn: &str,
+        flags: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<Mcp, String> {
         let spawned = Instant::now();
         let mut child = Command::new(bin)
             .arg("mcp")
-            .arg(dsn(data))
+            .arg(dsn)
             .args(flags)
+            .envs(env.iter().copied())
             .env("LANGONROCK_TODAY", EVAL_DATE)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -645,6 +645,29 @@ impl Generator<'_> {
 }
 
 impl Corpus {
+    /// The corpus's files as documents.
+    pub fn source_docs(&self) -> Vec<langonrock_core::compile::SourceDoc> {
+        self.files
+            .iter()
+            .map(|f| {
+                langonrock_core::compile::SourceDoc::new(
+                    f.bundle(),
+                    f.bundle_path(),
+                    f.text.as_str(),
+                )
+            })
+            .collect()
+    }
+
+    /// The corpus compiled at the stored summary width.
+    pub fn model(&self) -> Result<langonrock_core::compile::Model, String> {
+        langonrock_core::compile::compile(
+            &self.source_docs(),
+            langonrock_core::compile::SUMMARY_WIDTH,
+        )
+        .map_err(|e| e.message())
+    }
+
     /// Generates `bundles` bundles of `per_bundle` concepts with one generator seeded `seed`
     /// (SPEC.md §3–5), from the embedded tables.
     pub fn generate(bundles: usize, per_bundle: usize, seed: u32) -> Result<Corpus, CorpusError> {

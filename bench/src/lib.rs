@@ -5,7 +5,9 @@
 //! - [`billing`]: the agent-session billing model and the strategy turn builders.
 //! - [`store`]: store-side read costs over the compiled core model (bare text).
 //! - [`rendered`]: store-side read costs priced on our MCP tools' rendered output.
-//! - [`retrieval`]: hit@8 and MRR of our search.
+//! - [`retrieval`]: hit@8 and MRR of our search; the retrieval benchmark's sets.
+//! - [`baseline`]: the ranking before docs/search.md's, for the benchmark's "before".
+//! - [`docset`]: the Django documentation as an OKF tenant.
 //! - [`host`]: the engine over the memory store and the native files store.
 //! - [`measure`]: timing, on-CPU time, peak RSS, median and p95.
 //! - [`size`]: everything measured at one corpus size.
@@ -14,11 +16,14 @@
 //! - [`report`]: `docs/benchmarks.md` from a run.
 
 pub mod all;
+pub mod baseline;
 pub mod billing;
 pub mod binary;
 pub mod corpus;
+pub mod docset;
 pub mod host;
 pub mod measure;
+pub mod postgres;
 pub mod questions;
 pub mod remote;
 pub mod rendered;

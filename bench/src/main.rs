@@ -7,7 +7,10 @@
 //!   JSON line (used by `all`).
 //! - `rss <DIR>`: peak RSS of reading, compiling and indexing a tree, one JSON line.
 //! - `render <JSON> [--out FILE]`: rewrites the page from a run saved with `all --json`.
-//! - `retrieval`: hit@8 and MRR over the 20 questions and the okf-samples bundles.
+//! - `retrieval [--django DIR] [--ranks]`: hit@8 and MRR over the 20 questions and the
+//!   okf-samples bundles; then the retrieval benchmark (per set and kind, before and after)
+//!   over the reference corpus, okf-samples and the Django documentation (fetched by
+//!   `bench/scripts/fetch-django-docs.sh`; skipped when absent).
 //! - `compile [--runs N]`: 500, 5,000 and 20,000 concepts, each checked against CHECKSUMS and
 //!   timed in its own child process (so peak RSS is per size); prints a table.
 //! - `compile-one <concepts> [--runs N]`: one size, one JSON line on stdout (used by `compile`;
@@ -19,6 +22,8 @@
 //!   sizes, in tokens, next to the reference's published sizes.
 //! - `remote-calls <dsn>… [--calls N]`: the latency of library calls through each DSN (an
 //!   embedded one next to a `langonrock serve`'s, say), see `langonrock_bench::remote`.
+//! - `postgres [--concepts N] [--commits N] [--opens N] [--samples N] [--search-secs S]`: the
+//!   PostgreSQL store against a real server (see `langonrock_bench::postgres`).
 //! - `sessions [--concepts N] [--turns KEY]`: the 20-question session bills from our rendered
 //!   tool output at one size (default 500); `--turns` dumps one session's turns as JSON, the
 //!   input `billing.py`'s `bill` takes.
@@ -50,7 +55,7 @@ const USAGE: &str = "usage: langonrock-bench <command>
                                       the whole harness; writes docs/benchmarks.md
   size <concepts> [--data DIR] [--quick]   one size in process, one JSON line
   rss <DIR>                           peak RSS of read + compile + index, one JSON line
-  retrieval                           hit@8 and MRR (20 questions, okf-samples)
+  retrieval [--django DIR] [--ranks]  hit@8 and MRR, before and after, per set and kind
   render <JSON> [--out FILE]          rewrite the page from a saved `all --json` run
   compile [--runs N]                  compile at 500, 5,000 and 20,000 concepts (default 5 runs)
   compile-one <concepts> [--runs N]   one size, one JSON line (multiple of 500)
@@ -58,7 +63,10 @@ const USAGE: &str = "usage: langonrock-bench <command>
   generate <dir> --bundles B [--per-bundle N] [--seed S]
   manifest                            our manifest size at 500, 5,000 and 20,000 concepts
   sessions [--concepts N] [--turns KEY]  session bills from our tool output (default 500)
-  remote-calls <dsn>... [--calls N]   call latency through each DSN (default 2000 calls)";
+  remote-calls <dsn>... [--calls N]   call latency through each DSN (default 2000 calls)
+  postgres [--concepts N] [--commits N] [--opens N] [--samples N] [--search-secs S]
+           [--parts cold,commit,visibility,throughput]
+                                      the PostgreSQL store (default 20000 concepts)";
 
 fn cmd_remote_calls(args: &[String]) -> Result<ExitCode, String> {
     let mut dsns = Vec::new();
@@ -89,7 +97,7 @@ fn main() -> ExitCode {
         Some("all") => cmd_all(&args[1..]),
         Some("size") => cmd_size(&args[1..]),
         Some("rss") => cmd_rss(&args[1..]),
-        Some("retrieval") => cmd_retrieval(),
+        Some("retrieval") => cmd_retrieval(&args[1..]),
         Some("render") => cmd_render(&args[1..]),
         Some("compile") => cmd_compile(&args[1..]),
         Some("compile-one") => cmd_compile_one(&args[1..]),
@@ -98,6 +106,7 @@ fn main() -> ExitCode {
         Some("sessions") => cmd_sessions(&args[1..]),
         Some("manifest") => cmd_manifest(),
         Some("remote-calls") => cmd_remote_calls(&args[1..]),
+        Some("postgres") => cmd_postgres(&args[1..]),
         _ => Err(USAGE.to_string()),
     };
     match result {
@@ -452,6 +461,7 @@ fn cmd_all(args: &[String]) -> Result<ExitCode, String> {
         cold_trials: trials.max(1),
         billing_py,
         okf_samples,
+        django: django_docs(args)?,
     };
     let all = langonrock_bench::all::run(&opts)?;
     if let Some(json) = flag::<String>(args, "--json")? {
@@ -526,7 +536,20 @@ fn cmd_rss(args: &[String]) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn cmd_retrieval() -> Result<ExitCode, String> {
+/// The unpacked Django documentation: `--django DIR`, else where
+/// `bench/scripts/fetch-django-docs.sh` leaves it, when it is there.
+fn django_docs(args: &[String]) -> Result<Option<PathBuf>, String> {
+    match flag::<String>(args, "--django")? {
+        Some(d) => Ok(Some(PathBuf::from(d))),
+        None => Ok(Some(manifest_dir().join(format!(
+            "../target/bench-data/django-{}/docs",
+            langonrock_bench::docset::DJANGO_VERSION
+        )))
+        .filter(|p| p.is_dir())),
+    }
+}
+
+fn cmd_retrieval(args: &[String]) -> Result<ExitCode, String> {
     let samples = manifest_dir().join("../tests/data/okf-samples");
     let (runs, okf, n) =
         langonrock_bench::all::retrieval_runs(Some(samples.as_path()).filter(|p| p.is_dir()))?;
@@ -543,6 +566,21 @@ fn cmd_retrieval() -> Result<ExitCode, String> {
             "  {:<20} {:>5.0}%  MRR {:.3}  ({} queries)",
             r.name, r.hit_rate, r.mrr, r.queries
         );
+    }
+    let sets = langonrock_bench::all::retrieval_sets(
+        Some(samples.as_path()).filter(|p| p.is_dir()),
+        django_docs(args)?.as_deref(),
+    )?;
+    println!(
+        "\nThe retrieval benchmark, direct rows, k = 8, before and after (docs/benchmarks.md):\n"
+    );
+    print!("{}", langonrock_bench::retrieval::sets_table(&sets));
+    if args.iter().any(|a| a == "--ranks") {
+        for s in &sets {
+            for k in &s.kinds {
+                println!("{} / {}: {:?}", s.name, k.kind, k.ranks);
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -563,12 +601,7 @@ fn cmd_manifest() -> Result<ExitCode, String> {
     );
     for (size, (published, published_slice)) in SIZES.into_iter().zip(PUBLISHED) {
         let corpus = Corpus::reference(size / PER_BUNDLE).map_err(|e| e.to_string())?;
-        let docs: Vec<SourceDoc> = corpus
-            .files
-            .iter()
-            .map(|f| SourceDoc::new(f.bundle(), f.bundle_path(), f.text.as_str()))
-            .collect();
-        let model = compile(&docs, SUMMARY_WIDTH).map_err(|e| e.message())?;
+        let model = corpus.model()?;
         let whole = langonrock_core::manifest::manifest(&model, "bench", None, EVAL_DATE)
             .map_err(|e| e.message())?;
         let slice = if corpus.bundles.len() > 1 {
@@ -758,5 +791,22 @@ fn cmd_compile_phases(args: &[String]) -> Result<ExitCode, String> {
                 .sum()
         }),
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cmd_postgres(args: &[String]) -> Result<ExitCode, String> {
+    let plan = langonrock_bench::postgres::Plan {
+        concepts: flag(args, "--concepts")?.unwrap_or(20_000),
+        commits: flag(args, "--commits")?.unwrap_or(200),
+        opens: flag(args, "--opens")?.unwrap_or(11),
+        samples: flag(args, "--samples")?.unwrap_or(100),
+        search_secs: flag(args, "--search-secs")?.unwrap_or(10.0),
+        parts: flag::<String>(args, "--parts")?
+            .unwrap_or_else(|| "all".into())
+            .split(',')
+            .map(str::to_string)
+            .collect(),
+    };
+    langonrock_bench::postgres::run(&plan)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -9,7 +9,7 @@
 use crate::billing::{tokens, BillingError, ManifestRead, SectionRead, EVAL_DATE};
 use crate::corpus::Corpus;
 use crate::questions::{Question, Target};
-use langonrock_core::compile::{compile, Concept, Model, SourceDoc, SUMMARY_WIDTH};
+use langonrock_core::compile::{Concept, Model};
 use std::collections::HashMap;
 
 /// Read costs of the compiled model, bare text.
@@ -65,12 +65,7 @@ impl RawIds {
 impl BareCosts {
     /// Compiles `corpus` and renders the manifest of tenant `tenant` on [`EVAL_DATE`].
     pub fn compile(corpus: &Corpus, tenant: &str) -> Result<Self, String> {
-        let docs: Vec<SourceDoc> = corpus
-            .files
-            .iter()
-            .map(|f| SourceDoc::new(f.bundle(), f.bundle_path(), f.text.as_str()))
-            .collect();
-        let model = compile(&docs, SUMMARY_WIDTH).map_err(|e| e.message())?;
+        let model = corpus.model()?;
         BareCosts::from_model(model, tenant)
     }
 

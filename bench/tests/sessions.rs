@@ -1,5 +1,5 @@
 //! Sessions priced on our rendered tool output over the engine, and retrieval, at 500
-//! concepts: the figures that must reproduce the reference's, and the ones that are ours.
+//! concepts: the figures that reproduce the reference's, and the ones that are ours.
 
 use langonrock_bench::billing::{fetch_turns, Bill, SectionRead};
 use langonrock_bench::corpus::Corpus;
@@ -32,18 +32,19 @@ fn sessions_at_500_reproduce_the_reference_where_priced_alike() {
             calls: 17
         }
     );
-    // Our search TSV costs what the reference's rendered search costs, question by question
-    // in sum: with bare sections the bill is the published search-first figure.
+    // With bare sections the search-first bill differs from the published 56,928 only by
+    // the search TSVs: docs/search.md's ranking returns other rows than the reference's
+    // (which ours equalled before it), 9 tokens more per search on average.
     assert_eq!(
         b("search-bare"),
         Bill {
-            billed: 56_928,
+            billed: 57_758,
             calls: 36
         }
     );
     // Our get frames cost more than bare text, never fewer calls.
     assert!(b("manifest").billed > 64_355 && b("manifest").calls == 17);
-    assert!(b("search").billed > 56_928 && b("search").calls == 36);
+    assert!(b("search").billed > 57_758 && b("search").calls == 36);
     // One get per section: the 6 join and 3 metric questions take a second call.
     assert_eq!(b("manifest-per-section").calls, 17 + 9);
     assert_eq!(b("search-per-section").calls, 36 + 9);
@@ -94,7 +95,9 @@ fn rendered_reads_are_the_mcp_get_output_and_average_as_published_when_bare() {
     assert_eq!(fetch_turns(q, &r, false).unwrap()[0].len(), 3);
 
     let av = r.averages(&qs).unwrap();
-    assert_eq!((av.whole_bare, av.section_bare, av.search), (445, 213, 731));
+    // Whole and section reads average as published; a search TSV averages 740 tokens (731
+    // published): the ranking of docs/search.md returns other rows.
+    assert_eq!((av.whole_bare, av.section_bare, av.search), (445, 213, 740));
     assert!(av.whole > av.whole_bare && av.section > av.section_bare);
 
     // The calls the harness replays against the binary: 1 manifest, 20 searches, 35 section
@@ -106,7 +109,7 @@ fn rendered_reads_are_the_mcp_get_output_and_average_as_published_when_bare() {
 }
 
 #[test]
-fn retrieval_reproduces_the_reference_ranking() {
+fn retrieval_of_the_20_questions() {
     let (runs, samples, n) = langonrock_bench::all::retrieval_runs(Some(
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/okf-samples"),
     ))
@@ -115,16 +118,18 @@ fn retrieval_reproduces_the_reference_ranking() {
         .iter()
         .map(|r| (r.name.clone(), r.hit_rate, format!("{:.3}", r.mrr)))
         .collect();
+    // The reference's (and our ranking's before docs/search.md): named 70 % / 0.433, with
+    // expansion 75 % / 0.438, described 95 % / 0.399.
     assert_eq!(
         got,
         vec![
-            ("named".into(), 70.0, "0.433".into()),
-            ("named + expansion".into(), 75.0, "0.438".into()),
-            ("described".into(), 95.0, "0.399".into()),
+            ("named".into(), 90.0, "0.823".into()),
+            ("named + expansion".into(), 90.0, "0.823".into()),
+            ("described".into(), 100.0, "0.432".into()),
         ]
     );
-    // Q15 is found only through an expanded row, at position 11.
-    assert_eq!(runs[1].ranks[14], Some(11));
-    assert_eq!(runs[0].ranks[14], None);
+    // Q15, found before only through an expanded row at position 11, is a direct hit at 3.
+    assert_eq!(runs[1].ranks[14], Some(3));
+    assert_eq!(runs[0].ranks[14], Some(3));
     assert!(n > 0 && samples.len() == 3 && samples.iter().all(|r| r.queries > 0));
 }

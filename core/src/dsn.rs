@@ -1,5 +1,7 @@
-//! DSNs (docs/remote.md): the embedded `okf:` form and the remote `okf+unix:`, `okf+http:`
-//! and `okf+https:` forms, shared by the native binary, the library and the JS package.
+//! DSNs (docs/cli.md, docs/remote.md, docs/postgres.md): the embedded `okf:` form, the
+//! remote `okf+unix:`, `okf+http:` and `okf+https:` forms, shared by the native binary, the
+//! library and the JS package, and `postgres:` DSNs naming a PostgreSQL store, which only the
+//! native binary and the library open.
 
 use crate::error::{Error, Result};
 use crate::validate;
@@ -175,6 +177,11 @@ pub fn parse_dsn(dsn: &str, windows: bool) -> Result<Dsn> {
     let scheme = &dsn[..=dsn.find(':').unwrap_or(colon)];
     match scheme_name.to_ascii_lowercase().as_str() {
         "okf" => {}
+        "postgres" | "postgresql" => {
+            return Err(Error::Invalid(format!(
+                "dsn scheme \"{scheme}\" names a PostgreSQL store, which only the native langonrock binary opens"
+            )))
+        }
         "okf+unix" => {
             return parse_unix(dsn, s, colon, windows)
                 .map(Dsn::Remote)
@@ -193,7 +200,7 @@ pub fn parse_dsn(dsn: &str, windows: bool) -> Result<Dsn> {
         }
         _ => {
             return Err(Error::Invalid(format!(
-                "unsupported dsn scheme \"{scheme}\", expected one of okf:, okf+unix:, okf+http:, okf+https:"
+                "unsupported dsn scheme \"{scheme}\", expected one of okf:, okf+unix:, okf+http:, okf+https:, postgres:"
             )))
         }
     }
@@ -399,22 +406,53 @@ pub fn parse_dsn_home(dsn: &str, windows: bool, home: Option<&str>) -> Result<Ds
     })
 }
 
-/// The DSN as shown in the startup banner: the value of every `token` parameter as `***`
-/// (agent.md §1.1).
+/// The DSN as shown in the startup banner and in log lines: the value of every `token` and
+/// `password` parameter as `***` (agent.md §1.1), and the password of a `user:password@`
+/// authority too.
 pub fn redact_dsn(dsn: &str) -> String {
-    let Some(q) = dsn.find('?') else {
-        return dsn.to_string();
+    let (head, query) = match dsn.find('?') {
+        Some(q) => (&dsn[..q], Some(&dsn[q + 1..])),
+        None => (dsn, None),
     };
-    let (head, query) = dsn.split_at(q + 1);
+    let head = redact_userinfo(head);
+    let Some(query) = query else {
+        return head;
+    };
     let parts: Vec<String> = query
         .split('&')
         .map(|pair| match pair.split_once('=') {
-            Some((k, _)) if percent_decode(k).as_deref() == Some("token") => format!("{k}=***"),
+            Some((k, _)) if matches!(percent_decode(k).as_deref(), Some("token" | "password")) => {
+                format!("{k}=***")
+            }
             _ => pair.to_string(),
         })
         .collect();
-    format!("{head}{}", parts.join("&"))
+    format!("{head}?{}", parts.join("&"))
 }
+
+/// `scheme://user:secret@host/…` → `scheme://user:***@host/…`.
+fn redact_userinfo(head: &str) -> String {
+    let Some(start) = head.find("://").map(|i| i + 3) else {
+        return head.to_string();
+    };
+    let end = head[start..].find('/').map_or(head.len(), |i| start + i);
+    let authority = &head[start..end];
+    let Some(at) = authority.rfind('@') else {
+        return head.to_string();
+    };
+    let Some(colon) = authority[..at].find(':') else {
+        return head.to_string();
+    };
+    format!(
+        "{}{}:***{}",
+        &head[..start],
+        &authority[..colon],
+        &head[start + at..]
+    )
+}
+
+mod postgres;
+pub use postgres::{is_postgres, parse_postgres_dsn, schema_name, PostgresDsn, DEFAULT_SCHEMA};
 
 #[cfg(test)]
 mod tests;

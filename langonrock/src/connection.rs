@@ -40,7 +40,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 // Stores a connection shares between threads
 
 /// A tenant store that threads share: each call is one store step.
-trait Backend: Send + Sync {
+pub(crate) trait Backend: Send + Sync {
     /// Performs one step of an operation.
     fn serve(&self, tenant: &str, need: Need) -> Answer;
     /// Puts one record (the derived record).
@@ -49,6 +49,38 @@ trait Backend: Send + Sync {
     fn lock_writer(&self, tenant: &str) -> Result<Option<Box<dyn Send>>, Error>;
     /// The data root of a files store.
     fn data(&self) -> Option<&Path>;
+    /// A flag the store sets when `tenant`'s head may have moved (a shared database's change
+    /// feed). With one, reads skip reading the head while the flag is clear and the last
+    /// read of it is younger than [`HEAD_POLL`]; without, every read reads the head.
+    fn watch(&self, _tenant: &str) -> Option<Arc<AtomicBool>> {
+        None
+    }
+    /// Starts following the store's change feed, when it has one.
+    fn follow(&self) {}
+    /// The store's clock, when its put times come from it (a shared database): `gc`'s
+    /// `now`. `None`: the connection's clock.
+    fn now_millis(&self) -> Option<Result<u64, Error>> {
+        None
+    }
+}
+
+/// How long a connection over a watched store serves reads without reading the head: half
+/// the one second a lost notification may delay visibility (docs/postgres.md), so a busy
+/// machine's scheduling delays stay inside it.
+pub const HEAD_POLL: Duration = Duration::from_millis(500);
+
+/// When a connection over a watched store last read the head, and whether it must again.
+struct Watch {
+    stale: Arc<AtomicBool>,
+    last: Mutex<Option<Instant>>,
+}
+
+impl Watch {
+    /// Whether reads may skip reading the head.
+    fn fresh(&self) -> bool {
+        !self.stale.load(Ordering::Acquire)
+            && lock(&self.last).is_some_and(|t| t.elapsed() < HEAD_POLL)
+    }
 }
 
 #[cfg(feature = "files")]
@@ -145,9 +177,28 @@ impl Options {
         self
     }
 
+    /// Whether connections opened with these options are read-only.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
     /// Opens the tenant a DSN names (see [`crate::open`]): a data root, or with the
     /// `remote` feature a `langonrock serve` (docs/remote.md).
     pub fn open(&self, dsn: &str) -> Result<crate::Connection, Error> {
+        if langonrock_core::dsn::is_postgres(dsn) {
+            #[cfg(feature = "postgres")]
+            {
+                let d = langonrock_core::dsn::parse_postgres_dsn(dsn)?;
+                let db = crate::postgres::database(&d, self.read_only)?;
+                return self.open_postgres(&db, d.require_tenant()?);
+            }
+            #[cfg(not(feature = "postgres"))]
+            return Err(Error::Invalid(format!(
+                "dsn \"{}\" names a PostgreSQL store, and this build of langonrock has no \
+                 `postgres` feature: turn it on (features = [\"postgres\"])",
+                langonrock_core::dsn::redact_dsn(dsn)
+            )));
+        }
         let home = crate::data_root::home_dir(&crate::data_root::process_env);
         let d = match langonrock_core::dsn::parse_dsn_home(dsn, cfg!(windows), home.as_deref())? {
             langonrock_core::dsn::Dsn::Embedded(d) => d,
@@ -187,6 +238,17 @@ impl Options {
     #[cfg(feature = "files")]
     pub fn open_files(&self, data: &Path, tenant: &str) -> Result<crate::Connection, Error> {
         Connection::start(Arc::new(crate::files::Files::new(data)), tenant, self).map(Into::into)
+    }
+
+    /// Opens `tenant` of a PostgreSQL database (see [`crate::postgres::database`]).
+    #[cfg(feature = "postgres")]
+    pub fn open_postgres(
+        &self,
+        db: &Arc<crate::postgres::Database>,
+        tenant: &str,
+    ) -> Result<crate::Connection, Error> {
+        Connection::start(Arc::new(crate::postgres::Backend(db.clone())), tenant, self)
+            .map(Into::into)
     }
 
     /// Opens `tenant` of a store shared with other connections (a memory store, a test
@@ -313,6 +375,8 @@ struct Inner {
     /// Set while an exclusive operation runs: reads then skip their refresh.
     busy: AtomicBool,
     timer: Mutex<DerivedTimer>,
+    /// Over a shared database: when the head must be read again.
+    watch: Option<Watch>,
 }
 
 impl Inner {
@@ -375,6 +439,10 @@ impl Connection {
 
     fn start(store: Arc<dyn Backend>, tenant: &str, opts: &Options) -> Result<Connection, Error> {
         let engine = Engine::new(tenant)?;
+        let watch = store.watch(engine.tenant()).map(|stale| Watch {
+            stale,
+            last: Mutex::new(None),
+        });
         let inner = Arc::new(Inner {
             tenant: engine.tenant().to_string(),
             published: Mutex::new(Published {
@@ -390,6 +458,7 @@ impl Connection {
             refreshing: Mutex::new(()),
             busy: AtomicBool::new(false),
             timer: Mutex::new(DerivedTimer::new(opts.read_only)),
+            watch,
         });
         let derived = (!opts.read_only).then(|| DerivedWriter::start(Arc::downgrade(&inner)));
         let c = Connection {
@@ -429,6 +498,13 @@ impl Connection {
         }
         #[cfg(not(feature = "files"))]
         None
+    }
+
+    /// For a host that serves for longer than one command (`serve`, `mcp`): over a shared
+    /// database, follow its change feed, so another replica's commit is seen at once rather
+    /// than within a second. Nothing to do for other stores.
+    pub fn follow_changes(&self) {
+        self.inner.store.follow();
     }
 
     /// The connection's clock.
@@ -513,16 +589,39 @@ impl Connection {
     }
 
     /// One refresh at a time. A read's refresh (`unless_busy`) gives way to an exclusive
-    /// operation that started meanwhile.
+    /// operation that started meanwhile, and, over a watched store, is skipped while nothing
+    /// says the head moved since it was read less than [`HEAD_POLL`] ago.
     fn refresh_once(&self, unless_busy: bool) -> Result<bool, Error> {
-        if unless_busy && self.busy() {
+        let skip = || {
+            unless_busy
+                && (self.busy()
+                    || (self.inner.watch.as_ref().is_some_and(Watch::fresh)
+                        && !lock(&self.inner.engine).needs_reload()))
+        };
+        if skip() {
             return Ok(false);
         }
         let _r = lock(&self.inner.refreshing);
-        if unless_busy && self.busy() {
+        if skip() {
             return Ok(false);
         }
-        self.drive(Engine::refresh).map(|_| true)
+        self.read_head().map(|_| true)
+    }
+
+    /// The refresh itself (the caller holds `refreshing`). Over a watched store the stale
+    /// flag is cleared before the head is read, so a notice arriving meanwhile is kept.
+    fn read_head(&self) -> Result<OpenResult, Error> {
+        if let Some(w) = &self.inner.watch {
+            w.stale.store(false, Ordering::Release);
+        }
+        let r = self.drive(Engine::refresh);
+        if let Some(w) = &self.inner.watch {
+            match &r {
+                Ok(_) => *lock(&w.last) = Some(Instant::now()),
+                Err(_) => w.stale.store(true, Ordering::Release),
+            }
+        }
+        r
     }
 
     /// Runs a library operation under the core's connection policy: the host supplies the
@@ -587,9 +686,24 @@ impl Connection {
                 }
                 ConnStep::Now => {
                     on_prepare();
-                    ConnAnswer::Now {
-                        commit_time: inner.clock.commit_time(),
-                        millis: inner.clock.millis(),
+                    // A shared database's put times come from its clock, so `gc` does too.
+                    let millis = match inner.store.now_millis() {
+                        Some(Ok(m)) => Ok(m),
+                        Some(Err(e)) => Err(e),
+                        None => Ok(inner.clock.millis()),
+                    };
+                    match millis {
+                        Ok(millis) => ConnAnswer::Now {
+                            commit_time: inner.clock.commit_time(),
+                            millis,
+                        },
+                        Err(e) => {
+                            drop(reading);
+                            drop(_busy);
+                            let e = self.with_engine(|eng| op.abandon(eng, e));
+                            self.after_op(exclusive);
+                            return Err(e);
+                        }
                     }
                 }
                 ConnStep::Read => {
@@ -606,7 +720,7 @@ impl Connection {
     /// Reads the store's head and loads it when it moved.
     pub fn refresh(&self) -> Result<OpenResult, Error> {
         let _r = lock(&self.inner.refreshing);
-        let r = self.drive(Engine::refresh);
+        let r = self.read_head();
         self.after_op(false);
         r
     }

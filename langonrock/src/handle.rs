@@ -266,6 +266,16 @@ impl Connection {
         }
     }
 
+    /// For a host that serves for longer than one command (`serve`, `mcp`): over a shared
+    /// PostgreSQL database, follow its change feed, so another replica's commit is seen at
+    /// once rather than within half a second (the head poll). Nothing to do for
+    /// other stores (a remote server follows its own store).
+    pub fn follow_changes(&self) {
+        if let Some(c) = self.local() {
+            c.follow_changes();
+        }
+    }
+
     /// Closes the connection: every later call is refused with `INVALID` `connection is
     /// closed` (tool calls answer it as an error reply), a commit in flight is waited for,
     /// and a pending derived record is written. Closing twice is a no-op; dropping a

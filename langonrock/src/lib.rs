@@ -17,6 +17,7 @@
 //! | `okf://?tenant=acme` | the default data root (`$LANGONROCK_DATA`, else the platform's data directory) | `files` |
 //! | `okf+unix:///run/kb.sock?tenant=acme` | a `langonrock serve` on a unix socket | `remote` |
 //! | `okf+https://kb.example.com?tenant=acme&token=<token>` | a `langonrock serve` over TLS (`okf+http:` over TCP) | `remote` |
+//! | `postgres://kb@db.example.com/kb?tenant=acme` | a PostgreSQL database, shared by every connection to it (docs/postgres.md) | `postgres` |
 //!
 //! [`Connection::memory`] opens a tenant in memory, for tests and examples. [`Options`]
 //! opens read-only, without loading the tenant (for `verify` and `repair`), with another
@@ -162,10 +163,12 @@
 //! - `files` (default): the files store of a data root (`okf:` DSNs).
 //! - `remote`: connections to a `langonrock serve` (`okf+unix:`, `okf+http:`, `okf+https:`):
 //!   an HTTP/1.1 client (hyper) and TLS (rustls).
+//! - `postgres`: the PostgreSQL store (`postgres:` DSNs, docs/postgres.md): a database shared
+//!   by replicas, on the `postgres` driver.
 //! - `async`: [`AsyncConnection`] (tokio).
 //!
-//! Without `remote`, a remote DSN is refused with `INVALID` and the feature to turn on; an
-//! embedded user compiles no HTTP client, TLS stack or database driver.
+//! Without `remote` or `postgres`, such a DSN is refused with `INVALID` and the feature to
+//! turn on; an embedded user compiles no HTTP client, TLS stack or database driver.
 
 #[cfg(feature = "async")]
 mod asynchronous;
@@ -178,8 +181,11 @@ pub mod data_root;
 #[cfg(feature = "files")]
 pub mod files;
 mod handle;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 #[cfg(feature = "remote")]
 pub mod remote;
+pub mod root;
 
 #[cfg(test)]
 mod testdir;
@@ -204,6 +210,7 @@ pub use langonrock_core::search::SearchOptions;
 pub use langonrock_core::snapshot::Snapshot;
 pub use langonrock_core::tools::Reply;
 pub use langonrock_core::{Error, Result};
+pub use root::Root;
 pub use tool_list::{ToolDefinition, ToolMode};
 
 /// Opens the tenant a DSN names (see the crate documentation for every form). A tenant

@@ -44,3 +44,20 @@ fn memory_needs_no_feature() {
     c.write("notes", "a.md", "A.\n", None).unwrap();
     assert_eq!(c.snapshot().unwrap().concepts, 1);
 }
+
+#[test]
+fn a_postgres_dsn_needs_the_postgres_feature() {
+    // Port 1 on loopback: nothing listens, so a build with the feature fails to connect.
+    let r = crate::open("postgres://kb:s3cret@127.0.0.1:1/kb?tenant=acme");
+    let e = r.err().expect("nothing listens on port 1");
+    if cfg!(feature = "postgres") {
+        assert_eq!(e.code(), "STORE", "{}", e.message());
+    } else {
+        assert_eq!(e.code(), "INVALID");
+        assert_eq!(
+            e.message(),
+            "dsn \"postgres://kb:***@127.0.0.1:1/kb?tenant=acme\" names a PostgreSQL store, and \
+             this build of langonrock has no `postgres` feature: turn it on (features = [\"postgres\"])"
+        );
+    }
+}

@@ -4,6 +4,7 @@
 //! Parsing reads no environment itself: the caller passes a lookup for variables, so tests
 //! can pin `LANGONROCK_DATA`, `XDG_DATA_HOME` and `HOME`.
 
+use langonrock::Root;
 use langonrock_core::validate;
 use lexopt::prelude::*;
 use std::ffi::OsString;
@@ -59,8 +60,8 @@ pub fn default_data_root(env: Env<'_>) -> Result<PathBuf, ArgError> {
 /// A data root and a tenant: what every tenant command opens.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
-    /// The data root.
-    pub data: PathBuf,
+    /// The data root: a directory, or a `postgres://` database (docs/postgres.md).
+    pub data: Root,
     /// The tenant id, validated and lower-cased.
     pub tenant: String,
 }
@@ -163,14 +164,14 @@ pub enum Command {
         expected_revision: String,
     },
     Gc {
-        data: PathBuf,
+        data: Root,
         tenant: Option<String>,
         keep: Option<usize>,
         grace_ms: Option<u64>,
         dry_run: bool,
     },
     Verify {
-        data: PathBuf,
+        data: Root,
         tenant: Option<String>,
     },
     Repair {
@@ -305,21 +306,31 @@ fn read_flags(
 }
 
 fn target(f: &Flags, env: Env<'_>) -> Result<Target, ArgError> {
-    let tenant = match &f.tenant {
-        Some(t) => validate::tenant_id(t)?,
-        None => return err("--tenant is required"),
+    let data = data_root(f, env)?;
+    let tenant = match (&f.tenant, data.tenant()) {
+        (Some(t), _) => validate::tenant_id(t)?,
+        // A postgres DSN may name the tenant itself.
+        (None, Some(t)) => t.to_string(),
+        (None, None) => return err("--tenant is required"),
     };
-    Ok(Target {
-        data: data_root(f, env)?,
-        tenant,
-    })
+    Ok(Target { data, tenant })
 }
 
-fn data_root(f: &Flags, env: Env<'_>) -> Result<PathBuf, ArgError> {
+/// `--tenant`, else the tenant a postgres DSN given as `--data` names (for `gc` and
+/// `verify`, which act on every tenant when there is neither).
+fn tenant_of(f: &Flags, data: &Root) -> Result<Option<String>, ArgError> {
+    match &f.tenant {
+        Some(t) => Ok(Some(validate::tenant_id(t)?)),
+        None => Ok(data.tenant().map(str::to_string)),
+    }
+}
+
+/// `--data`: a directory or a `postgres://` DSN; else the default data root.
+fn data_root(f: &Flags, env: Env<'_>) -> Result<Root, ArgError> {
     match &f.data {
-        Some(d) if !d.is_empty() => Ok(PathBuf::from(d)),
+        Some(d) if !d.is_empty() => Ok(Root::from_data(d)?),
         Some(_) => err("--data needs a directory"),
-        None => default_data_root(env),
+        None => Ok(Root::Files(default_data_root(env)?)),
     }
 }
 
@@ -491,10 +502,13 @@ pub fn parse(args: Vec<OsString>, env: Env<'_>) -> Result<Command, ArgError> {
                 "source" => Command::Source {
                     target: target(&f, env)?,
                 },
-                _ => Command::Verify {
-                    data: data_root(&f, env)?,
-                    tenant: f.tenant.as_deref().map(validate::tenant_id).transpose()?,
-                },
+                _ => {
+                    let data = data_root(&f, env)?;
+                    Command::Verify {
+                        tenant: tenant_of(&f, &data)?,
+                        data,
+                    }
+                }
             }
         }
         "read" => {
@@ -597,9 +611,10 @@ pub fn parse(args: Vec<OsString>, env: Env<'_>) -> Result<Command, ArgError> {
             at_most(&f, 0)?;
             let keep = opt_positive(&f, "keep")?;
             let grace_ms = opt_non_negative(&f, "grace")?.map(|n| n as u64);
+            let data = data_root(&f, env)?;
             Command::Gc {
-                data: data_root(&f, env)?,
-                tenant: f.tenant.as_deref().map(validate::tenant_id).transpose()?,
+                tenant: tenant_of(&f, &data)?,
+                data,
                 keep,
                 grace_ms,
                 dry_run: f.switch("dry-run"),
@@ -622,15 +637,25 @@ pub fn parse(args: Vec<OsString>, env: Env<'_>) -> Result<Command, ArgError> {
             let f = read_flags(rest, false, &[], &["database-tools", "read-only"])?;
             at_most(&f, 1)?;
             let dsn = positional(&f, 0, "dsn")?;
-            let target = match parse_dsn_env(&dsn, env)? {
-                Some(parsed) => Some(Target {
-                    data: match parsed.data {
-                        Some(d) => d,
-                        None => default_data_root(env)?,
-                    },
-                    tenant: parsed.tenant,
-                }),
-                None => None,
+            // A remote DSN has no target here: the server opens it (docs/remote.md).
+            let target = if langonrock_core::dsn::is_postgres(&dsn) {
+                let data = Root::from_data(&dsn)?;
+                let tenant = match data.tenant() {
+                    Some(t) => t.to_string(),
+                    None => return err("postgres dsn needs ?tenant="),
+                };
+                Some(Target { data, tenant })
+            } else {
+                match parse_dsn_env(&dsn, env)? {
+                    Some(parsed) => Some(Target {
+                        data: Root::Files(match parsed.data {
+                            Some(d) => d,
+                            None => default_data_root(env)?,
+                        }),
+                        tenant: parsed.tenant,
+                    }),
+                    None => None,
+                }
             };
             Command::Mcp {
                 target,
@@ -692,7 +717,11 @@ fn parse_query(rest: Vec<OsString>, env: Env<'_>) -> Result<Command, ArgError> {
         Some(d) => to_string(d)?,
         None => return err("missing dsn"),
     };
-    parse_dsn_env(&dsn, env)?;
+    if langonrock_core::dsn::is_postgres(&dsn) {
+        langonrock_core::dsn::parse_postgres_dsn(&dsn)?.require_tenant()?;
+    } else {
+        parse_dsn_env(&dsn, env)?;
+    }
     let verb = match rest.next() {
         Some(v) => to_string(v)?,
         None => return err("missing verb"),

@@ -1,10 +1,10 @@
-//! The CLI commands that open a tenant (cli.md §3), over the files store.
+//! The CLI commands that open a tenant (cli.md §3), over the files store or a PostgreSQL
+//! database (docs/postgres.md).
 
 use crate::args::{Command, Target, WriteMode};
 use crate::cli::{count, print_diagnostics, stats, strict_failure, write_err, CliError, Io};
 use crate::progress::Progress;
-use langonrock::files::Files;
-use langonrock::{Connection as Conn, Options};
+use langonrock::{Connection as Conn, Options, Root};
 use langonrock_core::engine::{
     parse_transaction, HistoryRequest, RepairRequest, RestoreRequest, Transaction,
 };
@@ -14,16 +14,15 @@ use langonrock_core::{validate, Error};
 use std::path::Path;
 
 /// `tenant "<t>" has no revisions in <data root>; the first write creates it`.
-pub fn no_revisions(tenant: &str, data: &Path) -> String {
-    format!(
-        "tenant \"{tenant}\" has no revisions in {}; the first write creates it",
-        data.display()
-    )
+pub fn no_revisions(tenant: &str, data: &Root) -> String {
+    format!("tenant \"{tenant}\" has no revisions in {data}; the first write creates it")
 }
 
 /// Opens a tenant for a command that only reads, announcing an empty tenant on stderr.
 fn open_read(target: &Target, io: &mut Io<'_>) -> Result<Conn, CliError> {
-    let conn = Conn::open(&target.data, &target.tenant, true)?;
+    let conn = Options::default()
+        .read_only(true)
+        .open_root(&target.data, &target.tenant)?;
     if !conn.has_head() {
         writeln!(io.err, "{}", no_revisions(&target.tenant, &target.data)).map_err(write_err)?;
     }
@@ -38,7 +37,7 @@ fn leave(conn: Conn) {
 }
 
 fn open_write(target: &Target) -> Result<Conn, CliError> {
-    Ok(Conn::open(&target.data, &target.tenant, false)?)
+    Ok(Options::default().open_root(&target.data, &target.tenant)?)
 }
 
 /// Prefixes `<bundle>/<path>: ` to a message about one file that does not name it
@@ -95,7 +94,8 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             let request = transaction_of(&verb, io)?;
             let conn = Options::default().read_only(!writes).open(&dsn)?;
             if let (false, Some(data)) = (writes || conn.has_head(), conn.data()) {
-                writeln!(io.err, "{}", no_revisions(conn.tenant(), data)).map_err(write_err)?;
+                let root = Root::Files(data.to_path_buf());
+                writeln!(io.err, "{}", no_revisions(conn.tenant(), &root)).map_err(write_err)?;
             }
             let code = match request {
                 Some(r) => transact(&conn, &r, io)?,
@@ -133,7 +133,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             let tenants = tenants_of(&data, tenant)?;
             for t in tenants {
                 // A dry run changes nothing, not even a derived record.
-                let conn = Conn::open(&data, &t, dry_run)?;
+                let conn = Options::default().read_only(dry_run).open_root(&data, &t)?;
                 let keep = keep.map_or(langonrock::GcRequest::default().keep, |k| {
                     i64::try_from(k).unwrap_or(i64::MAX)
                 });
@@ -171,7 +171,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
                 let r = Options::default()
                     .read_only(true)
                     .unloaded()
-                    .open_files(&data, &t)?
+                    .open_root(&data, &t)?
                     .verify()?;
                 if !r.ok {
                     code = 1;
@@ -187,7 +187,7 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
         } => {
             let r = Options::default()
                 .unloaded()
-                .open_files(&target.data, &target.tenant)?
+                .open_root(&target.data, &target.tenant)?
                 .repair(RepairRequest {
                     revision,
                     expected_head,
@@ -582,12 +582,10 @@ fn change_error(e: Error, request: &serde_json::Value) -> CliError {
     }
 }
 
-fn tenants_of(data: &Path, tenant: Option<String>) -> Result<Vec<String>, CliError> {
+fn tenants_of(data: &Root, tenant: Option<String>) -> Result<Vec<String>, CliError> {
     match tenant {
         Some(t) => Ok(vec![t]),
-        None => Files::new(data)
-            .tenants()
-            .map_err(|e| CliError(Error::from(e).message())),
+        None => Ok(data.tenants()?),
     }
 }
 

@@ -265,7 +265,9 @@ where
         crate::args::redact_dsn(dsn)
     );
     let opened = match target {
-        Some(t) => Conn::open(&t.data, &t.tenant, mode.read_only),
+        Some(t) => langonrock::Options::default()
+            .read_only(mode.read_only)
+            .open_root(&t.data, &t.tenant),
         // A remote DSN: the same server over a remote connection (docs/remote.md).
         None => langonrock::Options::default()
             .read_only(mode.read_only)
@@ -281,6 +283,7 @@ where
     if let (false, Some(t)) = (conn.has_head(), target) {
         let _ = writeln!(err, "{}", crate::commands::no_revisions(&t.tenant, &t.data));
     }
+    conn.follow_changes();
     // The first search needs the index: decode (or build) it on another thread while the
     // session starts.
     if let Some(s) = conn.served() {

@@ -1,20 +1,39 @@
-//! Crash safety and concurrency of the files store, with the real binary.
+//! Crash safety and concurrency of the files store and of the PostgreSQL store (a real
+//! server, docs/postgres.md), with the real binary: each test runs on both.
 //!
 //! - `sigkill_during_commits`: a `langonrock mcp` process commits two-document transactions
 //!   and is killed with SIGKILL at a random moment, trial after trial, on one tenant. After
 //!   every kill the store opens and verifies, every acknowledged commit is there, and the two
 //!   documents always carry the same generation (no half commit is ever visible).
-//!   `LANGONROCK_CRASH_TRIALS` raises the number of trials (default 200) for a stress run.
-//! - `racing_writers`: two server processes read the same hash and write with it as
-//!   `replaces`, round after round: exactly one wins each race, no update is lost.
+//!   `LANGONROCK_CRASH_TRIALS` sets the number of trials (default 200 on files, 50 on
+//!   PostgreSQL) for a stress run.
+//! - `racing_writers`: server processes read the same hash and write with it as `replaces`,
+//!   round after round: exactly one wins each race, no update is lost (two on files; three
+//!   replicas on a few documents of one database, which then converge to one snapshot).
 
 mod common;
 
 use common::{Rpc, TempDir};
-use langonrock::Connection as Conn;
+use langonrock::{Options, Root};
 use serde_json::json;
-use std::path::Path;
 use std::time::{Duration, Instant};
+
+/// A fresh schema of the test server, as a data root, and the DSN of a tenant in it.
+fn postgres_root(tag: &str) -> (Root, impl Fn(&str) -> String) {
+    let server = langonrock_postgres::test_server::server();
+    let base = server.dsn_with(&format!("schema={tag}_{}", std::process::id()));
+    let root = Root::from_data(&base).expect("a postgres root");
+    (root, move |tenant: &str| format!("{base}&tenant={tenant}"))
+}
+
+/// A files data root in `dir`, and the DSN of a tenant in it.
+fn files_root(dir: &TempDir) -> (Root, impl Fn(&str) -> String) {
+    let data = dir.path().join("data");
+    let dsn_root = data.clone();
+    (Root::Files(data), move |tenant: &str| {
+        format!("okf://{}?tenant={tenant}", dsn_root.display())
+    })
+}
 
 /// A small deterministic generator (xorshift), so a failing trial can be replayed.
 struct Rng(u64);
@@ -40,8 +59,11 @@ fn hash(text: &str) -> String {
 }
 
 /// The generation both documents hold, checking they agree, or 0 for an empty tenant.
-fn stored_generation(data: &Path, tenant: &str) -> u64 {
-    let conn = Conn::open(data, tenant, true).expect("the store opens after a kill");
+fn stored_generation(root: &Root, tenant: &str) -> u64 {
+    let conn = Options::default()
+        .read_only(true)
+        .open_root(root, tenant)
+        .expect("the store opens after a kill");
     let v = conn.verify().expect("verify runs");
     assert!(v.ok, "the store verifies after a kill: {:?}", v.issues);
     let a = conn.read_source("crash", "a.md").expect("read a");
@@ -81,12 +103,24 @@ fn transaction(current: u64, next: u64) -> serde_json::Value {
 
 #[test]
 fn sigkill_during_commits() {
+    let dir = TempDir::new("crash");
+    let (root, dsn) = files_root(&dir);
+    sigkill_trials(&root, &dsn, 200);
+}
+
+/// The same on PostgreSQL: 50 trials by default (each process logs in to the server, which
+/// costs more than opening files); `LANGONROCK_CRASH_TRIALS=200` for the full run.
+#[test]
+fn sigkill_during_commits_on_postgres() {
+    let (root, dsn) = postgres_root("crash");
+    sigkill_trials(&root, &dsn, 50);
+}
+
+fn sigkill_trials(data: &Root, dsn_of: &dyn Fn(&str) -> String, default_trials: u64) {
     let trials: u64 = std::env::var("LANGONROCK_CRASH_TRIALS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(200);
-    let dir = TempDir::new("crash");
-    let data = dir.path().join("data");
+        .unwrap_or(default_trials);
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let mut acknowledged = 0u64;
     let mut sent = 0u64;
@@ -101,8 +135,8 @@ fn sigkill_during_commits() {
             acknowledged = 0;
             sent = 0;
         }
-        let dsn = format!("okf://{}?tenant={tenant}", data.display());
-        let current = stored_generation(&data, &tenant);
+        let dsn = dsn_of(&tenant);
+        let current = stored_generation(data, &tenant);
         assert!(
             current >= acknowledged,
             "trial {trial}: acknowledged generation {acknowledged} lost (store holds {current})"
@@ -131,7 +165,7 @@ fn sigkill_during_commits() {
             std::thread::sleep(Duration::from_micros(delay));
         }
         rpc.kill();
-        let after = stored_generation(&data, &tenant);
+        let after = stored_generation(data, &tenant);
         assert!(
             after == gen || after == next,
             "trial {trial}: the store holds generation {after}, expected {gen} or {next}"
@@ -141,10 +175,10 @@ fn sigkill_during_commits() {
             acknowledged = next;
         }
     }
-    let final_gen = stored_generation(&data, &tenant);
+    let final_gen = stored_generation(data, &tenant);
     assert!(final_gen >= acknowledged);
     println!(
-        "crash safety: {trials} SIGKILL trials in {:.1} s, {total_sent} commits sent, {kills_in_flight} of the killed commits had landed, {} had not; store verified after every kill",
+        "crash safety ({data}): {trials} SIGKILL trials in {:.1} s, {total_sent} commits sent, {kills_in_flight} of the killed commits had landed, {} had not; store verified after every kill",
         started.elapsed().as_secs_f64(),
         trials - kills_in_flight
     );
@@ -159,86 +193,162 @@ fn retry_hash(text: &str) -> Option<String> {
 
 #[test]
 fn racing_writers() {
-    let rounds = 40;
     let dir = TempDir::new("race");
-    let data = dir.path().join("data");
-    let dsn = format!("okf://{}?tenant=race", data.display());
+    let (root, dsn) = files_root(&dir);
+    race(&root, &dsn("race"), 2, 40, 1);
+}
+
+/// Replicas on one database: three `langonrock mcp` processes, one client each, race on a
+/// few documents with the same `replaces`, round after round; every replica then converges
+/// to the same snapshot. `LANGONROCK_PG_RACE_WRITES` sets the number of writes (default
+/// 300; 10,000 for the full run).
+#[test]
+fn racing_writers_on_postgres() {
+    let (root, dsn) = postgres_root("race");
+    let writes: usize = std::env::var("LANGONROCK_PG_RACE_WRITES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300);
+    race(&root, &dsn("race"), 3, writes.div_ceil(3), 4);
+}
+
+/// A round's log entry of one writer: the round, the hash it read, whether it won, the
+/// answer.
+type Entry = (usize, String, bool, String);
+
+/// `writers` server processes race `rounds` times; round `r` is on document `r % docs`.
+/// Each round every writer learns the document's hash through its own server, then all
+/// write with it as `replaces`: exactly one wins, the others are refused, no update is
+/// lost, and every server ends on the same snapshot.
+fn race(data: &Root, dsn: &str, writers: usize, rounds: usize, docs: usize) {
+    let dsn = dsn.to_string();
+    let path = |r: usize| format!("doc{}.md", r % docs);
     {
         let mut rpc = Rpc::start(&dsn, &[]);
-        let (t, err) = rpc.call(
-            "write",
-            json!({"bundle": "race", "path": "doc.md", "content": "---\ntype: note\n---\nstart\n"}),
-        );
-        assert!(!err, "{t}");
+        for d in 0..docs {
+            let (t, err) = rpc.call(
+                "write",
+                json!({"bundle": "race", "path": path(d), "content": "---\ntype: note\n---\nstart\n"}),
+            );
+            assert!(!err, "{t}");
+        }
         rpc.kill();
     }
-    let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
-    let workers: Vec<_> = (0..2)
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(writers));
+    let started = Instant::now();
+    let workers: Vec<_> = (0..writers)
         .map(|w| {
             let barrier = barrier.clone();
             let dsn = dsn.clone();
             std::thread::spawn(move || {
                 let mut rpc = Rpc::start(&dsn, &[]);
-                let mut log = Vec::new();
+                let mut log: Vec<Entry> = Vec::new();
                 for round in 0..rounds {
                     let content = format!("---\ntype: note\n---\nwriter {w} round {round}\n");
+                    let path = format!("doc{}.md", round % docs);
                     // Learn the current hash the way an agent does: from the refusal.
                     let (t, err) = rpc.call(
                         "write",
-                        json!({"bundle": "race", "path": "doc.md", "content": content}),
+                        json!({"bundle": "race", "path": path, "content": content}),
                     );
                     assert!(err, "a write without replaces must be refused: {t}");
                     let seen = retry_hash(&t).expect("the refusal names the hash");
                     barrier.wait();
                     let (t, err) = rpc.call(
                         "write",
-                        json!({"bundle": "race", "path": "doc.md", "content": content,
+                        json!({"bundle": "race", "path": path, "content": content,
                             "replaces": seen}),
                     );
                     log.push((round, seen, !err, t));
                     barrier.wait();
                 }
-                rpc.kill();
-                log
+                (log, rpc)
             })
         })
         .collect();
-    let logs: Vec<Vec<(usize, String, bool, String)>> = workers
+    let (logs, mut rpcs): (Vec<Vec<Entry>>, Vec<Rpc>) = workers
         .into_iter()
         .map(|h| h.join().expect("worker"))
-        .collect();
-    let mut races = 0;
+        .unzip();
+    let elapsed = started.elapsed();
     let mut wins = 0;
-    for (round, (a, b)) in logs[0].iter().zip(&logs[1]).enumerate() {
-        if a.1 == b.1 {
-            races += 1;
+    let mut last_winner = vec![None; docs];
+    for round in 0..rounds {
+        let entries: Vec<&Entry> = logs.iter().map(|l| &l[round]).collect();
+        assert!(
+            entries.iter().all(|e| e.1 == entries[0].1),
+            "round {round}: every writer read the same hash"
+        );
+        let won: Vec<usize> = (0..writers).filter(|&w| entries[w].2).collect();
+        assert_eq!(
+            won.len(),
+            1,
+            "round {round}: exactly one winner: {entries:?}"
+        );
+        for e in entries.iter().filter(|e| !e.2) {
             assert!(
-                a.2 != b.2,
-                "round {round}: exactly one writer wins a race on {}: {:?} / {:?}",
-                a.1,
-                a.3,
-                b.3
-            );
-            let loser = if a.2 { b } else { a };
-            assert!(
-                loser.3.starts_with("concept changed since it was read"),
+                e.3.starts_with("concept changed since it was read"),
                 "{}",
-                loser.3
+                e.3
             );
         }
-        wins += usize::from(a.2) + usize::from(b.2);
+        last_winner[round % docs] = Some(won[0]);
+        wins += 1;
     }
-    // No update is lost: every win is one revision on top of the creating one.
-    let conn = Conn::open(&data, "race", true).expect("open");
-    let page = conn
-        .history(langonrock_core::engine::HistoryRequest {
-            before: None,
-            limit: Some(100),
-        })
-        .expect("history");
-    assert_eq!(page.revisions.len(), wins + 1, "one revision per win");
+    // No update is lost: every win is one revision on top of the creating ones, and each
+    // document holds its last round's winner.
+    let conn = Options::default()
+        .read_only(true)
+        .open_root(data, "race")
+        .expect("open");
+    let mut revisions = 0;
+    let mut before = None;
+    loop {
+        let page = conn
+            .history(langonrock_core::engine::HistoryRequest {
+                before: before.clone(),
+                limit: Some(100),
+            })
+            .expect("history");
+        revisions += page.revisions.len();
+        match page.next {
+            Some(n) => before = Some(n),
+            None => break,
+        }
+    }
+    assert_eq!(revisions, wins + docs, "one revision per win");
+    for (d, w) in last_winner.iter().enumerate() {
+        let Some(w) = w else { continue };
+        let last = (0..rounds).filter(|r| r % docs == d).max().unwrap();
+        let text = conn.read_source("race", &path(d)).unwrap().unwrap().content;
+        assert_eq!(
+            text,
+            format!("---\ntype: note\n---\nwriter {w} round {last}\n")
+        );
+    }
     assert!(conn.verify().expect("verify").ok);
-    println!("racing writers: {rounds} rounds, {races} races on one hash, {wins} wins");
-    assert_eq!(races, rounds, "both writers read the same hash every round");
-    assert_eq!(wins, rounds, "exactly one win per round");
+    // Every server converges to the same snapshot.
+    let want = conn.read().unwrap().snapshot_id();
+    for rpc in &mut rpcs {
+        let deadline = Instant::now() + Duration::from_secs(3);
+        loop {
+            let (t, _) = rpc.call("snapshot", json!({}));
+            if t.contains(&want) {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "a server never reached {want}: {t}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    for rpc in rpcs {
+        rpc.kill();
+    }
+    println!(
+        "racing writers ({data}): {writers} servers, {rounds} rounds on {docs} document(s), {} writes, {wins} wins, in {:.1} s; every server on {want}",
+        rounds * writers,
+        elapsed.as_secs_f64()
+    );
 }

@@ -21,6 +21,10 @@ mod files_store;
 mod library;
 /// The golden that the wasm32 build must reproduce byte for byte.
 mod parity;
+/// A real PostgreSQL server for the tests, and a proxy that cuts connections.
+mod pg;
+/// The PostgreSQL store against the conformance suite, faults and bad input.
+mod postgres_store;
 /// The tool session's placeholders, shared with node-mcp's remote tests.
 mod session;
 /// A tool session through the native MCP call path, against a golden the JS suite shares.

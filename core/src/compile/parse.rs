@@ -50,6 +50,10 @@ pub struct ParsedDoc {
     pub grain: String,
     /// The `summary` cell.
     pub summary: String,
+    /// The flattened summary source (compile.md §3.2 rules 1–2) when the `summary` cell is
+    /// a cut of it; `None` when the cell holds it whole or is `-`. Search indexes it as the
+    /// `description` field (docs/search.md).
+    pub summary_source: Option<String>,
     /// The title, if any.
     pub title: Option<String>,
     /// The `stale_after` date, if usable.
@@ -510,12 +514,12 @@ fn parse_with(path: &str, text: &Arc<str>, width: usize, fast_path: bool) -> Par
         Some(d) => flatten(d),
         None => flatten(&scan.first_sentence),
     };
-    let summary = if summary_src.is_empty() {
-        "-".to_string()
+    let (summary, summary_source) = if summary_src.is_empty() {
+        ("-".to_string(), None)
     } else if utf16_len(&summary_src) <= width {
-        summary_src
+        (summary_src, None)
     } else {
-        truncate_summary(&summary_src, width)
+        (truncate_summary(&summary_src, width), Some(summary_src))
     };
     let title = if has_fm {
         fm_title
@@ -530,6 +534,7 @@ fn parse_with(path: &str, text: &Arc<str>, width: usize, fast_path: bool) -> Par
         status,
         grain,
         summary,
+        summary_source,
         title,
         stale_after,
         sections: scan.sections,

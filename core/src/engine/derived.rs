@@ -164,6 +164,7 @@ pub fn encode(s: &Served, recorded: &Digest, index: Option<&[u8]>) -> Vec<u8> {
         w.str(&p.status);
         w.str(&p.grain);
         w.str(&p.summary);
+        w.opt(p.summary_source.as_deref());
         w.opt(p.title.as_deref());
         w.opt(p.stale_after.as_deref());
         w.u32(p.sections.len());
@@ -498,6 +499,7 @@ fn decode_parsed(r: &mut R<'_>, text: &str, ascii: bool) -> Option<ParsedDoc> {
     let status = r.string()?;
     let grain = r.string()?;
     let summary = r.string()?;
+    let summary_source = r.opt()?;
     let title = r.opt()?;
     let stale_after = r.opt()?;
     let ns = r.count(12)?;
@@ -546,6 +548,7 @@ fn decode_parsed(r: &mut R<'_>, text: &str, ascii: bool) -> Option<ParsedDoc> {
         status,
         grain,
         summary,
+        summary_source,
         title,
         stale_after,
         sections,

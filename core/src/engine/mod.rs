@@ -65,7 +65,8 @@ use std::sync::Arc;
 
 /// The compiler and index version (engine.md §2.5), part of every derived record's key.
 /// 2: a document without frontmatter has the `info` diagnostic `NO_FRONTMATTER`.
-pub const COMPILER_VERSION: u32 = 2;
+/// 3: search's per-field index (docs/search.md) and the summary source in the parse.
+pub const COMPILER_VERSION: u32 = 3;
 
 /// `CONFLICT` after a stale expected revision or a lost head swap.
 pub const DATABASE_CHANGED: &str = "database changed: re-read the revision and document hashes";

@@ -502,7 +502,7 @@ mod tests {
         // A derived key names the compiler version and the snapshot id.
         assert_eq!(
             crate::engine::derived_key(&d(4)).digest,
-            Digest::of(format!("langonrock derived\ncompiler 2\nsnapshot {}\n", d(4)).as_bytes())
+            Digest::of(format!("langonrock derived\ncompiler 3\nsnapshot {}\n", d(4)).as_bytes())
         );
     }
 

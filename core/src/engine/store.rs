@@ -292,6 +292,18 @@ pub trait Store {
     /// have moved. A store creates whatever a tenant needs on its first swap.
     fn swap_head(&mut self, tenant: &str, expected: Option<&[u8]>, new: &[u8]) -> SwapOutcome;
 
+    /// Stores a prepared commit (engine.md §8.3): puts every record, then, only if all puts
+    /// succeeded, swaps the head. A store that can do both in one transaction (PostgreSQL)
+    /// overrides it; the contract's order, records durable before the head, then holds
+    /// trivially.
+    fn commit(&mut self, tenant: &str, commit: &PreparedCommit) -> CommitOutcome {
+        if let Err(e) = self.put_many(tenant, &commit.records) {
+            return CommitOutcome::Failed(e);
+        }
+        self.swap_head(tenant, commit.expected.as_deref(), &commit.head)
+            .into()
+    }
+
     /// Every record of the tenant with its put time and size, for collection only. Recovery
     /// records may be listed; the engine never removes them.
     fn keys(&mut self, tenant: &str) -> Result<Vec<KeyInfo>, StoreError>;
@@ -319,6 +331,9 @@ impl<S: Store + ?Sized> Store for Box<S> {
     }
     fn swap_head(&mut self, tenant: &str, expected: Option<&[u8]>, new: &[u8]) -> SwapOutcome {
         (**self).swap_head(tenant, expected, new)
+    }
+    fn commit(&mut self, tenant: &str, commit: &PreparedCommit) -> CommitOutcome {
+        (**self).commit(tenant, commit)
     }
     fn keys(&mut self, tenant: &str) -> Result<Vec<KeyInfo>, StoreError> {
         (**self).keys(tenant)
@@ -466,16 +481,7 @@ pub fn serve(store: &mut dyn Store, tenant: &str, need: Need) -> Answer {
             Ok(v) => Answer::Records(v),
             Err(e) => Answer::Failed(e),
         },
-        Need::Commit(p) => {
-            if let Err(e) = store.put_many(tenant, &p.records) {
-                return Answer::Outcome(CommitOutcome::Failed(e));
-            }
-            Answer::Outcome(
-                store
-                    .swap_head(tenant, p.expected.as_deref(), &p.head)
-                    .into(),
-            )
-        }
+        Need::Commit(p) => Answer::Outcome(store.commit(tenant, &p)),
         Need::Keys => match store.keys(tenant) {
             Ok(k) => Answer::Keys(k),
             Err(e) => Answer::Failed(e),

@@ -1,193 +1,55 @@
-//! The search index (search.md §2, §8): one weighted document per concept, interned terms,
-//! compact postings, incremental updates and a canonical byte encoding.
+//! The search index (docs/search.md, "Indexed fields" and "Index layout"): four fields per
+//! concept, each with its own statistics, over two kinds of unit, terms and pairs of
+//! adjacent terms, plus the name sequences.
 //!
-//! Layout. Terms are interned to dense `u32` ids: terms of at most 16 bytes are keyed by
-//! their bytes packed into two `u64`s, longer ones by their text. Postings `(slot, f)` live in
-//! one flat array in compressed-sparse-row form (`base_off`, `base`), grouped by term and
-//! sorted by slot. Documents added since the last compaction append to small per-term
-//! lists (`extra`); removed documents are tombstoned (`alive`) and their terms' `n(t)`
-//! decremented at once, so the scores never see them. A compaction folds both back into
-//! the flat array when they grow past a quarter of the live postings.
+//! Layout. Terms and pairs share one dense space of `u32` unit ids ([`super::table`]). A
+//! posting list is keyed by `unit · 4 + field`; postings `(slot, tf)` live in one flat array
+//! in compressed-sparse-row form (`base_off`, `base`), each list sorted by slot. Documents
+//! added since the last compaction append to small per-list vectors (`extra`); removed
+//! documents are tombstoned (`alive`) and their lists' `n_f(u)` decremented at once, so the
+//! scores never see them. A compaction folds both back into the flat array when they grow
+//! past a quarter of the live postings ([`super::update`]).
+//!
+//! Pairs are kept as postings of their own rather than as token positions: a document has
+//! at most one pair posting per distinct adjacent pair of a field, fewer than the positions
+//! of its tokens, and a query reads a pair's `n_f` and `tf` directly instead of
+//! intersecting two position lists.
 //!
 //! Slots are assigned in insertion order and never reused before a compaction. Search
-//! results do not depend on them: every sum runs in query-term order and the ranking breaks
-//! ties by id.
+//! results do not depend on them: every sum runs in query order and the ranking breaks ties
+//! by id.
 
-use super::tokenize::{pack16, scan, Sink, SHORT};
-use crate::compile::{Concept, Model};
-use crate::error::{Error, Result};
+use super::table::{pair_key, Fast, PairTable, Vocab};
+use super::tokenize::{scan, Sink};
+use crate::compile::{Concept, Model, ParsedDoc};
 use crate::manifest::status_for;
-use std::cmp::Ordering;
 use std::collections::HashMap;
-use std::sync::Arc;
 
-/// BM25 `k1` (search.md §3).
+/// BM25 `k1` (docs/search.md).
 pub const K1: f64 = 1.2;
-/// BM25 `b` (search.md §3).
+/// BM25 `b` (docs/search.md).
 pub const B: f64 = 0.75;
 
-/// Weight of the `body` field.
-pub const W_BODY: u32 = 1;
-/// Weight of the `fields` field.
-pub const W_FIELDS: u32 = 2;
-/// Weight of the `names` field.
-pub const W_NAMES: u32 = 4;
+/// The number of indexed fields.
+pub const FIELDS: usize = 4;
+/// The fields in scoring order: `names`, `description`, `meta`, `body`.
+pub const FIELD_NAMES: [&str; FIELDS] = ["names", "description", "meta", "body"];
+pub(crate) const NAMES: usize = 0;
+pub(crate) const DESCRIPTION: usize = 1;
+pub(crate) const META: usize = 2;
+pub(crate) const BODY: usize = 3;
 
-const MUL: u64 = 0x9E37_79B9_7F4A_7C15;
-const MUL2: u64 = 0xD6E8_FEB8_6659_FD93;
+/// The longest name sequence (and query run) that can earn a name bonus.
+pub const MAX_RUN: usize = 12;
 
-/// The hasher of the index's maps: deterministic, no random seed, same on every target.
-pub(crate) type Fast = rustc_hash::FxBuildHasher;
+/// No unit (the token before a field's first).
+pub(crate) const NONE: u32 = u32::MAX;
 
-/// An open-addressing table from packed terms of up to [`SHORT`] bytes to ids: one
-/// probe, usually one cache line, no string comparison.
-#[derive(Debug, Clone, Default)]
-struct ShortTable {
-    /// `(packed term, id)`; a first word of 0 marks an empty entry.
-    entries: Vec<([u64; 2], u32)>,
-    len: usize,
-    /// Grow before `len` reaches this (a load factor of 7/8).
-    grow_at: usize,
-}
-
-impl ShortTable {
-    #[inline]
-    fn slot_of(key: [u64; 2], mask: usize) -> usize {
-        let fold = |x: u64, m: u64| {
-            let p = u128::from(x) * u128::from(m);
-            (p as u64) ^ ((p >> 64) as u64)
-        };
-        (fold(fold(key[0], MUL) ^ key[1], MUL2) as usize) & mask
-    }
-
-    #[inline]
-    fn get(&self, key: [u64; 2]) -> Option<u32> {
-        if self.entries.is_empty() {
-            return None;
-        }
-        let mask = self.entries.len() - 1;
-        let mut i = Self::slot_of(key, mask);
-        loop {
-            let (k, id) = self.entries[i];
-            if k == key {
-                return Some(id);
-            }
-            if k[0] == 0 {
-                return None;
-            }
-            i = (i + 1) & mask;
-        }
-    }
-
-    /// The id of `key`, inserting `next` when absent.
-    #[inline(always)]
-    fn intern(&mut self, key: [u64; 2], next: u32) -> u32 {
-        if self.len >= self.grow_at {
-            self.grow();
-        }
-        let mask = self.entries.len() - 1;
-        let mut i = Self::slot_of(key, mask);
-        loop {
-            let (k, id) = self.entries[i];
-            if k == key {
-                return id;
-            }
-            if k[0] == 0 {
-                self.entries[i] = (key, next);
-                self.len += 1;
-                return next;
-            }
-            i = (i + 1) & mask;
-        }
-    }
-
-    #[inline(never)]
-    fn grow(&mut self) {
-        let cap = (self.entries.len() * 2).max(1024);
-        self.grow_at = cap / 8 * 7;
-        let old = std::mem::replace(&mut self.entries, vec![([0, 0], 0); cap]);
-        let mask = cap - 1;
-        for (k, id) in old {
-            if k[0] != 0 {
-                let mut i = Self::slot_of(k, mask);
-                while self.entries[i].0[0] != 0 {
-                    i = (i + 1) & mask;
-                }
-                self.entries[i] = (k, id);
-            }
-        }
-    }
-
-    fn iter(&self) -> impl Iterator<Item = ([u64; 2], u32)> + '_ {
-        self.entries.iter().copied().filter(|e| e.0[0] != 0)
-    }
-}
-
-/// The interned vocabulary: term text to dense id.
-#[derive(Debug, Clone, Default)]
-struct Vocab {
-    short: ShortTable,
-    long: HashMap<Box<str>, u32, Fast>,
-}
-
-impl Vocab {
-    #[inline]
-    fn get(&self, t: &str) -> Option<u32> {
-        if t.len() <= SHORT {
-            self.short.get(pack16(t.as_bytes()))
-        } else {
-            self.long.get(t).copied()
-        }
-    }
-
-    /// The id of `t`, adding it with id `next` when new.
-    #[inline(always)]
-    fn intern(&mut self, t: &str, next: u32) -> u32 {
-        if t.len() <= SHORT {
-            self.short.intern(pack16(t.as_bytes()), next)
-        } else {
-            self.intern_long(t, next)
-        }
-    }
-
-    #[inline(never)]
-    fn intern_long(&mut self, t: &str, next: u32) -> u32 {
-        if let Some(&id) = self.long.get(t) {
-            id
-        } else {
-            self.long.insert(t.into(), next);
-            next
-        }
-    }
-
-    /// Every term's text by id.
-    fn texts(&self, count: usize) -> Vec<String> {
-        let mut out = vec![String::new(); count];
-        for (k, id) in self.short.iter() {
-            let mut bytes = [0u8; SHORT];
-            bytes[..8].copy_from_slice(&k[0].to_le_bytes());
-            bytes[8..].copy_from_slice(&k[1].to_le_bytes());
-            let len = bytes.iter().position(|&b| b == 0).unwrap_or(SHORT);
-            out[id as usize] = String::from_utf8_lossy(&bytes[..len]).into_owned();
-        }
-        for (k, &id) in &self.long {
-            out[id as usize] = k.to_string();
-        }
-        out
-    }
-
-    fn heap_bytes(&self) -> usize {
-        self.short.entries.capacity() * std::mem::size_of::<([u64; 2], u32)>()
-            + self.long.capacity() * 21
-            + self.long.keys().map(|k| k.len()).sum::<usize>()
-    }
-}
-
-/// One posting: a document slot and the weighted count `f(t, d)`.
+/// One posting: a document slot and `tf_f(u, d)`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Posting {
     pub(crate) slot: u32,
-    pub(crate) f: u32,
+    pub(crate) tf: u32,
 }
 
 /// One indexed document.
@@ -197,41 +59,48 @@ pub(crate) struct Doc {
     pub(crate) id: Box<str>,
     /// Index into `Index::bundles`.
     pub(crate) bundle: u32,
-    /// `len(d)`: the weighted token count.
-    pub(crate) len: u32,
+    /// `len_f(d)` by field.
+    pub(crate) len: [u32; FIELDS],
+    /// The `names` field's tokens as term ids: the id's, then the title's.
+    pub(crate) names: Box<[u32]>,
+    /// How many of `names` come from the id.
+    pub(crate) id_len: u32,
 }
 
-/// Per-document term counts, reused across documents.
-#[derive(Default)]
-struct Counter {
-    counts: Vec<u32>,
-    touched: Touched,
-    len: u64,
-    scratch: String,
+impl Doc {
+    /// The name sequences that can match a query run: the id's and the title's tokens,
+    /// each when it has 1 to [`MAX_RUN`] tokens, the second only when it differs.
+    pub(crate) fn name_seqs(&self) -> impl Iterator<Item = &[u32]> {
+        let (id, title) = self.names.split_at(self.id_len as usize);
+        let ok = |s: &[u32]| (1..=MAX_RUN).contains(&s.len());
+        let first = ok(id).then_some(id);
+        let second = (ok(title) && title != id).then_some(title);
+        first.into_iter().chain(second)
+    }
 }
 
 /// The terms a document holds, in order of first appearance, appended without a branch
-/// (whether a token is a term's first in its document is unpredictable).
+/// (whether a token is a term's first in its field is unpredictable).
 #[derive(Default)]
-struct Touched {
-    /// Invariant: longer than the number of terms noted, so the next write fits.
+pub(crate) struct Touched {
+    /// Invariant: longer than the number of units noted, so the next write fits.
     ids: Vec<u32>,
     n: usize,
 }
 
 impl Touched {
-    /// Notes `t`; it is kept only when `first`.
+    /// Notes `u`; it is kept only when `first`.
     #[inline(always)]
-    fn note(&mut self, t: u32, first: bool) {
-        self.ids[self.n] = t;
+    fn note(&mut self, u: u32, first: bool) {
+        self.ids[self.n] = u;
         self.n += usize::from(first);
     }
 
-    /// Makes room for a vocabulary of `terms` terms.
+    /// Makes room for `units` units.
     #[inline]
-    fn fit(&mut self, terms: usize) {
-        if self.ids.len() <= terms {
-            self.ids.resize(terms + 1, 0);
+    pub(crate) fn fit(&mut self, units: usize) {
+        if self.ids.len() <= units {
+            self.ids.resize(units + 1, 0);
         }
     }
 
@@ -244,156 +113,229 @@ impl Touched {
     }
 }
 
-/// The search index of one tenant for one `today` (search.md §2, §8).
-///
-/// Build it with [`Index::build`]; keep it current with [`Index::update`] on every commit
-/// and whenever the read date changes. [`Index::encode`] gives canonical bytes for a
-/// derived record and [`Index::decode`] reads them back.
-#[derive(Debug, Clone)]
-pub struct Index {
-    today: String,
-    vocab: Vocab,
-    /// `n(t)` by term id, over live documents.
-    df: Vec<u32>,
-    /// CSR offsets into `base`, one more than the terms known at the last compaction.
-    base_off: Vec<u32>,
-    /// Invariant: the postings of each term are sorted by slot.
-    base: Vec<Posting>,
-    /// Postings added since the last compaction, by term; slots above every base slot.
-    extra: HashMap<u32, Vec<Posting>, Fast>,
-    extra_postings: usize,
-    docs: Vec<Doc>,
-    alive: Vec<bool>,
-    /// `k1 · norm(d)` by slot, refreshed whenever `avg` changes.
-    knorm: Vec<f64>,
-    by_id: HashMap<Box<str>, u32, Fast>,
-    bundles: Vec<Box<str>>,
-    live: u32,
-    /// Σ `len(d)` over live documents, an integer so updates cannot drift.
-    total_len: u64,
-    live_postings: usize,
-    dead_postings: usize,
+/// One document's units, counted field by field; reused across documents.
+#[derive(Default)]
+pub(crate) struct Tally {
+    /// The count of each unit in the current field, by unit id (0 outside it).
+    pub(crate) counts: Vec<u32>,
+    pub(crate) touched: Touched,
+    /// `(list key, tf)` of the document so far (`unit · 4 + field`), field by field.
+    pub(crate) out: Vec<(u32, u32)>,
+    /// `len_f(d)` per field.
+    pub(crate) lens: [u32; FIELDS],
+    /// The names field's tokens, and how many come from the id.
+    pub(crate) names: Vec<u32>,
+    pub(crate) id_len: u32,
+    len: u32,
+    prev: u32,
+    field: usize,
+    pub(crate) scratch: String,
 }
 
+impl Tally {
+    /// Makes room for `units` units.
+    pub(crate) fn fit(&mut self, units: usize) {
+        if self.counts.len() < units {
+            self.counts.resize(units, 0);
+        }
+        self.touched.fit(units);
+    }
+
+    #[inline(always)]
+    fn note(&mut self, u: u32) {
+        let c = &mut self.counts[u as usize];
+        self.touched.note(u, *c == 0);
+        *c += 1;
+    }
+
+    /// Whether the token `t` closes a pair with the previous one.
+    #[inline(always)]
+    fn pairs_with(&self, t: u32) -> bool {
+        self.prev != NONE && self.prev != t
+    }
+
+    /// One token of the current field, as the term `t`, and the unit of the pair it closes
+    /// with the previous token ([`NONE`] when there is none).
+    #[inline(always)]
+    fn token(&mut self, t: u32, pair: u32) {
+        self.note(t);
+        if pair != NONE {
+            self.note(pair);
+        }
+        self.prev = t;
+        self.len += 1;
+        if self.field == NAMES {
+            self.names.push(t);
+        }
+    }
+
+    /// A token whose term is unknown (a lookup only): it counts for the length and breaks
+    /// the pair chain.
+    fn unknown(&mut self) {
+        self.prev = NONE;
+        self.len += 1;
+    }
+
+    fn begin(&mut self, f: usize) {
+        self.field = f;
+        self.len = 0;
+        self.prev = NONE;
+        if f == NAMES {
+            self.out.clear();
+            self.names.clear();
+        }
+    }
+
+    fn end(&mut self, f: usize) {
+        let fk = f as u32;
+        for &u in self.touched.as_slice() {
+            let c = std::mem::take(&mut self.counts[u as usize]);
+            self.out.push((u * FIELDS as u32 + fk, c));
+        }
+        self.touched.clear();
+        self.lens[f] = self.len;
+    }
+
+    /// The number of postings counted over all fields.
+    pub(crate) fn postings(&self) -> usize {
+        self.out.len()
+    }
+}
+
+/// A token receiver that also hears where fields begin and end.
+pub(crate) trait DocSink: Sink {
+    fn tally(&mut self) -> &mut Tally;
+}
+
+/// Trailing NUL bytes (separators) let the scanner load whole words past every token.
 const PAD: &str = "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0";
 
-/// A token receiver that also takes the weight of the field being scanned.
-trait DocSink: Sink {
-    fn weight(&mut self, w: u32);
+/// Scans `text` padded, through the scratch buffer.
+fn scan_padded<S: DocSink>(text: &str, sink: &mut S) {
+    let mut scratch = std::mem::take(&mut sink.tally().scratch);
+    scratch.clear();
+    scratch.push_str(text);
+    scratch.push_str(PAD);
+    scan(&scratch, sink);
+    sink.tally().scratch = scratch;
 }
 
-/// Scans a concept's indexed document into `sink`: names ×4, fields ×2, body ×1
-/// (search.md §2).
-fn doc_tokens<S: DocSink>(c: &Concept, today: &str, scratch: &mut String, sink: &mut S) {
+/// The `description` field's text: the summary's source before truncation.
+pub(crate) fn description(p: &ParsedDoc) -> &str {
+    p.summary_source.as_deref().unwrap_or(&p.summary)
+}
+
+/// Scans the four fields of a concept into `sink` (docs/search.md, "Indexed fields").
+pub(crate) fn doc_tokens<S: DocSink>(c: &Concept, today: &str, sink: &mut S) {
     let p = &c.parsed;
-    scratch.clear();
-    scratch.push_str(&c.id);
-    if let Some(t) = &p.title {
-        scratch.push(' ');
-        scratch.push_str(t);
+    sink.tally().begin(NAMES);
+    scan_padded(&c.id, sink);
+    let t = sink.tally();
+    t.id_len = t.len;
+    if let Some(title) = &p.title {
+        // The field is `<id> <title>`: the space ends the id's last token, and the pair
+        // across it counts.
+        scan_padded(title, sink);
     }
-    // Trailing NUL bytes (separators) let the scanner load whole words past every token.
-    scratch.push_str(PAD);
-    sink.weight(W_NAMES);
-    scan(scratch, sink);
-    scratch.clear();
-    for (i, cell) in [
-        c.bundle.as_str(),
-        &p.kind,
-        status_for(c, today),
-        &p.grain,
-        &p.summary,
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        if i > 0 {
-            scratch.push(' ');
-        }
-        // A `-` cell yields no tokens; the tokenizer drops it anyway, this saves the scan.
+    sink.tally().end(NAMES);
+
+    sink.tally().begin(DESCRIPTION);
+    scan_padded(description(p), sink);
+    sink.tally().end(DESCRIPTION);
+
+    sink.tally().begin(META);
+    let mut meta = String::with_capacity(64);
+    for cell in [c.bundle.as_str(), &p.kind, status_for(c, today), &p.grain] {
+        // A `-` cell yields no tokens; the tokenizer drops it anyway.
         if cell != "-" {
-            scratch.push_str(cell);
+            meta.push_str(cell);
         }
+        meta.push(' ');
     }
-    scratch.push_str(PAD);
-    sink.weight(W_FIELDS);
-    scan(scratch, sink);
-    sink.weight(W_BODY);
+    scan_padded(&meta, sink);
+    sink.tally().end(META);
+
+    sink.tally().begin(BODY);
     scan(c.body(), sink);
+    sink.tally().end(BODY);
 }
 
-/// Interns tokens and counts them into a [`Counter`].
-struct Interner<'a> {
-    vocab: &'a mut Vocab,
-    df: &'a mut Vec<u32>,
-    counts: &'a mut Vec<u32>,
-    touched: &'a mut Touched,
-    len: u64,
-    w: u32,
+/// Interns tokens and pairs (adding new units) and counts them into a [`Tally`].
+pub(crate) struct Interner<'a> {
+    pub(crate) vocab: &'a mut Vocab,
+    pub(crate) pairs: &'a mut PairTable,
+    pub(crate) df: &'a mut Vec<[u32; FIELDS]>,
+    pub(crate) tally: &'a mut Tally,
 }
 
 impl Interner<'_> {
-    /// Counts one occurrence of term `t`; `next` is the id a new term would have had.
     #[inline(always)]
-    fn count(&mut self, t: u32, next: u32) {
-        if t == next {
-            self.df.push(0);
-            self.counts.push(0);
-            self.touched.fit(self.counts.len());
+    fn grow(df: &mut Vec<[u32; FIELDS]>, tally: &mut Tally, u: u32) {
+        if u as usize == df.len() {
+            df.push([0; FIELDS]);
+            tally.counts.push(0);
+            tally.touched.fit(tally.counts.len());
         }
-        let slot = &mut self.counts[t as usize];
-        self.touched.note(t, *slot == 0);
-        *slot += self.w;
-        self.len += u64::from(self.w);
+    }
+
+    #[inline(always)]
+    fn term(&mut self, t: u32) {
+        Self::grow(self.df, self.tally, t);
+        let mut pair = NONE;
+        if self.tally.pairs_with(t) {
+            let next = self.df.len() as u32;
+            pair = self.pairs.intern(pair_key(self.tally.prev, t), next);
+            Self::grow(self.df, self.tally, pair);
+        }
+        self.tally.token(t, pair);
     }
 }
 
 impl Sink for Interner<'_> {
     #[inline(always)]
     fn token(&mut self, tok: &str) {
-        let next = self.df.len() as u32;
-        let t = self.vocab.intern(tok, next);
-        self.count(t, next);
+        let t = self.vocab.intern(tok, self.df.len() as u32);
+        self.term(t);
     }
 
     #[inline(always)]
     fn short(&mut self, key: [u64; 2], _len: usize) {
-        let next = self.df.len() as u32;
-        let t = self.vocab.short.intern(key, next);
-        self.count(t, next);
+        let t = self.vocab.short.intern(key, self.df.len() as u32);
+        self.term(t);
     }
 }
 
 impl DocSink for Interner<'_> {
-    fn weight(&mut self, w: u32) {
-        self.w = w;
+    fn tally(&mut self) -> &mut Tally {
+        self.tally
     }
 }
 
-/// Counts the tokens of a document already in the vocabulary, noting unknown ones.
-struct Lookup<'a> {
-    vocab: &'a Vocab,
-    counts: &'a mut Vec<u32>,
-    touched: &'a mut Touched,
-    len: u64,
-    w: u32,
-    known: bool,
+/// Counts the units of a document already in the index, noting unknown ones.
+pub(crate) struct Lookup<'a> {
+    pub(crate) vocab: &'a Vocab,
+    pub(crate) pairs: &'a PairTable,
+    pub(crate) tally: &'a mut Tally,
+    pub(crate) known: bool,
 }
 
 impl Lookup<'_> {
-    fn count(&mut self, t: Option<u32>) {
-        self.len += u64::from(self.w);
+    fn term(&mut self, t: Option<u32>) {
         match t {
             Some(t) => {
-                let t = t as usize;
-                if self.counts.len() <= t {
-                    self.counts.resize(t + 1, 0);
-                    self.touched.fit(t + 1);
+                let mut pair = NONE;
+                if self.tally.pairs_with(t) {
+                    match self.pairs.get(pair_key(self.tally.prev, t)) {
+                        Some(p) => pair = p,
+                        None => self.known = false,
+                    }
                 }
-                self.touched.note(t as u32, self.counts[t] == 0);
-                self.counts[t] += self.w;
+                self.tally.token(t, pair);
             }
-            None => self.known = false,
+            None => {
+                self.known = false;
+                self.tally.unknown();
+            }
         }
     }
 }
@@ -401,46 +343,62 @@ impl Lookup<'_> {
 impl Sink for Lookup<'_> {
     fn token(&mut self, tok: &str) {
         let t = self.vocab.get(tok);
-        self.count(t);
+        self.term(t);
     }
 
     fn short(&mut self, key: [u64; 2], _len: usize) {
         let t = self.vocab.short.get(key);
-        self.count(t);
+        self.term(t);
     }
 }
 
 impl DocSink for Lookup<'_> {
-    fn weight(&mut self, w: u32) {
-        self.w = w;
+    fn tally(&mut self) -> &mut Tally {
+        self.tally
     }
 }
 
-/// Whether two concepts of one id index identically on any date.
-fn same_indexed(a: &Concept, b: &Concept) -> bool {
-    if a.bundle != b.bundle {
-        return false;
-    }
-    let text_same = Arc::ptr_eq(&a.text, &b.text) || a.text == b.text;
-    if Arc::ptr_eq(&a.parsed, &b.parsed) {
-        return text_same;
-    }
-    let (p, q) = (&a.parsed, &b.parsed);
-    text_same
-        && p.body_start == q.body_start
-        && p.title == q.title
-        && p.kind == q.kind
-        && p.status == q.status
-        && p.grain == q.grain
-        && p.summary == q.summary
-        && p.stale_after == q.stale_after
+/// The search index of one tenant for one `today` (docs/search.md).
+///
+/// Build it with [`Index::build`]; keep it current with [`Index::update`] on every commit
+/// and whenever the read date changes. [`Index::encode`] gives canonical bytes for a
+/// derived record and [`Index::decode`] reads them back.
+#[derive(Debug, Clone)]
+pub struct Index {
+    pub(crate) today: String,
+    pub(crate) vocab: Vocab,
+    pub(crate) pairs: PairTable,
+    /// `n_f(u)` by unit id, over live documents.
+    pub(crate) df: Vec<[u32; FIELDS]>,
+    /// CSR offsets into `base` by list key (`unit · 4 + field`), one more than the lists
+    /// known at the last compaction.
+    pub(crate) base_off: Vec<u32>,
+    /// Invariant: the postings of each list are sorted by slot.
+    pub(crate) base: Vec<Posting>,
+    /// Postings added since the last compaction, by list key; slots above every base slot.
+    pub(crate) extra: HashMap<u32, Vec<Posting>, Fast>,
+    pub(crate) extra_postings: usize,
+    pub(crate) docs: Vec<Doc>,
+    pub(crate) alive: Vec<bool>,
+    /// `k1 · norm_f(d)` by slot, refreshed whenever an `avg_f` changes.
+    pub(crate) knorm: Vec<[f64; FIELDS]>,
+    pub(crate) by_id: HashMap<Box<str>, u32, Fast>,
+    pub(crate) bundles: Vec<Box<str>>,
+    /// The live slots by name sequence (term ids), each slot once per sequence.
+    pub(crate) name_seqs: HashMap<Box<[u32]>, Vec<u32>, Fast>,
+    pub(crate) live: u32,
+    /// Σ `len_f(d)` over live documents, integers so updates cannot drift.
+    pub(crate) total_len: [u64; FIELDS],
+    pub(crate) live_postings: usize,
+    pub(crate) dead_postings: usize,
 }
 
 impl Index {
-    fn empty(today: &str) -> Index {
+    pub(crate) fn empty(today: &str) -> Index {
         Index {
             today: today.to_string(),
             vocab: Vocab::default(),
+            pairs: PairTable::default(),
             df: Vec::new(),
             base_off: vec![0],
             base: Vec::new(),
@@ -451,8 +409,9 @@ impl Index {
             knorm: Vec::new(),
             by_id: HashMap::default(),
             bundles: Vec::new(),
+            name_seqs: HashMap::default(),
             live: 0,
-            total_len: 0,
+            total_len: [0; FIELDS],
             live_postings: 0,
             dead_postings: 0,
         }
@@ -461,44 +420,25 @@ impl Index {
     /// Builds the index of `model` for the read date `today`.
     pub fn build(model: &Model, today: &str) -> Index {
         let mut ix = Index::empty(today);
-        let mut counter = Counter::default();
-        // Forward postings (term, f), then each document's end in it.
-        let mut fwd: Vec<(u32, u32)> = Vec::with_capacity(model.concepts.len() * 64);
-        let mut ends: Vec<usize> = Vec::with_capacity(model.concepts.len());
+        let mut tally = Tally::default();
+        // Forward postings (list key, tf), document after document.
+        // Room for every posting at once: a field of `L` tokens gives at most `2L` postings
+        // and a token takes at least 2 bytes with its separator, so a quarter of the text's
+        // bytes is rarely exceeded. Pages never written are never touched.
+        let bytes: usize = model.concepts.iter().map(|c| c.text.len()).sum();
+        let mut fwd: Vec<(u32, u32)> = Vec::with_capacity(bytes / 4 + 1024);
+        let mut ends: Vec<u32> = Vec::with_capacity(model.concepts.len());
         ix.docs.reserve(model.concepts.len());
         for c in &model.concepts {
-            ix.count(c, today, &mut counter);
-            for &t in counter.touched.as_slice() {
-                fwd.push((t, counter.counts[t as usize]));
-                counter.counts[t as usize] = 0;
-                ix.df[t as usize] += 1;
+            ix.count(c, today, &mut tally);
+            for &(key, _) in &tally.out {
+                ix.df[(key / FIELDS as u32) as usize][(key % FIELDS as u32) as usize] += 1;
             }
-            counter.touched.clear();
-            ix.push_doc(c, counter.len);
-            ends.push(fwd.len());
+            fwd.extend_from_slice(&tally.out);
+            ix.push_doc(c, &tally);
+            ends.push(fwd.len() as u32);
         }
-        let terms = ix.df.len();
-        let mut off = Vec::with_capacity(terms + 1);
-        let mut acc = 0u32;
-        off.push(0);
-        for &d in &ix.df {
-            acc += d;
-            off.push(acc);
-        }
-        let mut cur: Vec<u32> = off[..terms].to_vec();
-        let mut base = vec![Posting::default(); fwd.len()];
-        let mut start = 0;
-        for (slot, &end) in ends.iter().enumerate() {
-            for &(t, f) in &fwd[start..end] {
-                let at = &mut cur[t as usize];
-                base[*at as usize] = Posting {
-                    slot: slot as u32,
-                    f,
-                };
-                *at += 1;
-            }
-            start = end;
-        }
+        let (off, base) = ix.scatter(&fwd, &ends);
         drop(fwd);
         ix.live_postings = base.len();
         ix.base_off = off;
@@ -507,27 +447,51 @@ impl Index {
         ix
     }
 
-    /// Tokenizes one concept into `counter` (interning new terms) and sets its `len`.
-    fn count(&mut self, c: &Concept, today: &str, counter: &mut Counter) {
-        let Counter {
-            counts,
-            touched,
-            len,
-            scratch,
-        } = counter;
-        let mut sink = Interner {
-            vocab: &mut self.vocab,
-            df: &mut self.df,
-            counts,
-            touched,
-            len: 0,
-            w: 0,
-        };
-        doc_tokens(c, today, scratch, &mut sink);
-        *len = sink.len;
+    /// Turns forward postings (document-major, each document's end in `ends`) into CSR
+    /// lists sorted by slot.
+    pub(crate) fn scatter(&self, fwd: &[(u32, u32)], ends: &[u32]) -> (Vec<u32>, Vec<Posting>) {
+        let lists = self.df.len() * FIELDS;
+        let mut off = Vec::with_capacity(lists + 1);
+        let mut acc = 0u32;
+        off.push(0);
+        for d in &self.df {
+            for &n in d {
+                acc += n;
+                off.push(acc);
+            }
+        }
+        let mut cur: Vec<u32> = off[..lists].to_vec();
+        let mut base = vec![Posting::default(); fwd.len()];
+        let mut start = 0usize;
+        for (slot, &end) in ends.iter().enumerate() {
+            for &(key, tf) in &fwd[start..end as usize] {
+                let at = &mut cur[key as usize];
+                base[*at as usize] = Posting {
+                    slot: slot as u32,
+                    tf,
+                };
+                *at += 1;
+            }
+            start = end as usize;
+        }
+        (off, base)
     }
 
-    fn push_doc(&mut self, c: &Concept, len: u64) {
+    /// Tokenizes one concept into `tally`, interning new units.
+    pub(crate) fn count(&mut self, c: &Concept, today: &str, tally: &mut Tally) {
+        tally.fit(self.df.len());
+        let mut sink = Interner {
+            vocab: &mut self.vocab,
+            pairs: &mut self.pairs,
+            df: &mut self.df,
+            tally,
+        };
+        doc_tokens(c, today, &mut sink);
+    }
+
+    /// Appends the document of `c` as counted in `tally` under a new slot (its postings
+    /// are the caller's business).
+    pub(crate) fn push_doc(&mut self, c: &Concept, tally: &Tally) {
         let bundle = match self.bundles.iter().position(|b| **b == *c.bundle) {
             Some(i) => i as u32,
             None => {
@@ -535,34 +499,51 @@ impl Index {
                 (self.bundles.len() - 1) as u32
             }
         };
-        let slot = self.docs.len() as u32;
-        let len32 = u32::try_from(len).unwrap_or(u32::MAX);
-        self.docs.push(Doc {
+        let doc = Doc {
             id: c.id.as_str().into(),
             bundle,
-            len: len32,
-        });
-        self.alive.push(true);
-        self.by_id.insert(c.id.as_str().into(), slot);
-        self.live += 1;
-        self.total_len += u64::from(len32);
+            len: tally.lens,
+            names: tally.names.as_slice().into(),
+            id_len: tally.id_len,
+        };
+        self.insert_doc(doc);
     }
 
-    /// Recomputes `k1 · norm(d)` for every slot (search.md §3.1).
-    fn refresh_norms(&mut self) {
-        let avg = if self.live == 0 {
-            0.0
-        } else {
-            self.total_len as f64 / f64::from(self.live)
-        };
+    /// Appends a document under a new slot: its lengths, its id and its name sequences.
+    pub(crate) fn insert_doc(&mut self, doc: Doc) {
+        let slot = self.docs.len() as u32;
+        for (t, &l) in self.total_len.iter_mut().zip(&doc.len) {
+            *t += u64::from(l);
+        }
+        for s in doc.name_seqs() {
+            self.name_seqs.entry(s.into()).or_default().push(slot);
+        }
+        self.by_id.insert(doc.id.clone(), slot);
+        self.docs.push(doc);
+        self.alive.push(true);
+        self.live += 1;
+    }
+
+    /// Recomputes `k1 · norm_f(d)` for every slot and field (docs/search.md, "Scoring").
+    pub(crate) fn refresh_norms(&mut self) {
+        let n = f64::from(self.live);
+        let avg: [f64; FIELDS] = std::array::from_fn(|f| {
+            if self.live == 0 {
+                0.0
+            } else {
+                self.total_len[f] as f64 / n
+            }
+        });
         self.knorm.clear();
         self.knorm.extend(self.docs.iter().map(|d| {
-            let norm = if avg == 0.0 {
-                1.0
-            } else {
-                1.0 - B + B * f64::from(d.len) / avg
-            };
-            K1 * norm
+            std::array::from_fn(|f| {
+                let norm = if avg[f] == 0.0 {
+                    1.0
+                } else {
+                    1.0 - B + B * f64::from(d.len[f]) / avg[f]
+                };
+                K1 * norm
+            })
         }));
     }
 
@@ -583,16 +564,42 @@ impl Index {
 
     /// The number of distinct terms of live documents.
     pub fn term_count(&self) -> usize {
-        self.df.iter().filter(|&&d| d > 0).count()
+        self.vocab
+            .terms()
+            .iter()
+            .filter(|(u, _)| self.df[*u as usize].iter().any(|&n| n > 0))
+            .count()
     }
 
-    /// The number of live postings.
+    /// The number of distinct pairs of live documents.
+    pub fn pair_count(&self) -> usize {
+        self.pairs
+            .pairs()
+            .filter(|(u, _, _)| self.df[*u as usize].iter().any(|&n| n > 0))
+            .count()
+    }
+
+    /// The number of live pair postings over all fields (the rest of
+    /// [`Index::posting_count`] are term postings).
+    pub fn pair_posting_count(&self) -> usize {
+        self.pairs
+            .pairs()
+            .map(|(u, _, _)| {
+                self.df[u as usize]
+                    .iter()
+                    .map(|&n| n as usize)
+                    .sum::<usize>()
+            })
+            .sum()
+    }
+
+    /// The number of live postings, terms and pairs, over all fields.
     pub fn posting_count(&self) -> usize {
         self.live_postings
     }
 
-    /// Σ `len(d)` over all concepts, the integer behind `avg`.
-    pub fn total_len(&self) -> u64 {
+    /// Σ `len_f(d)` over all concepts by field, the integers behind `avg_f`.
+    pub fn total_len(&self) -> [u64; FIELDS] {
         self.total_len
     }
 
@@ -601,7 +608,8 @@ impl Index {
         use std::mem::size_of;
         let map_entry = |k: usize| k + 4 + 1;
         self.vocab.heap_bytes()
-            + self.df.capacity() * 4
+            + self.pairs.heap_bytes()
+            + self.df.capacity() * size_of::<[u32; FIELDS]>()
             + self.base_off.capacity() * 4
             + self.base.capacity() * size_of::<Posting>()
             + self
@@ -610,26 +618,49 @@ impl Index {
                 .map(|v| v.capacity() * size_of::<Posting>() + 32)
                 .sum::<usize>()
             + self.docs.capacity() * size_of::<Doc>()
-            + self.docs.iter().map(|d| d.id.len() * 2).sum::<usize>()
+            + self
+                .docs
+                .iter()
+                .map(|d| d.id.len() * 2 + d.names.len() * 4)
+                .sum::<usize>()
             + self.alive.capacity()
-            + self.knorm.capacity() * 8
+            + self.knorm.capacity() * size_of::<[f64; FIELDS]>()
             + self.by_id.capacity() * map_entry(16)
+            + self
+                .name_seqs
+                .iter()
+                .map(|(k, v)| k.len() * 4 + v.capacity() * 4 + 40)
+                .sum::<usize>()
     }
 
-    /// `len(d)` of the concept `id`, when it is indexed.
-    pub fn doc_len(&self, id: &str) -> Option<u32> {
+    /// `len_f(d)` of the concept `id` by field, when it is indexed.
+    pub fn doc_len(&self, id: &str) -> Option<[u32; FIELDS]> {
         self.by_id.get(id).map(|&s| self.docs[s as usize].len)
     }
 
-    /// The postings of a term as `(id, f(t, d))`, sorted by id; empty for an unknown term.
-    pub fn term_postings(&self, term: &str) -> Vec<(&str, u32)> {
-        let Some((t, _)) = self.term(term) else {
-            return Vec::new();
+    /// The postings of a term in field `field` (see [`FIELD_NAMES`]) as `(id, tf)`,
+    /// sorted by id; empty for an unknown term.
+    pub fn term_postings(&self, field: usize, term: &str) -> Vec<(&str, u32)> {
+        self.vocab
+            .get(term)
+            .map_or_else(Vec::new, |u| self.unit_postings(u, field))
+    }
+
+    /// The postings of the pair `(a, b)` of terms in field `field` as `(id, tf)`, sorted by
+    /// id; empty for an unknown pair.
+    pub fn pair_postings(&self, field: usize, a: &str, b: &str) -> Vec<(&str, u32)> {
+        let unit = match (self.vocab.get(a), self.vocab.get(b)) {
+            (Some(a), Some(b)) => self.pairs.get(pair_key(a, b)),
+            _ => None,
         };
+        unit.map_or_else(Vec::new, |u| self.unit_postings(u, field))
+    }
+
+    fn unit_postings(&self, unit: u32, field: usize) -> Vec<(&str, u32)> {
         let mut out: Vec<(&str, u32)> = self
-            .postings(t)
+            .postings(unit * FIELDS as u32 + field as u32)
             .filter(|p| self.is_alive(p.slot))
-            .map(|p| (&*self.docs[p.slot as usize].id, p.f))
+            .map(|p| (&*self.docs[p.slot as usize].id, p.tf))
             .collect();
         out.sort_unstable();
         out
@@ -660,479 +691,60 @@ impl Index {
             .map(|i| i as u32)
     }
 
-    /// `k1 · norm(d)` of a slot.
-    #[inline]
-    pub(crate) fn knorm(&self, slot: u32) -> f64 {
-        self.knorm[slot as usize]
-    }
-
-    /// A term's id and `n(t)`, when some live document holds it.
-    pub(crate) fn term(&self, text: &str) -> Option<(u32, u32)> {
-        let t = self.vocab.get(text)?;
-        let df = self.df[t as usize];
-        (df > 0).then_some((t, df))
-    }
-
-    /// Every posting of a term, dead slots included.
-    pub(crate) fn postings(&self, t: u32) -> impl Iterator<Item = Posting> + '_ {
-        let t = t as usize;
-        let base: &[Posting] = if t + 1 < self.base_off.len() {
-            &self.base[self.base_off[t] as usize..self.base_off[t + 1] as usize]
+    /// Every posting of a list (`unit · 4 + field`), dead slots included.
+    pub(crate) fn postings(&self, key: u32) -> impl Iterator<Item = Posting> + '_ {
+        let k = key as usize;
+        let base: &[Posting] = if k + 1 < self.base_off.len() {
+            &self.base[self.base_off[k] as usize..self.base_off[k + 1] as usize]
         } else {
             &[]
         };
-        let extra: &[Posting] = self
-            .extra
-            .get(&(t as u32))
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
+        let extra: &[Posting] = self.extra.get(&key).map(Vec::as_slice).unwrap_or(&[]);
         base.iter().chain(extra.iter()).copied()
     }
 
-    /// Brings the index from `old` (the model it was built or last updated for) to `new`
-    /// on the date `today` (search.md §8).
-    ///
-    /// Only concepts whose indexed content changed are re-tokenized. Both models list
-    /// their concepts by (bundle, id), so one side-by-side walk pairs each concept with its
-    /// old self; a pair is unchanged when it is the same `Arc` (the linker shares untouched
-    /// concepts), or else when text, title and row cells are equal. When `today` differs from the index's date,
-    /// the concepts whose rendered `status` flips between `-` and `stale` are re-indexed
-    /// too; only concepts with a `stale_after` date can flip.
-    ///
-    /// The index is rebuilt from `new` instead when more than about a quarter of the
-    /// concepts change, or when `old` turns out not to be the indexed model. Either way
-    /// the result equals [`Index::build`]`(new, today)`.
-    pub fn update(&mut self, old: &Model, new: &Model, today: &str) {
-        if !self.try_update(old, new, today) {
-            // Drop the old postings before building the new ones.
-            *self = Index::empty(today);
-            *self = Index::build(new, today);
-            return;
-        }
-        self.today = today.to_string();
-        if (self.extra_postings + self.dead_postings) * 4 > self.live_postings.max(64) {
-            self.compact();
-        }
-        self.refresh_norms();
-    }
-
-    fn try_update(&mut self, old: &Model, new: &Model, today: &str) -> bool {
-        if old.concepts.len() != self.live as usize {
-            return false;
-        }
-        let date_changed = self.today != today;
-        // Both concept lists are sorted by (bundle, id): walk them side by side.
-        let flips = |a: &Concept, b: &Concept| {
-            date_changed
-                && b.parsed.stale_after.is_some()
-                && status_for(a, &self.today) != status_for(b, today)
-        };
-        let mut gone: Vec<&Concept> = Vec::new();
-        let mut added: Vec<&Concept> = Vec::new();
-        let (mut i, mut j) = (0, 0);
-        loop {
-            match (old.concepts.get(i), new.concepts.get(j)) {
-                (None, None) => break,
-                (Some(a), None) => {
-                    gone.push(a);
-                    i += 1;
-                }
-                (None, Some(b)) => {
-                    added.push(b);
-                    j += 1;
-                }
-                (Some(a), Some(b)) => match if Arc::ptr_eq(a, b) {
-                    Ordering::Equal
-                } else {
-                    (a.bundle.as_str(), a.id.as_str()).cmp(&(b.bundle.as_str(), b.id.as_str()))
-                } {
-                    Ordering::Less => {
-                        gone.push(a);
-                        i += 1;
-                    }
-                    Ordering::Greater => {
-                        added.push(b);
-                        j += 1;
-                    }
-                    Ordering::Equal => {
-                        if !(Arc::ptr_eq(a, b) || same_indexed(a, b)) || flips(a, b) {
-                            gone.push(a);
-                            added.push(b);
-                        }
-                        i += 1;
-                        j += 1;
-                    }
-                },
+    /// Every statistic of the index by term text and id, for tests that compare an updated
+    /// index with a fresh build beyond its encoding.
+    #[cfg(test)]
+    pub(crate) fn state_dump(&self) -> String {
+        use std::fmt::Write;
+        let texts: HashMap<u32, String> = self.vocab.terms().into_iter().collect();
+        let mut out = String::new();
+        let _ = writeln!(out, "N {} totals {:?}", self.live, self.total_len);
+        let mut rows: Vec<String> = Vec::new();
+        for (u, t) in &texts {
+            let d = self.df[*u as usize];
+            if d.iter().any(|&n| n > 0) {
+                rows.push(format!("term {t} {d:?}"));
             }
         }
-        // Re-indexing most of the tenant (a date that turns everything stale, a bulk
-        // import) is cheaper as a fresh build.
-        if (gone.len() + added.len()) * 4 > 2 * old.concepts.len() + 64 {
-            return false;
-        }
-        let old_today = std::mem::take(&mut self.today);
-        let mut counter = Counter::default();
-        for c in gone {
-            if !self.remove(c, &old_today, &mut counter) {
-                return false;
+        for (u, a, b) in self.pairs.pairs() {
+            let d = self.df[u as usize];
+            if d.iter().any(|&n| n > 0) {
+                rows.push(format!("pair {} {} {d:?}", texts[&a], texts[&b]));
             }
         }
-        for c in added {
-            if self.by_id.contains_key(c.id.as_str()) {
-                return false;
-            }
-            self.add(c, today, &mut counter);
+        for (seq, slots) in &self.name_seqs {
+            let words: Vec<&str> = seq.iter().map(|u| texts[u].as_str()).collect();
+            let mut ids: Vec<&str> = slots.iter().map(|&s| &*self.docs[s as usize].id).collect();
+            ids.sort_unstable();
+            rows.push(format!("names {words:?} {ids:?}"));
         }
-        self.live as usize == new.concepts.len()
-    }
-
-    /// Tombstones the document of `c`, re-tokenizing it to find its terms. Returns false
-    /// when `c` is not what the index holds.
-    fn remove(&mut self, c: &Concept, today: &str, counter: &mut Counter) -> bool {
-        let Some(&slot) = self.by_id.get(c.id.as_str()) else {
-            return false;
-        };
-        let Counter {
-            counts,
-            touched,
-            len,
-            scratch,
-        } = counter;
-        let mut sink = Lookup {
-            vocab: &self.vocab,
-            counts,
-            touched,
-            len: 0,
-            w: 0,
-            known: true,
-        };
-        doc_tokens(c, today, scratch, &mut sink);
-        let (known, doc_len) = (sink.known, sink.len);
-        *len = doc_len;
-        let ok = known
-            && u64::from(self.docs[slot as usize].len) == *len
-            && touched.as_slice().iter().all(|&t| self.df[t as usize] > 0);
-        for &t in touched.as_slice() {
-            counts[t as usize] = 0;
-            if ok {
-                self.df[t as usize] -= 1;
+        for (slot, d) in self.docs.iter().enumerate() {
+            if self.alive[slot] {
+                let names: Vec<&str> = d.names.iter().map(|u| texts[u].as_str()).collect();
+                let bits = self.knorm[slot].map(f64::to_bits);
+                rows.push(format!(
+                    "doc {} {:?} {} {names:?} {bits:?}",
+                    d.id, d.len, d.id_len
+                ));
             }
         }
-        let distinct = touched.as_slice().len();
-        touched.clear();
-        if !ok {
-            return false;
-        }
-        self.by_id.remove(c.id.as_str());
-        self.alive[slot as usize] = false;
-        self.live -= 1;
-        self.total_len -= u64::from(self.docs[slot as usize].len);
-        self.live_postings -= distinct;
-        self.dead_postings += distinct;
-        true
-    }
-
-    /// Indexes `c` under a new slot, its postings going to `extra`.
-    fn add(&mut self, c: &Concept, today: &str, counter: &mut Counter) {
-        if counter.counts.len() < self.df.len() {
-            counter.counts.resize(self.df.len(), 0);
-        }
-        counter.touched.fit(counter.counts.len());
-        self.count(c, today, counter);
-        let slot = self.docs.len() as u32;
-        for &t in counter.touched.as_slice() {
-            let f = counter.counts[t as usize];
-            counter.counts[t as usize] = 0;
-            self.df[t as usize] += 1;
-            self.extra.entry(t).or_default().push(Posting { slot, f });
-        }
-        let n = counter.touched.as_slice().len();
-        counter.touched.clear();
-        self.extra_postings += n;
-        self.live_postings += n;
-        self.push_doc(c, counter.len);
-    }
-
-    /// Folds `extra` into the flat postings and drops dead slots, renumbering the live
-    /// ones in slot order.
-    fn compact(&mut self) {
-        let mut remap = vec![u32::MAX; self.docs.len()];
-        let mut next = 0u32;
-        for (slot, &a) in self.alive.iter().enumerate() {
-            if a {
-                remap[slot] = next;
-                next += 1;
-            }
-        }
-        let terms = self.df.len();
-        let mut off = Vec::with_capacity(terms + 1);
-        let mut base = Vec::with_capacity(self.live_postings);
-        off.push(0u32);
-        for t in 0..terms {
-            for p in self.postings(t as u32) {
-                let s = remap[p.slot as usize];
-                if s != u32::MAX {
-                    base.push(Posting { slot: s, f: p.f });
-                }
-            }
-            off.push(base.len() as u32);
-        }
-        let docs = std::mem::take(&mut self.docs);
-        self.docs = docs
-            .into_iter()
-            .zip(self.alive.iter())
-            .filter(|(_, &a)| a)
-            .map(|(d, _)| d)
-            .collect();
-        for s in self.by_id.values_mut() {
-            *s = remap[*s as usize];
-        }
-        self.alive = vec![true; self.docs.len()];
-        self.base_off = off;
-        self.base = base;
-        self.extra = HashMap::default();
-        self.extra_postings = 0;
-        self.dead_postings = 0;
-        debug_assert_eq!(self.base.len(), self.live_postings);
-    }
-
-    /// The canonical bytes of the index: equal for equal indexed content, whatever
-    /// sequence of builds and updates produced it.
-    ///
-    /// Layout (all integers LEB128): the magic `LRSI`, format version 1, `today`; the
-    /// bundles in name order; the documents in id order, each its id, bundle number and
-    /// `len`; then the terms in byte order, each its text, `n(t)` and its postings as
-    /// (document number delta, `f`). Strings are a length then UTF-8 bytes.
-    pub fn encode(&self) -> Vec<u8> {
-        let mut live: Vec<u32> = (0..self.docs.len() as u32)
-            .filter(|&s| self.is_alive(s))
-            .collect();
-        live.sort_by(|&a, &b| self.docs[a as usize].id.cmp(&self.docs[b as usize].id));
-        let mut rank = vec![u32::MAX; self.docs.len()];
-        for (i, &s) in live.iter().enumerate() {
-            rank[s as usize] = i as u32;
-        }
-        let mut used: Vec<u32> = live.iter().map(|&s| self.docs[s as usize].bundle).collect();
-        used.sort_unstable();
-        used.dedup();
-        used.sort_by(|&a, &b| self.bundles[a as usize].cmp(&self.bundles[b as usize]));
-        let mut bundle_no = vec![0u32; self.bundles.len()];
-        for (i, &b) in used.iter().enumerate() {
-            bundle_no[b as usize] = i as u32;
-        }
-        let texts = self.vocab.texts(self.df.len());
-        let mut terms: Vec<u32> = (0..self.df.len() as u32)
-            .filter(|&t| self.df[t as usize] > 0)
-            .collect();
-        terms.sort_by(|&a, &b| texts[a as usize].cmp(&texts[b as usize]));
-
-        let mut out = Vec::with_capacity(16 + self.live_postings * 3 + self.docs.len() * 24);
-        out.extend_from_slice(MAGIC);
-        put(&mut out, VERSION);
-        put_str(&mut out, &self.today);
-        put(&mut out, used.len() as u64);
-        for &b in &used {
-            put_str(&mut out, &self.bundles[b as usize]);
-        }
-        put(&mut out, live.len() as u64);
-        for &s in &live {
-            let d = &self.docs[s as usize];
-            put_str(&mut out, &d.id);
-            put(&mut out, u64::from(bundle_no[d.bundle as usize]));
-            put(&mut out, u64::from(d.len));
-        }
-        put(&mut out, terms.len() as u64);
-        let mut list: Vec<(u32, u32)> = Vec::new();
-        for &t in &terms {
-            put_str(&mut out, &texts[t as usize]);
-            list.clear();
-            list.extend(
-                self.postings(t)
-                    .filter(|p| self.is_alive(p.slot))
-                    .map(|p| (rank[p.slot as usize], p.f)),
-            );
-            list.sort_unstable();
-            put(&mut out, list.len() as u64);
-            let mut prev = 0u32;
-            for (i, &(r, f)) in list.iter().enumerate() {
-                put(&mut out, u64::from(if i == 0 { r } else { r - prev }));
-                put(&mut out, u64::from(f));
-                prev = r;
-            }
+        rows.sort();
+        for r in rows {
+            out.push_str(&r);
+            out.push('\n');
         }
         out
-    }
-
-    /// Reads bytes written by [`Index::encode`]. Anything malformed is a `CORRUPT` error
-    /// naming the search index record.
-    pub fn decode(bytes: &[u8]) -> Result<Index> {
-        let mut r = Reader { b: bytes, at: 0 };
-        if r.b.len() < 4 || &r.b[..4] != MAGIC {
-            return Err(corrupt("missing magic"));
-        }
-        r.at = 4;
-        if r.u64()? != VERSION {
-            return Err(corrupt("unknown format version"));
-        }
-        let today = r.str()?.to_string();
-        let mut ix = Index::empty(&today);
-        let nb = r.count()?;
-        for _ in 0..nb {
-            let b = r.str()?;
-            if ix.bundles.last().is_some_and(|l| **l >= *b) {
-                return Err(corrupt("bundles out of order"));
-            }
-            ix.bundles.push(b.into());
-        }
-        let nd = r.count()?;
-        ix.docs.reserve(nd);
-        for _ in 0..nd {
-            let id = r.str()?;
-            let bundle = r.u32()?;
-            let len = r.u32()?;
-            if bundle as usize >= ix.bundles.len() {
-                return Err(corrupt("bundle number out of range"));
-            }
-            if ix.docs.last().is_some_and(|l| *l.id >= *id) {
-                return Err(corrupt("documents out of order"));
-            }
-            ix.by_id.insert(id.into(), ix.docs.len() as u32);
-            ix.docs.push(Doc {
-                id: id.into(),
-                bundle,
-                len,
-            });
-            ix.total_len += u64::from(len);
-        }
-        ix.alive = vec![true; nd];
-        ix.live = u32::try_from(nd).map_err(|_| corrupt("too many documents"))?;
-        let nt = r.count()?;
-        let mut prev_term: Option<&str> = None;
-        let mut sums = vec![0u64; nd];
-        // A posting takes two bytes or more: room for all of them at once.
-        ix.base.reserve((r.b.len() - r.at) / 2);
-        for t in 0..nt {
-            let text = r.str()?;
-            if prev_term.is_some_and(|p| p >= text) || text.is_empty() || text.contains('\0') {
-                return Err(corrupt("terms out of order"));
-            }
-            prev_term = Some(text);
-            ix.vocab.intern(text, t as u32);
-            let df = r.count()?;
-            if df == 0 || df > nd {
-                return Err(corrupt("bad posting count"));
-            }
-            let mut doc = 0u64;
-            for i in 0..df {
-                let delta = r.u64()?;
-                if i > 0 && delta == 0 {
-                    return Err(corrupt("postings out of order"));
-                }
-                doc += delta;
-                if doc >= nd as u64 {
-                    return Err(corrupt("posting out of range"));
-                }
-                let f = r.u32()?;
-                if f == 0 {
-                    return Err(corrupt("empty posting"));
-                }
-                sums[doc as usize] += u64::from(f);
-                ix.base.push(Posting {
-                    slot: doc as u32,
-                    f,
-                });
-            }
-            ix.df.push(df as u32);
-            ix.base_off.push(ix.base.len() as u32);
-        }
-        if r.at != r.b.len() {
-            return Err(corrupt("trailing bytes"));
-        }
-        if sums
-            .iter()
-            .zip(&ix.docs)
-            .any(|(&s, d)| s != u64::from(d.len))
-        {
-            return Err(corrupt("document lengths do not match the postings"));
-        }
-        ix.live_postings = ix.base.len();
-        ix.refresh_norms();
-        Ok(ix)
-    }
-}
-
-const MAGIC: &[u8; 4] = b"LRSI";
-const VERSION: u64 = 1;
-
-fn corrupt(detail: &str) -> Error {
-    Error::corrupt(format!("search index record: {detail}"))
-}
-
-fn put(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn put_str(out: &mut Vec<u8>, s: &str) {
-    put(out, s.len() as u64);
-    out.extend_from_slice(s.as_bytes());
-}
-
-struct Reader<'a> {
-    b: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    #[inline(always)]
-    fn u64(&mut self) -> Result<u64> {
-        // Most numbers of an index (posting gaps, counts) fit in one byte.
-        if let Some(&byte) = self.b.get(self.at) {
-            if byte < 0x80 {
-                self.at += 1;
-                return Ok(u64::from(byte));
-            }
-        }
-        self.u64_long()
-    }
-
-    #[inline(never)]
-    fn u64_long(&mut self) -> Result<u64> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let Some(&byte) = self.b.get(self.at) else {
-                return Err(corrupt("truncated"));
-            };
-            self.at += 1;
-            v |= u64::from(byte & 0x7F) << shift;
-            if byte & 0x80 == 0 {
-                return Ok(v);
-            }
-        }
-        Err(corrupt("bad integer"))
-    }
-
-    #[inline(always)]
-    fn u32(&mut self) -> Result<u32> {
-        u32::try_from(self.u64()?).map_err(|_| corrupt("integer out of range"))
-    }
-
-    /// A count, bounded by the remaining bytes so a bad count cannot allocate much.
-    fn count(&mut self) -> Result<usize> {
-        let n = self.u64()?;
-        if n > (self.b.len() - self.at) as u64 {
-            return Err(corrupt("count exceeds the record"));
-        }
-        Ok(n as usize)
-    }
-
-    fn str(&mut self) -> Result<&'a str> {
-        let n = self.count()?;
-        let s = &self.b[self.at..self.at + n];
-        self.at += n;
-        std::str::from_utf8(s).map_err(|_| corrupt("invalid UTF-8"))
     }
 }

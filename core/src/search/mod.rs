@@ -1,5 +1,5 @@
-//! Search (search.md): the tokenizer, the BM25 index, ranking, one-hop link expansion,
-//! `pos` and the search TSV.
+//! Search (docs/search.md): the tokenizer, the per-field BM25 index, ranking, one-hop link
+//! expansion, `pos` and the search TSV.
 //!
 //! [`Index::build`] indexes a [`Model`] for a read date and [`Index::update`] keeps it
 //! current across commits. [`search`] renders the TSV an agent reads; [`search_hits`]
@@ -20,23 +20,28 @@
 //!     orders\tops\trunbook\t-\t-\tHow to replay a failed order export.\t-\t0\n");
 //! ```
 
+mod codec;
 mod index;
 mod pos;
+mod rank;
+mod table;
 mod tokenize;
+mod update;
 
 #[cfg(test)]
 mod tests;
 
-pub use index::{Index, B, K1, W_BODY, W_FIELDS, W_NAMES};
+pub use index::{Index, B, FIELDS, FIELD_NAMES, K1, MAX_RUN};
 pub use pos::{pos, query_words, WINDOW};
-pub use tokenize::{for_each_token, query_terms, tokens};
+pub use rank::MAX_QUERY_TOKENS;
+pub use tokenize::{for_each_token, for_each_unstemmed_token, query_terms, stem, tokens};
 
 use crate::compile::Model;
 use crate::error::{Error, Result};
 use crate::manifest::{preamble, push_row, resolve_bundle, COLUMNS};
-use index::Fast;
-use std::cmp::Ordering;
+use rank::{rank, Filter};
 use std::collections::HashMap;
+use table::Fast;
 
 /// The default number of direct hits (search.md §3.6).
 pub const DEFAULT_K: usize = 8;
@@ -113,14 +118,13 @@ pub fn search_hits(
         fixed = copy;
         &fixed
     };
-    let terms = query_terms(query);
     let filter = match bundle {
         None => Filter::All,
         Some(b) => index
             .bundle_index(b)
             .map_or(Filter::Nothing, Filter::Bundle),
     };
-    let ranked = rank(index, &terms, filter, opts.k);
+    let ranked = rank(index, query, filter, opts.k);
     let words = query_words(query);
     let mut hits = Vec::with_capacity(ranked.len() * 2);
     for &(slot, score) in &ranked {
@@ -212,82 +216,6 @@ fn mismatch(id: &str) -> Error {
     Error::Invalid(format!(
         "search index does not match the model: no concept \"{id}\""
     ))
-}
-
-#[derive(Clone, Copy)]
-enum Filter {
-    All,
-    Bundle(u32),
-    Nothing,
-}
-
-/// BM25 over the distinct query terms, then the top `k` by score descending and id
-/// ascending (search.md §3).
-fn rank(index: &Index, terms: &[String], filter: Filter, k: usize) -> Vec<(u32, f64)> {
-    if k == 0 || matches!(filter, Filter::Nothing) || index.is_empty() {
-        return Vec::new();
-    }
-    let n = index.len() as f64;
-    let slots = index.slots();
-    let mut acc = vec![0f64; slots];
-    let mut seen = vec![false; slots];
-    let mut cands: Vec<u32> = Vec::new();
-    for term in terms {
-        let Some((t, df)) = index.term(term) else {
-            continue;
-        };
-        let df = f64::from(df);
-        let idf = libm::log(1.0 + (n - df + 0.5) / (df + 0.5));
-        for p in index.postings(t) {
-            if !index.is_alive(p.slot) {
-                continue;
-            }
-            if let Filter::Bundle(b) = filter {
-                // The bundle filter applies before the cut (search.md §3.4).
-                if index.doc(p.slot).bundle != b {
-                    continue;
-                }
-            }
-            let f = f64::from(p.f);
-            let s = idf * f * (K1 + 1.0) / (f + index.knorm(p.slot));
-            let i = p.slot as usize;
-            if !seen[i] {
-                seen[i] = true;
-                cands.push(p.slot);
-            }
-            acc[i] += s;
-        }
-    }
-    let cmp = |a: &(u32, f64), b: &(u32, f64)| -> Ordering {
-        b.1.total_cmp(&a.1)
-            .then_with(|| index.doc(a.0).id.cmp(&index.doc(b.0).id))
-    };
-    let mut top: Vec<(u32, f64)>;
-    if cands.len() <= k {
-        top = cands.iter().map(|&s| (s, acc[s as usize])).collect();
-        top.sort_by(cmp);
-    } else if k <= 64 {
-        // A bounded insertion: most candidates lose to the current k-th on score alone.
-        top = Vec::with_capacity(k + 1);
-        for &s in &cands {
-            let c = (s, acc[s as usize]);
-            if top.len() == k {
-                let last = top[k - 1];
-                if c.1 < last.1 || cmp(&c, &last) != Ordering::Less {
-                    continue;
-                }
-            }
-            let at = top.partition_point(|x| cmp(x, &c) == Ordering::Less);
-            top.insert(at, c);
-            top.truncate(k);
-        }
-    } else {
-        top = cands.iter().map(|&s| (s, acc[s as usize])).collect();
-        top.select_nth_unstable_by(k - 1, cmp);
-        top.truncate(k);
-        top.sort_by(cmp);
-    }
-    top
 }
 
 /// The one-hop expansion (search.md §4): ids linked from the direct hits, by inbound count,

@@ -1,6 +1,6 @@
 //! `pos`: where in a body the query's words cluster most densely (search.md §6).
 
-use super::index::Fast;
+use super::table::Fast;
 use crate::text::{is_letter_or_number, Utf16Map};
 use std::collections::HashMap;
 

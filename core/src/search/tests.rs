@@ -44,7 +44,7 @@ fn doc(body: &str) -> String {
 #[test]
 fn tokenizer_spec_examples() {
     assert_eq!(tokens("Café au-lait"), ["cafe", "au", "lait"]);
-    assert_eq!(tokens("sales/orders"), ["sales", "orders"]);
+    assert_eq!(tokens("sales/orders"), ["sale", "order"]);
     assert_eq!(tokens("BigQuery_Table"), ["bigquery", "table"]);
 }
 
@@ -56,11 +56,8 @@ fn tokenizer_keeps_non_latin_scripts_and_folds_compatibility_forms() {
     assert_eq!(tokens("e\u{301}x"), ["ex"]);
     // NFKD does not split ß or œ; they stay letters.
     assert_eq!(tokens("Straße Œuvre"), ["straße", "œuvre"]);
-    // No stemming, no stop words; numbers are tokens.
-    assert_eq!(
-        tokens("the Orders of 2024"),
-        ["the", "orders", "of", "2024"]
-    );
+    // No stop words; numbers are tokens; plurals fold.
+    assert_eq!(tokens("the Orders of 2024"), ["the", "order", "of", "2024"]);
     // Separators of every kind.
     assert_eq!(tokens("a—b…c\u{a0}d|e"), ["a", "b", "c", "d", "e"]);
     assert!(tokens("").is_empty());
@@ -72,7 +69,7 @@ fn tokenizer_lower_cases_the_whole_text_with_the_final_sigma() {
     // Lower-casing the whole text turns a word-final capital sigma into ς.
     assert_eq!(tokens("ΟΔΟΣ"), ["οδος"]);
     assert_eq!(tokens("ΟΔΟΣ ΣΑΣ"), ["οδος", "σας"]);
-    assert_eq!(tokens("odos ΟΔΟΣ."), ["odos", "οδος"]);
+    assert_eq!(tokens("odos ΟΔΟΣ."), ["odo", "οδος"]);
     // İ lower-cases to i plus a combining dot, which is removed.
     assert_eq!(tokens("İstanbul"), ["istanbul"]);
 }
@@ -94,16 +91,94 @@ fn tokenizer_ascii_fast_path_matches_the_rule() {
     assert_eq!(tokens("x"), ["x"]);
 }
 
+/// The plural stemmer of search.md §1 rule 6, written out on characters.
+fn naive_stem(t: &str) -> String {
+    let c: Vec<char> = t.chars().collect();
+    let n = c.len();
+    let ends = |s: &str| t.ends_with(s);
+    if n < 3 || !ends("s") || ends("us") || ends("ss") {
+        t.to_string()
+    } else if ends("ies") && n > 3 && !matches!(c[n - 4], 'a' | 'e') {
+        format!("{}y", c[..n - 3].iter().collect::<String>())
+    } else if ends("es") && matches!(c[n - 3], 'i' | 'a' | 'o' | 'e') {
+        t.to_string()
+    } else {
+        c[..n - 1].iter().collect()
+    }
+}
+
+#[test]
+fn stemmer_spec_examples() {
+    // search.md §1 rule 6, rule by rule, on both tokenizer paths (short ASCII tokens are
+    // stemmed in registers, longer or non-ASCII ones as text).
+    let cases = [
+        // Fewer than 3 characters, or no final `s`: unchanged.
+        ("is", "is"),
+        ("as", "as"),
+        ("s", "s"),
+        ("ßs", "ßs"),
+        ("table", "table"),
+        ("data", "data"),
+        // `us` and `ss`: unchanged.
+        ("status", "status"),
+        ("bus", "bus"),
+        ("class", "class"),
+        ("address", "address"),
+        // `ies` after a character other than `a` or `e`, with more than 3 characters.
+        ("queries", "query"),
+        ("QUERIES", "query"),
+        ("policies", "policy"),
+        ("series", "sery"),
+        ("ies", "ies"),
+        ("aies", "aies"),
+        ("eies", "eies"),
+        ("東ies", "東y"),
+        // `es` after `i`, `a`, `o` or `e`: unchanged.
+        ("shoes", "shoes"),
+        ("toes", "toes"),
+        ("sees", "sees"),
+        ("aes", "aes"),
+        // Otherwise the final `s` goes.
+        ("tables", "table"),
+        ("orders", "order"),
+        ("analysis", "analysi"),
+        ("boxes", "boxe"),
+        ("gas", "ga"),
+        ("東京s", "東京"),
+        ("cafés", "cafe"),
+        ("2020s", "2020"),
+        // Around the 8- and 16-byte boundaries of the packed fast path.
+        ("abcdefgs", "abcdefg"),
+        ("abcdefghs", "abcdefgh"),
+        ("abcdefies", "abcdefy"),
+        ("abcdefghijklmies", "abcdefghijklmy"),
+        ("abcdefghijklmnos", "abcdefghijklmno"),
+        ("abcdefghijklmnopies", "abcdefghijklmnopy"),
+        ("administrativequeries", "administrativequery"),
+    ];
+    for (t, want) in cases {
+        assert_eq!(tokens(t), [want], "{t}");
+        assert_eq!(naive_stem(&naive_unstemmed(t)[0]), want, "{t}");
+        assert_eq!(stem(&naive_unstemmed(t)[0]), want, "{t}");
+    }
+    // The stemmer is applied once: a stemmed token that still ends in `s` stays.
+    assert_eq!(tokens("glassess"), ["glassess"]);
+    assert_eq!(tokens("glasses"), ["glasse"]);
+    // Queries fold the same way as documents.
+    assert_eq!(query_terms("Policies policy POLICY"), ["policy"]);
+}
+
 #[test]
 fn query_terms_are_deduplicated_in_order() {
     assert_eq!(
         query_terms("Orders refunds ORDERS orders Café cafe"),
-        ["orders", "refunds", "cafe"]
+        ["order", "refund", "cafe"]
     );
 }
 
-/// The rule of search.md §1 as a direct, slow composition of whole-text operations.
-fn naive_tokens(s: &str) -> Vec<String> {
+/// The rule of search.md §1 rules 1–3 as a direct, slow composition of whole-text
+/// operations.
+fn naive_unstemmed(s: &str) -> Vec<String> {
     use unicode_normalization::UnicodeNormalization;
     use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
     let folded: String = s
@@ -116,6 +191,18 @@ fn naive_tokens(s: &str) -> Vec<String> {
         .filter(|t| !t.is_empty())
         .map(str::to_string)
         .collect()
+}
+
+/// The whole of search.md §1: the runs, then the stemmer.
+fn naive_tokens(s: &str) -> Vec<String> {
+    naive_unstemmed(s).iter().map(|t| naive_stem(t)).collect()
+}
+
+#[test]
+fn the_unstemmed_tokenizer_stops_before_the_stemmer() {
+    let mut got = Vec::new();
+    for_each_unstemmed_token("Orders QUERIES café", |t| got.push(t.to_string()));
+    assert_eq!(got, ["orders", "queries", "cafe"]);
 }
 
 #[test]
@@ -151,11 +238,20 @@ proptest! {
     #[test]
     fn tokenizer_equals_the_naive_rule_on_any_text(s in "\\PC{0,60}") {
         prop_assert_eq!(tokens(&s), naive_tokens(&s), "{:?}", s);
+        let mut raw = Vec::new();
+        for_each_unstemmed_token(&s, |t| raw.push(t.to_string()));
+        prop_assert_eq!(raw, naive_unstemmed(&s), "{:?}", s);
     }
 }
 
 const PIECES: &[&str] = &[
     "orders",
+    "queries",
+    "QUERIES",
+    "status",
+    "abcdefghijklmies",
+    "ies",
+    "shoes",
     "ORDERS",
     "Refunds",
     "x",
@@ -193,34 +289,55 @@ proptest! {
         prop_assert_eq!(tokens(&s), naive_tokens(&s), "{:?}", s);
     }
 
-    /// The index counts exactly the naive rule's tokens with the field weights.
+    /// The index counts exactly the naive rule's tokens and pairs, field by field.
     #[test]
-    fn index_counts_equal_the_naive_rule(body in long_text(), title in long_text()) {
-        let title = title.replace(['\n', ':', '#', '-', '\'', '"', ',', '_'], " ");
-        let text = format!("---\ntype: note\ntitle: \"{}\"\n---\n{body}", title.trim());
+    fn index_counts_equal_the_naive_rule(body in long_text(), title in long_text(), description in long_text()) {
+        let clean = |t: &str| t.replace(['\n', ':', '#', '-', '\'', '"', ',', '_', '\\'], " ").trim().to_string();
+        let (title, description) = (clean(&title), clean(&description));
+        let text = format!("---\ntype: Notes\ntitle: \"{title}\"\ndescription: \"{description}\"\ngrain: Rows per Queries\n---\n{body}");
         let m = model(&[("b", "p.md", &text)]);
         let c = &m.concepts[0];
         let ix = Index::build(&m, TODAY);
-        let names = naive_tokens(&format!("{} {}", c.id, c.parsed.title.as_deref().unwrap_or("")));
         let p = &c.parsed;
-        let fields = naive_tokens(&format!("{} {} {} {} {}", c.bundle, p.kind, p.status, p.grain, p.summary));
-        let body = naive_tokens(c.body());
-        let mut want: BTreeMap<&str, u32> = BTreeMap::new();
-        for (list, w) in [(&names, 4), (&fields, 2), (&body, 1)] {
-            for t in list.iter() {
-                *want.entry(t.as_str()).or_default() += w;
+        let fields = [
+            naive_tokens(&format!("{} {}", c.id, p.title.as_deref().unwrap_or(""))),
+            naive_tokens(p.summary_source.as_deref().unwrap_or(&p.summary)),
+            naive_tokens(&format!("{} {} {} {}", c.bundle, p.kind, p.status, p.grain)),
+            naive_tokens(c.body()),
+        ];
+        if !description.is_empty() {
+            prop_assert_eq!(&fields[1], &naive_tokens(&description));
+        }
+        let lens: Vec<u32> = fields.iter().map(|f| f.len() as u32).collect();
+        prop_assert_eq!(ix.doc_len("p").map(|l| l.to_vec()), Some(lens));
+        let mut terms = std::collections::BTreeSet::new();
+        let mut pairs = std::collections::BTreeSet::new();
+        for (f, toks) in fields.iter().enumerate() {
+            let mut tf: BTreeMap<&str, u32> = BTreeMap::new();
+            let mut pf: BTreeMap<(&str, &str), u32> = BTreeMap::new();
+            for (i, t) in toks.iter().enumerate() {
+                *tf.entry(t.as_str()).or_default() += 1;
+                if let Some(u) = toks.get(i + 1).filter(|u| *u != t) {
+                    *pf.entry((t.as_str(), u.as_str())).or_default() += 1;
+                }
+            }
+            for (t, n) in &tf {
+                prop_assert_eq!(ix.term_postings(f, t), vec![("p", *n)], "{} {:?}", f, t);
+                terms.insert(*t);
+            }
+            for ((a, b), n) in &pf {
+                prop_assert_eq!(ix.pair_postings(f, a, b), vec![("p", *n)], "{} {:?}", f, (a, b));
+                pairs.insert((*a, *b));
             }
         }
-        let len: u32 = want.values().sum();
-        prop_assert_eq!(ix.doc_len("p"), Some(len));
-        prop_assert_eq!(ix.term_count(), want.len());
-        for (t, f) in want {
-            prop_assert_eq!(ix.term_postings(t), vec![("p", f)], "{:?}", t);
-        }
+        prop_assert_eq!(ix.term_count(), terms.len());
+        prop_assert_eq!(ix.pair_count(), pairs.len());
+        let back = Index::decode(&ix.encode()).unwrap();
+        prop_assert_eq!(back.encode(), ix.encode());
     }
 }
 
-// ---- §2 Indexed document ----
+// ---- §2 Indexed fields ----
 
 /// Three concepts whose counts are worked out by hand in the tests below.
 fn trio() -> Model {
@@ -235,8 +352,13 @@ fn trio() -> Model {
     ])
 }
 
+const NAMES: usize = 0;
+const DESCRIPTION: usize = 1;
+const META: usize = 2;
+const BODY: usize = 3;
+
 #[test]
-fn fields_are_weighted_names_4_fields_2_body_1() {
+fn the_four_fields_are_counted_separately() {
     let m = trio();
     let tsv = crate::manifest::manifest(&m, "t", None, TODAY).unwrap();
     assert!(
@@ -244,21 +366,61 @@ fn fields_are_weighted_names_4_fields_2_body_1() {
         "{tsv}"
     );
     let ix = Index::build(&m, TODAY);
-    // names "alpha Gamma Delta": 3 × 4; fields "b1 table - one row Zeta zeta eta.": 7 × 2;
-    // body "Zeta zeta eta.": 3 × 1.
-    assert_eq!(ix.doc_len("alpha"), Some(12 + 14 + 3));
-    // names "beta": 4; fields "b1 table - - Eta only.": 4 × 2; body: 2.
-    assert_eq!(ix.doc_len("beta"), Some(4 + 8 + 2));
-    assert_eq!(ix.doc_len("gamma2"), Some(4 + 8 + 2));
-    assert_eq!(ix.total_len(), 57);
-    assert_eq!(ix.term_postings("zeta"), [("alpha", 2 * 2 + 2)]);
-    assert_eq!(ix.term_postings("eta"), [("alpha", 2 + 1), ("beta", 2 + 1)]);
-    assert_eq!(ix.term_postings("gamma"), [("alpha", 4)]);
-    assert_eq!(ix.term_postings("b1"), [("alpha", 2), ("beta", 2)]);
-    assert_eq!(ix.term_postings("table"), [("alpha", 2), ("beta", 2)]);
-    // The `-` cells give nothing, and the separators are not tokens.
-    assert!(ix.term_postings("-").is_empty());
+    assert_eq!(FIELD_NAMES, ["names", "description", "meta", "body"]);
+    // names "alpha Gamma Delta"; description "Zeta zeta eta."; meta "b1 table - one row"
+    // (the `-` status gives nothing); body "Zeta zeta eta.".
+    assert_eq!(ix.doc_len("alpha"), Some([3, 3, 4, 3]));
+    assert_eq!(ix.doc_len("beta"), Some([1, 2, 2, 2]));
+    assert_eq!(ix.doc_len("gamma2"), Some([1, 2, 2, 2]));
+    assert_eq!(ix.total_len(), [5, 7, 8, 7]);
+    assert_eq!(ix.term_postings(DESCRIPTION, "zeta"), [("alpha", 2)]);
+    assert_eq!(ix.term_postings(BODY, "zeta"), [("alpha", 2)]);
+    assert!(ix.term_postings(NAMES, "zeta").is_empty());
+    assert_eq!(ix.term_postings(BODY, "eta"), [("alpha", 1), ("beta", 1)]);
+    assert_eq!(ix.term_postings(NAMES, "gamma"), [("alpha", 1)]);
+    assert_eq!(ix.term_postings(META, "b1"), [("alpha", 1), ("beta", 1)]);
+    assert_eq!(ix.term_postings(META, "table"), [("alpha", 1), ("beta", 1)]);
+    assert!(ix.term_postings(META, "-").is_empty());
+    // Pairs: adjacent tokens of one field, never a token with itself, never across fields.
+    assert_eq!(ix.pair_postings(NAMES, "alpha", "gamma"), [("alpha", 1)]);
+    assert_eq!(ix.pair_postings(NAMES, "gamma", "delta"), [("alpha", 1)]);
+    assert_eq!(ix.pair_postings(DESCRIPTION, "zeta", "eta"), [("alpha", 1)]);
+    assert!(ix.pair_postings(BODY, "zeta", "zeta").is_empty());
+    assert!(ix.pair_postings(NAMES, "delta", "zeta").is_empty());
+    assert!(ix.pair_postings(META, "row", "zeta").is_empty());
+    assert_eq!(ix.pair_postings(META, "table", "one"), [("alpha", 1)]);
     assert_eq!(ix.len(), 3);
+}
+
+#[test]
+fn the_description_field_is_the_whole_summary_source() {
+    let long = format!("Ledger of {}and finally quasars.", "entries ".repeat(30));
+    let m = model(&[
+        (
+            "b",
+            "d.md",
+            &format!("---\ntype: t\ndescription: {long}\n---\nBody.\n"),
+        ),
+        ("b", "s.md", &doc(&format!("{long}\n"))),
+        ("b", "e.md", "---\ntype: t\n---\n# Only a heading\n"),
+    ]);
+    let d = &m.concept("d").unwrap().parsed;
+    assert!(d.summary.ends_with('…') && !d.summary.contains("quasar"));
+    assert_eq!(d.summary_source.as_deref(), Some(long.as_str()));
+    let ix = Index::build(&m, TODAY);
+    // Both the frontmatter description and the body's first sentence, uncut.
+    assert_eq!(
+        ix.term_postings(DESCRIPTION, "quasar"),
+        [("d", 1), ("s", 1)]
+    );
+    assert_eq!(
+        ix.term_postings(DESCRIPTION, "entry"),
+        [("d", 30), ("s", 30)]
+    );
+    // No source: an empty field.
+    assert_eq!(ix.doc_len("e").unwrap()[DESCRIPTION], 0);
+    // s also holds the sentence in its body, so it ranks first.
+    assert_eq!(ids(&m, "quasars", &SearchOptions::default()), ["s", "d"]);
 }
 
 #[test]
@@ -276,15 +438,10 @@ fn links_are_never_indexed() {
     ]);
     let c = m.concept("sales/orders").unwrap();
     assert_eq!(c.links, ["customers", "ops/orders"]);
-    let tsv = crate::manifest::manifest(&m, "t", Some("sales"), TODAY).unwrap();
-    assert!(
-        tsv.contains("\tSee [x](customers.md) and [[ops/orders]].\tcustomers ops/orders\n"),
-        "{tsv}"
-    );
     let ix = Index::build(&m, TODAY);
-    // names "sales/orders": 2 × 4; fields "sales table - - <summary>": 9 × 2; body: see x
-    // customers md and ops orders = 7. Indexing the links cell would add 3 more tokens.
-    assert_eq!(ix.doc_len("sales/orders"), Some(8 + 18 + 7));
+    // names "sales/orders"; description and body: see x customers md and ops orders
+    // (7 tokens); meta "sales table". Indexing the links cell would add tokens to some field.
+    assert_eq!(ix.doc_len("sales/orders"), Some([2, 7, 2, 7]));
 }
 
 #[test]
@@ -302,10 +459,10 @@ fn status_is_indexed_as_rendered_for_today() {
         ),
     ]);
     let before = Index::build(&m, "2026-05-31");
-    assert!(before.term_postings("stale").is_empty());
+    assert!(before.term_postings(META, "stale").is_empty());
     let on = Index::build(&m, "2026-06-01");
-    assert_eq!(on.term_postings("stale"), [("old", 2)]);
-    assert_eq!(on.term_postings("deprecated"), [("other", 2)]);
+    assert_eq!(on.term_postings(META, "stale"), [("old", 1)]);
+    assert_eq!(on.term_postings(META, "deprecated"), [("other", 1)]);
     let o = SearchOptions::default();
     let tsv = search(&m, &on, "t", "stale", &o, "2026-06-01").unwrap();
     assert!(
@@ -323,44 +480,364 @@ fn status_is_indexed_as_rendered_for_today() {
 
 // ---- §3 Scoring and ranking ----
 
+/// `bm25_f` of search.md §3 rule 1, written out.
+fn bm25(n_total: f64, n: f64, tf: f64, len: f64, avg: f64) -> f64 {
+    let idf = libm::log(1.0 + (n_total - n + 0.5) / (n + 0.5));
+    let norm = if avg == 0.0 {
+        1.0
+    } else {
+        1.0 - 0.75 + 0.75 * len / avg
+    };
+    idf * tf * (1.2 + 1.0) / (tf + 1.2 * norm)
+}
+
+fn idf(n_total: f64, n: f64) -> f64 {
+    libm::log(1.0 + (n_total - n + 0.5) / (n + 0.5))
+}
+
+fn scores(m: &Model, q: &str) -> Vec<(String, f64)> {
+    let ix = Index::build(m, TODAY);
+    search_hits(m, &ix, q, &opts(50, None, false), TODAY)
+        .unwrap()
+        .hits
+        .into_iter()
+        .map(|h| (h.id, h.score.unwrap()))
+        .collect()
+}
+
 #[test]
-fn bm25_matches_a_hand_computed_score() {
+fn bm25_per_field_matches_a_hand_computed_score() {
     let m = trio();
+    // N = 3. Σ len by field: names 5, description 7, meta 8, body 7.
+    let (names, desc, body) = (5.0 / 3.0, 7.0 / 3.0, 7.0 / 3.0);
+    let _ = names;
+    // alpha: zeta in description (n 1, tf 2, len 3) and body (n 1, tf 2, len 3); eta in
+    // description and body (n 2, tf 1); the pair (zeta, eta) in description and body
+    // (n 1, tf 1). Two distinct terms matched: C = 2.
+    let s_alpha = 0.0
+        + bm25(3.0, 1.0, 2.0, 3.0, desc)
+        + bm25(3.0, 1.0, 2.0, 3.0, body)
+        + bm25(3.0, 2.0, 1.0, 3.0, desc)
+        + bm25(3.0, 2.0, 1.0, 3.0, body)
+        + bm25(3.0, 1.0, 1.0, 3.0, desc)
+        + bm25(3.0, 1.0, 1.0, 3.0, body);
+    // beta: eta only, in description and body (len 2); C = 1.
+    let s_beta = 0.0 + bm25(3.0, 2.0, 1.0, 2.0, desc) + bm25(3.0, 2.0, 1.0, 2.0, body);
+    assert_eq!(
+        scores(&m, "zeta eta"),
+        [
+            ("alpha".to_string(), 2.0 * s_alpha),
+            ("beta".to_string(), s_beta)
+        ]
+    );
+    // The same figures, worked out independently to 12 places.
+    assert_eq!(
+        format!("{:.12} {:.12}", 2.0 * s_alpha, s_beta),
+        "10.189318697244 0.998352536605"
+    );
+}
+
+#[test]
+fn the_sum_runs_terms_then_pairs_then_bonuses_in_query_order() {
+    // search.md §3 rule 4: terms in query order, each over names, description, meta,
+    // body; then pairs the same way; then the name bonuses. Floating-point addition is not
+    // associative, so only this order gives these exact bits.
+    let m = trio();
+    let (names, desc, body) = (5.0 / 3.0, 7.0 / 3.0, 7.0 / 3.0);
+    let z = [
+        bm25(3.0, 1.0, 2.0, 3.0, desc),
+        bm25(3.0, 1.0, 2.0, 3.0, body),
+    ];
+    let e = [
+        bm25(3.0, 2.0, 1.0, 3.0, desc),
+        bm25(3.0, 2.0, 1.0, 3.0, body),
+    ];
+    let ze = [
+        bm25(3.0, 1.0, 1.0, 3.0, desc),
+        bm25(3.0, 1.0, 1.0, 3.0, body),
+    ];
+    let ez = bm25(3.0, 1.0, 1.0, 3.0, desc);
+    let a = scores(&m, "zeta eta");
+    assert_eq!(
+        a[0].1,
+        2.0 * (0.0 + z[0] + z[1] + e[0] + e[1] + ze[0] + ze[1])
+    );
+    // Reordered terms: eta first, and the pairs (eta, zeta) (absent) then (zeta, eta).
+    let b = scores(&m, "eta zeta eta");
+    assert_eq!(
+        b[0].1,
+        2.0 * (0.0 + e[0] + e[1] + z[0] + z[1] + ze[0] + ze[1])
+    );
+    let _ = ez;
+    // A name bonus comes last: alpha's title "Gamma Delta" as the query. gamma and delta
+    // are in names only (n 1, tf 1, len 3), and so is the pair; the run "gamma delta"
+    // equals the title's sequence.
+    let g = bm25(3.0, 1.0, 1.0, 3.0, names);
+    let bonus = 0.0 + idf(3.0, 1.0) + idf(3.0, 1.0);
+    let c = scores(&m, "Gamma Delta");
+    assert_eq!(c, [("alpha".to_string(), 2.0 * (0.0 + g + g + g + bonus))]);
+}
+
+#[test]
+fn pairs_are_adjacent_distinct_tokens_in_order() {
+    // "a a b" has the pair (a, b) once; "b a" and "a b" are different pairs.
+    let m = model(&[
+        ("b", "ab.md", &doc("alpha beta\n")),
+        ("b", "ba.md", &doc("beta alpha\n")),
+        ("b", "aab.md", &doc("alpha alpha beta\n")),
+    ]);
     let ix = Index::build(&m, TODAY);
-    let r = search_hits(&m, &ix, "zeta eta", &SearchOptions::default(), TODAY).unwrap();
+    assert_eq!(
+        ix.pair_postings(BODY, "alpha", "beta"),
+        [("aab", 1), ("ab", 1)]
+    );
+    assert_eq!(ix.pair_postings(BODY, "beta", "alpha"), [("ba", 1)]);
+    assert!(ix.pair_postings(BODY, "alpha", "alpha").is_empty());
+    // The query "alpha beta" rewards the two concepts with the phrase over "beta alpha".
+    let r = scores(&m, "alpha beta");
+    assert_eq!(r[2].0, "ba");
+    assert!(r[0].1 > r[2].1 && r[1].1 > r[2].1, "{r:?}");
+    // A query of one repeated word has no pair; repeats change nothing.
+    assert_eq!(scores(&m, "alpha alpha alpha"), scores(&m, "alpha"));
+    // Plurals fold before pairing.
+    assert_eq!(scores(&m, "Alphas betas"), scores(&m, "alpha beta"));
+}
+
+#[test]
+fn the_name_bonus_needs_a_whole_name_sequence() {
+    let m = model(&[
+        (
+            "sales",
+            "orders.md",
+            "---\ntype: table\ntitle: Customer Orders\n---\nRows.\n",
+        ),
+        (
+            "sales",
+            "refunds.md",
+            "---\ntype: table\ntitle: Refunds\n---\nCustomer orders returned.\n",
+        ),
+    ]);
+    let ix = Index::build(&m, TODAY);
+    let c = m.concept("orders").unwrap();
+    assert_eq!(c.id, "orders");
+    // The name sequences of `orders`: [order] (the id) and [customer, order] (the title).
+    // "customer orders": the runs "customer", "customer orders" and "orders"; the second
+    // equals the title, the third the id: two bonuses.
+    let n_total = 2.0;
+    let names_avg = (3.0 + 2.0) / 2.0;
+    let desc_avg = (1.0 + 3.0) / 2.0;
+    let body_avg = desc_avg;
+    let s_orders = 0.0
+        // customer: names (n 1, tf 1, len 3)
+        + bm25(n_total, 1.0, 1.0, 3.0, names_avg)
+        // order: names (n 1, tf 2)
+        + bm25(n_total, 1.0, 2.0, 3.0, names_avg)
+        // the pair (customer, order): names
+        + bm25(n_total, 1.0, 1.0, 3.0, names_avg)
+        // bonuses: "customer orders", then "orders"
+        + (0.0 + idf(n_total, 1.0) + idf(n_total, 1.0))
+        + (0.0 + idf(n_total, 1.0));
+    let s_refunds = 0.0
+        + bm25(n_total, 1.0, 1.0, 3.0, desc_avg)
+        + bm25(n_total, 1.0, 1.0, 3.0, body_avg)
+        + bm25(n_total, 1.0, 1.0, 3.0, desc_avg)
+        + bm25(n_total, 1.0, 1.0, 3.0, body_avg)
+        + bm25(n_total, 1.0, 1.0, 3.0, desc_avg)
+        + bm25(n_total, 1.0, 1.0, 3.0, body_avg);
+    let r = search_hits(&m, &ix, "customer orders", &opts(8, None, false), TODAY).unwrap();
     let got: Vec<(&str, f64)> = r
         .hits
         .iter()
         .map(|h| (h.id.as_str(), h.score.unwrap()))
         .collect();
-    // N = 3, Σ len = 57, avg = 19. zeta: n = 1, f(alpha) = 6. eta: n = 2, f = 3 in both.
-    let (k1, b) = (1.2, 0.75);
-    let avg = 57.0 / 3.0;
-    let idf = |n: f64| libm::log(1.0 + (3.0 - n + 0.5) / (n + 0.5));
-    let norm = |len: f64| 1.0 - b + b * len / avg;
-    let term = |n: f64, f: f64, len: f64| idf(n) * f * (k1 + 1.0) / (f + k1 * norm(len));
-    let alpha = 0.0 + term(1.0, 6.0, 29.0) + term(2.0, 3.0, 29.0);
-    let beta = 0.0 + term(2.0, 3.0, 14.0);
-    assert_eq!(got, [("alpha", alpha), ("beta", beta)]);
-    // The same figures, worked out independently to 12 places.
     assert_eq!(
-        format!("{alpha:.12} {beta:.12}"),
-        "2.350909109855 0.782715207270"
+        got,
+        [("orders", 2.0 * s_orders), ("refunds", 2.0 * s_refunds)]
     );
+    // A part of a name earns nothing: "customer" alone is no name sequence.
+    let one = scores(&m, "customer");
+    let orders = one.iter().find(|x| x.0 == "orders").unwrap().1;
+    assert_eq!(orders, 0.0 + bm25(n_total, 1.0, 1.0, 3.0, names_avg));
 }
 
 #[test]
-fn scores_sum_in_query_order() {
-    let m = trio();
+fn a_run_counts_once_per_concept() {
+    // The id and the title are one sequence, [order]: one bonus, not two. A repeated run
+    // in the query also counts once.
+    let m = model(&[
+        ("b", "orders.md", "---\ntype: t\ntitle: Orders\n---\nx\n"),
+        ("b", "other.md", &doc("orders\n")),
+    ]);
+    let n_total = 2.0;
+    let names_avg = (2.0 + 1.0) / 2.0;
+    let want = 0.0 + bm25(n_total, 1.0, 2.0, 2.0, names_avg) + (0.0 + idf(n_total, 1.0));
+    for q in ["orders", "Orders orders ORDERS"] {
+        assert_eq!(scores(&m, q)[0], ("orders".to_string(), want), "{q}");
+    }
+}
+
+#[test]
+fn name_sequences_longer_than_12_tokens_earn_no_bonus() {
+    let twelve = "a1 a2 a3 a4 a5 a6 a7 a8 a9 a10 a11 a12";
+    let thirteen = format!("{twelve} a13");
+    let m = model(&[
+        (
+            "b",
+            "p.md",
+            &format!("---\ntype: t\ntitle: {twelve}\n---\nx\n"),
+        ),
+        (
+            "b",
+            "q.md",
+            &format!("---\ntype: t\ntitle: {thirteen}\n---\nx\n"),
+        ),
+    ]);
     let ix = Index::build(&m, TODAY);
-    let a = search_hits(&m, &ix, "zeta eta", &SearchOptions::default(), TODAY).unwrap();
-    let b = search_hits(&m, &ix, "eta zeta eta", &SearchOptions::default(), TODAY).unwrap();
-    let (k1, bb, avg) = (1.2, 0.75, 57.0 / 3.0);
-    let norm = 1.0 - bb + bb * 29.0 / avg;
-    let z = libm::log(1.0 + 2.5 / 1.5) * 6.0 * (k1 + 1.0) / (6.0 + k1 * norm);
-    let e = libm::log(1.0 + 1.5 / 2.5) * 3.0 * (k1 + 1.0) / (3.0 + k1 * norm);
-    assert_eq!(a.hits[0].score, Some(0.0 + z + e));
-    assert_eq!(b.hits[0].score, Some(0.0 + e + z));
+    let with = search_hits(&m, &ix, twelve, &opts(8, None, false), TODAY).unwrap();
+    let without = search_hits(&m, &ix, &thirteen, &opts(8, None, false), TODAY).unwrap();
+    // p's title is a run of the query: its score is above q's for the twelve-token query;
+    // q's thirteen-token title never is.
+    assert_eq!(with.hits[0].id, "p");
+    let q_score = without
+        .hits
+        .iter()
+        .find(|h| h.id == "q")
+        .unwrap()
+        .score
+        .unwrap();
+    let p_score = without
+        .hits
+        .iter()
+        .find(|h| h.id == "p")
+        .unwrap()
+        .score
+        .unwrap();
+    // For the thirteen-token query, p still has its twelve-token run; q has none, and
+    // its extra term a13 is worth less than p's bonus.
+    assert!(p_score > q_score, "{p_score} {q_score}");
+}
+
+#[test]
+fn the_coordination_factor_counts_distinct_matched_terms() {
+    let m = model(&[
+        ("b", "one.md", &doc("alpha alpha alpha alpha\n")),
+        ("b", "two.md", &doc("alpha beta filler filler\n")),
+        ("b", "none.md", &doc("filler\n")),
+    ]);
+    let avg = (4.0 + 4.0 + 1.0) / 3.0;
+    let r = scores(&m, "alpha beta gamma");
+    let one = bm25(3.0, 2.0, 4.0, 4.0, avg) + bm25(3.0, 2.0, 4.0, 4.0, avg);
+    let two = (bm25(3.0, 2.0, 1.0, 4.0, avg) + bm25(3.0, 2.0, 1.0, 4.0, avg))
+        + (bm25(3.0, 1.0, 1.0, 4.0, avg) + bm25(3.0, 1.0, 1.0, 4.0, avg));
+    // Description and body both hold the text (the body's first sentence is the
+    // description): each term counts in both fields. `two` matches 2 terms, `one` 1.
+    let _ = (one, two);
+    assert_eq!(
+        r.iter().map(|x| x.0.as_str()).collect::<Vec<_>>(),
+        ["two", "one"]
+    );
+    let raw = |id: &str| r.iter().find(|x| x.0 == id).unwrap().1;
+    // C = 1 for `one`: its score is its sum.
+    let s_one = 0.0 + bm25(3.0, 2.0, 4.0, 4.0, avg) + bm25(3.0, 2.0, 4.0, 4.0, avg);
+    assert_eq!(raw("one"), s_one);
+    let s_two = 0.0
+        + bm25(3.0, 2.0, 1.0, 4.0, avg)
+        + bm25(3.0, 2.0, 1.0, 4.0, avg)
+        + bm25(3.0, 1.0, 1.0, 4.0, avg)
+        + bm25(3.0, 1.0, 1.0, 4.0, avg)
+        + bm25(3.0, 1.0, 1.0, 4.0, avg)
+        + bm25(3.0, 1.0, 1.0, 4.0, avg);
+    assert_eq!(raw("two"), 2.0 * s_two);
+}
+
+/// The tenant of the worked example in docs/search.md.
+fn worked_example() -> Model {
+    model(&[
+        (
+            "shop",
+            "orders.md",
+            "---\ntype: table\ntitle: Orders\ndescription: One row per order placed online.\n---\nEach order has a status.\n",
+        ),
+        (
+            "shop",
+            "refunds.md",
+            "---\ntype: table\ntitle: Refunds\n---\nA refund reverses an order.\n",
+        ),
+        (
+            "shop",
+            "export.md",
+            "---\ntype: runbook\ntitle: Order export\n---\nRun the order export nightly.\n",
+        ),
+    ])
+}
+
+#[test]
+fn the_worked_example_of_docs_search_md() {
+    let m = worked_example();
+    let ix = Index::build(&m, TODAY);
+    assert_eq!(ix.doc_len("orders"), Some([2, 6, 2, 5]));
+    assert_eq!(ix.doc_len("refunds"), Some([2, 5, 2, 5]));
+    assert_eq!(ix.doc_len("export"), Some([3, 5, 2, 5]));
+    assert_eq!(
+        tokens("Each order has a status."),
+        ["each", "order", "ha", "a", "status"]
+    );
+    let n = 3.0;
+    let (an, ad, ab) = (7.0 / 3.0, 16.0 / 3.0, 15.0 / 3.0);
+    let f4 = |x: f64| format!("{x:.4}");
+    // idf for n = 1, 2, 3 of N = 3.
+    assert_eq!(
+        [idf(n, 1.0), idf(n, 2.0), idf(n, 3.0)].map(f4),
+        ["0.9808", "0.4700", "0.1335"]
+    );
+    // export: order in names (n 2, tf 1, len 3), description and body (n 3, tf 1, len 5);
+    // export in names (n 1, tf 2), description and body (n 1, tf 1); the pair in names,
+    // description and body (n 1, tf 1); bonuses "order export" and "export".
+    let e = [
+        bm25(n, 2.0, 1.0, 3.0, an),
+        bm25(n, 3.0, 1.0, 5.0, ad),
+        bm25(n, 3.0, 1.0, 5.0, ab),
+        bm25(n, 1.0, 2.0, 3.0, an),
+        bm25(n, 1.0, 1.0, 5.0, ad),
+        bm25(n, 1.0, 1.0, 5.0, ab),
+        bm25(n, 1.0, 1.0, 3.0, an),
+        bm25(n, 1.0, 1.0, 5.0, ad),
+        bm25(n, 1.0, 1.0, 5.0, ab),
+    ];
+    assert_eq!(
+        e.map(f4),
+        [
+            "0.4208", "0.1370", "0.1335", "1.2483", "1.0066", "0.9808", "0.8782", "1.0066",
+            "0.9808"
+        ]
+    );
+    let b1 = 0.0 + idf(n, 2.0) + idf(n, 1.0);
+    let b2 = 0.0 + idf(n, 1.0);
+    let s_export = e.iter().fold(0.0, |s, x| s + x) + b1 + b2;
+    // orders: order in names (tf 2, len 2), description (len 6), body (len 5); bonus
+    // "order". refunds: order in description and body (len 5). One term each.
+    let o = [
+        bm25(n, 2.0, 2.0, 2.0, an),
+        bm25(n, 3.0, 1.0, 6.0, ad),
+        bm25(n, 3.0, 1.0, 5.0, ab),
+    ];
+    assert_eq!(o.map(f4), ["0.6733", "0.1270", "0.1335"]);
+    let s_orders = o.iter().fold(0.0, |s, x| s + x) + (0.0 + idf(n, 2.0));
+    let r = [bm25(n, 3.0, 1.0, 5.0, ad), bm25(n, 3.0, 1.0, 5.0, ab)];
+    let s_refunds = 0.0 + r[0] + r[1];
+    let got = scores(&m, "order export");
+    assert_eq!(
+        got,
+        [
+            ("export".to_string(), 2.0 * s_export),
+            ("orders".to_string(), s_orders),
+            ("refunds".to_string(), s_refunds),
+        ]
+    );
+    assert_eq!(
+        got.iter().map(|g| f4(g.1)).collect::<Vec<_>>(),
+        ["18.4487", "1.4039", "0.2706"]
+    );
 }
 
 #[test]
@@ -758,6 +1235,7 @@ fn bad_queries_never_panic() {
     let long: String = (0..10_000).map(|i| format!("w{i} ")).collect();
     let tsv = search(&m, &ix, "t", &long, &SearchOptions::default(), TODAY).unwrap();
     assert!(tsv.contains("# hits: 0 direct, 0 linked\n"));
+    // Only the first MAX_QUERY_TOKENS tokens count: eta first, then fillers.
     let long: String = (0..10_000)
         .map(|i| if i % 100 == 0 { "eta " } else { "zeta " })
         .collect();
@@ -792,6 +1270,84 @@ fn bad_queries_never_panic() {
     ] {
         let tsv = search(&m, &ix, "t", q, &opts(50, Some("B1"), true), TODAY).unwrap();
         assert!(tsv.contains("# hits: 0 direct, 0 linked\n"), "{q:?}");
+    }
+}
+
+#[test]
+fn hostile_queries_are_bounded_by_the_token_cap() {
+    // The ranking reads the first MAX_QUERY_TOKENS tokens: a word after them is ignored.
+    assert_eq!(MAX_QUERY_TOKENS, 128);
+    let m = trio();
+    let fill = "filler ".repeat(MAX_QUERY_TOKENS);
+    assert!(ids(&m, &format!("{fill}zeta"), &opts(8, None, false)).is_empty());
+    let fill = "filler ".repeat(MAX_QUERY_TOKENS - 1);
+    assert_eq!(
+        ids(&m, &format!("{fill}zeta"), &opts(8, None, false)),
+        ["alpha"]
+    );
+    // A tenant whose names, descriptions and bodies hold every word of the hostile
+    // queries, so each of them does all the work it can.
+    let mut texts: Vec<(String, String)> = Vec::new();
+    for i in 0..40 {
+        let words: Vec<String> = (0..200)
+            .map(|j| format!("w{}", (i * 7 + j) % 300))
+            .collect();
+        texts.push((
+            format!("c{i:02}.md"),
+            format!(
+                "---\ntype: note\ntitle: w{i} w{}\n---\n{} 東京 ωμεγα ١٢٣ 2024 2025\n",
+                i + 1,
+                words.join(" ")
+            ),
+        ));
+    }
+    let docs: Vec<(&str, &str, &str)> = texts
+        .iter()
+        .map(|(p, t)| ("b", p.as_str(), t.as_str()))
+        .collect();
+    let m = model(&docs);
+    let ix = Index::build(&m, TODAY);
+    let hostile: Vec<String> = vec![
+        // 100,000 characters of distinct known words.
+        (0..30_000)
+            .map(|i| format!("w{} ", i % 300))
+            .collect::<String>()[..100_000]
+            .to_string(),
+        // 10,000 repetitions of one word, and of a two-word name.
+        "w1 ".repeat(10_000),
+        "w1 w2 ".repeat(5_000),
+        // Only pairs of one word.
+        "w3 w3 w4 w4 w5 w5 ".repeat(2_000),
+        // Only non-Latin scripts, only digits.
+        "東京 ωμεγα ١٢٣ ".repeat(3_000),
+        "2024 2025 ".repeat(5_000),
+        String::new(),
+    ];
+    for q in &hostile {
+        let a = search(&m, &ix, "t", q, &SearchOptions::default(), TODAY).unwrap();
+        // Only the first tokens count: the query cut after them gives the same ranking.
+        let mut cut = Vec::new();
+        for_each_token(q, |t| cut.push(t.to_string()));
+        cut.truncate(MAX_QUERY_TOKENS);
+        let b = search_hits(&m, &ix, &cut.join(" "), &SearchOptions::default(), TODAY).unwrap();
+        let a_ids = search_hits(&m, &ix, q, &SearchOptions::default(), TODAY).unwrap();
+        let strip = |r: &SearchResult| {
+            r.hits
+                .iter()
+                .map(|h| (h.id.clone(), h.score))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(strip(&a_ids), strip(&b), "{}", &q[..q.len().min(40)]);
+        assert!(a.contains("# hits: "));
+    }
+    // An empty tenant.
+    let empty = Model::default();
+    let ix = Index::build(&empty, TODAY);
+    for q in &hostile {
+        let tsv = search(&empty, &ix, "t", q, &SearchOptions::default(), TODAY).unwrap();
+        assert!(tsv.ends_with(
+            "# hits: 0 direct, 0 linked\nid\tbundle\tkind\tstatus\tgrain\tsummary\tlinks\tpos\n"
+        ));
     }
 }
 
@@ -899,12 +1455,12 @@ fn a_bulk_change_rebuilds_and_still_equals_a_fresh_build() {
     let mut ix = Index::build(&m, "2026-01-01");
     ix.update(&m, &m, "2026-12-01");
     assert_eq!(ix.encode(), Index::build(&m, "2026-12-01").encode());
-    assert_eq!(ix.term_postings("stale").len(), 100);
+    assert_eq!(ix.term_postings(META, "stale").len(), 100);
     // A few turn stale: the incremental path.
     let mut ix = Index::build(&m, "2026-06-01");
     ix.update(&m, &m, "2026-06-03");
     assert_eq!(ix.encode(), Index::build(&m, "2026-06-03").encode());
-    assert_eq!(ix.term_postings("stale").len(), 12);
+    assert_eq!(ix.term_postings(META, "stale").len(), 12);
 }
 
 #[test]
@@ -1050,7 +1606,7 @@ proptest! {
         let mut today = DATES[0].to_string();
         let mut current = Model::default();
         let mut ix = Index::build(&current, &today);
-        let queries = ["orders", "stale", "cafe Café", "οδος", "a b x", "needle grain join", "東京", "note"];
+        let queries = ["orders", "stale", "cafe Café", "οδος", "a b x", "needle grain join", "東京", "note", "orders refunds", "sub a", "b1 deep sub b", "grain join needle", "refunds refunds"];
         for (e, fresh) in edits {
             let change = match e {
                 Edit::Write { bundle, path, words, title, stale, status } => {
@@ -1084,6 +1640,8 @@ proptest! {
             ix.update(&current, &next, &today);
             let built = Index::build(&next, &today);
             prop_assert_eq!(ix.encode(), built.encode());
+            // The statistics, pairs and name sequences themselves, not only their bytes.
+            prop_assert_eq!(ix.state_dump(), built.state_dump());
             prop_assert_eq!(ix.len(), next.concepts.len());
             for q in queries {
                 for o in [SearchOptions::default(), opts(2, Some("b1"), true), opts(3, None, false)] {

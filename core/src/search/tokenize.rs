@@ -1,9 +1,9 @@
-//! The search tokenizer (search.md §1): lower-case, NFKD, no combining marks, then the runs
-//! of letters and numbers.
+//! The search tokenizer (docs/search.md, "Tokenizer"): lower-case, NFKD, no combining
+//! marks, the runs of letters and numbers, then the plural stemmer.
 //!
 //! One function serves documents and queries. Pure-ASCII runs take a fast path: the runs
 //! are found with word-wide bit masks, and a run of at most 16 bytes reaches the index
-//! lower-cased and packed in two registers, never copied.
+//! lower-cased, stemmed and packed in two registers, never copied.
 
 use crate::text::is_letter_or_number;
 use unicode_normalization::char::decompose_compatible;
@@ -55,9 +55,113 @@ impl<F: FnMut(&str)> Sink for FnSink<F> {
     }
 }
 
-/// Calls `f` with every token of `text`, in order (search.md §1).
+/// Calls `f` with every token of `text`, in order, stemmed (docs/search.md, "Tokenizer").
 pub fn for_each_token(text: &str, f: impl FnMut(&str)) {
     scan(text, &mut FnSink(f));
+}
+
+/// Calls `f` with every run of letters and numbers of `text` after lower-casing, NFKD and
+/// mark removal, but before the plural stemmer: the tokens of the ranking before it had
+/// one (the retrieval benchmark's baseline scorer uses it).
+pub fn for_each_unstemmed_token(text: &str, f: impl FnMut(&str)) {
+    scan_runs(text, &mut FnSink(f));
+}
+
+/// What the plural stemmer does to a token (docs/search.md, "Plural stemmer").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stem {
+    Keep,
+    /// Drop the final `s`.
+    DropS,
+    /// Replace the final `ies` by `y`.
+    IesToY,
+}
+
+/// The stemmer's decision for a token of `n` bytes whose byte `i` is `at(i)`; `short` is
+/// whether the token has fewer than 3 characters. Every suffix the rules test is ASCII, and
+/// no byte of a multi-byte UTF-8 character is ASCII, so the tests can look at bytes.
+#[inline(always)]
+fn stem_rule(n: usize, at: impl Fn(usize) -> u8, short: impl FnOnce() -> bool) -> Stem {
+    if n < 3 || at(n - 1) != b's' {
+        return Stem::Keep;
+    }
+    let p = at(n - 2);
+    if p == b'u' || p == b's' || short() {
+        return Stem::Keep;
+    }
+    if p == b'e' {
+        let q = at(n - 3);
+        // `ies` with more than 3 characters: one character precedes it, whose last byte
+        // is `at(n - 4)`.
+        if q == b'i' && n > 3 {
+            let r = at(n - 4);
+            if r != b'a' && r != b'e' {
+                return Stem::IesToY;
+            }
+        }
+        if matches!(q, b'i' | b'a' | b'o' | b'e') {
+            return Stem::Keep;
+        }
+    }
+    Stem::DropS
+}
+
+/// The plural stemmer applied to one token (docs/search.md, "Plural stemmer").
+pub fn stem(t: &str) -> std::borrow::Cow<'_, str> {
+    let b = t.as_bytes();
+    match stem_rule(b.len(), |i| b[i], || t.chars().nth(2).is_none()) {
+        Stem::Keep => t.into(),
+        Stem::DropS => t[..t.len() - 1].into(),
+        Stem::IesToY => format!("{}y", &t[..t.len() - 3]).into(),
+    }
+}
+
+/// A sink that stems every token before passing it on.
+struct Stemmer<'a, S> {
+    inner: &'a mut S,
+    buf: String,
+}
+
+impl<S: Sink> Sink for Stemmer<'_, S> {
+    #[inline(always)]
+    fn token(&mut self, t: &str) {
+        let b = t.as_bytes();
+        match stem_rule(b.len(), |i| b[i], || t.chars().nth(2).is_none()) {
+            Stem::Keep => self.inner.token(t),
+            Stem::DropS => self.inner.token(&t[..t.len() - 1]),
+            Stem::IesToY => {
+                self.buf.clear();
+                self.buf.push_str(&t[..t.len() - 3]);
+                self.buf.push('y');
+                self.inner.token(&self.buf);
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn short(&mut self, mut key: [u64; 2], len: usize) {
+        // An ASCII token: bytes are characters.
+        let at = |i: usize| (key[i >> 3] >> ((i & 7) * 8)) as u8;
+        match stem_rule(len, at, || false) {
+            Stem::Keep => self.inner.short(key, len),
+            Stem::DropS => {
+                clear_byte(&mut key, len - 1);
+                self.inner.short(key, len - 1);
+            }
+            Stem::IesToY => {
+                clear_byte(&mut key, len - 1);
+                clear_byte(&mut key, len - 2);
+                clear_byte(&mut key, len - 3);
+                key[(len - 3) >> 3] |= u64::from(b'y') << (((len - 3) & 7) * 8);
+                self.inner.short(key, len - 2);
+            }
+        }
+    }
+}
+
+#[inline(always)]
+fn clear_byte(key: &mut [u64; 2], i: usize) {
+    key[i >> 3] &= !(0xFFu64 << ((i & 7) * 8));
 }
 
 /// Packs at most 8 bytes into a `u64`, little-endian, zero-padded.
@@ -126,7 +230,19 @@ fn movemask(m: u64) -> u64 {
     (((m >> 7) & LO_BITS).wrapping_mul(0x0102_0408_1020_4080)) >> 56
 }
 
-/// The tokenizer proper.
+/// The tokenizer proper: the runs of letters and numbers, stemmed.
+#[inline]
+pub(crate) fn scan<S: Sink>(text: &str, sink: &mut S) {
+    scan_runs(
+        text,
+        &mut Stemmer {
+            inner: sink,
+            buf: String::new(),
+        },
+    );
+}
+
+/// The runs of letters and numbers, before the stemmer.
 ///
 /// Runs of bytes between ASCII separators are scanned one by one: a separator always ends
 /// a token and is unchanged by lower-casing and NFKD, so each run tokenizes on its own. The
@@ -135,7 +251,7 @@ fn movemask(m: u64) -> u64 {
 /// (lower-cased in registers when it is short); a run with other characters goes through
 /// the Unicode path.
 #[inline]
-pub(crate) fn scan<S: Sink>(text: &str, sink: &mut S) {
+fn scan_runs<S: Sink>(text: &str, sink: &mut S) {
     let bytes = text.as_bytes();
     let n = bytes.len();
     let mut st = ScanState {
@@ -300,14 +416,15 @@ fn unicode_run<S: Sink>(run: &str, lowered: bool, buf: &mut String, sink: &mut S
     }
 }
 
-/// The tokens of `text`, in order.
+/// The tokens of `text`, in order, stemmed.
 pub fn tokens(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for_each_token(text, |t| out.push(t.to_string()));
     out
 }
 
-/// The distinct tokens of a query, in order of first appearance (search.md §1).
+/// The distinct tokens of a query, in order of first appearance (docs/search.md), from the
+/// whole query (the ranking itself considers only the first [`MAX_QUERY_TOKENS`]).
 pub fn query_terms(query: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut seen = rustc_hash::FxHashSet::default();

@@ -26,7 +26,7 @@ fn e(args: &[&str]) -> String {
 
 fn t(tenant: &str) -> Target {
     Target {
-        data: PathBuf::from("/data"),
+        data: Root::Files(PathBuf::from("/data")),
         tenant: tenant.into(),
     }
 }
@@ -168,7 +168,7 @@ fn commands_parse() {
     assert_eq!(
         p(&["gc", "--dry-run", "--keep", "2", "--grace", "0"]),
         Ok(Command::Gc {
-            data: "/data".into(),
+            data: Root::Files("/data".into()),
             tenant: None,
             keep: Some(2),
             grace_ms: Some(0),
@@ -178,7 +178,7 @@ fn commands_parse() {
     assert_eq!(
         p(&["verify", "--tenant", "X", "--data", "/d2"]),
         Ok(Command::Verify {
-            data: "/d2".into(),
+            data: Root::Files("/d2".into()),
             tenant: Some("x".into())
         })
     );
@@ -210,7 +210,7 @@ fn commands_parse() {
         Ok(Command::Mcp {
             dsn: "okf:///srv/k?tenant=Acme".into(),
             target: Some(Target {
-                data: "/srv/k".into(),
+                data: Root::Files("/srv/k".into()),
                 tenant: "acme".into()
             }),
             database_tools: true,
@@ -225,7 +225,7 @@ fn data_root_resolution() {
         let mut args = vec!["snapshot", "--tenant", "a"];
         args.extend_from_slice(extra);
         match parse_with(&args, vars) {
-            Ok(Command::Snapshot { target }) => Ok(target.data),
+            Ok(Command::Snapshot { target }) => Ok(target.data.files().unwrap().to_path_buf()),
             Ok(other) => panic!("{other:?}"),
             Err(ArgError(m)) => Err(m),
         }
@@ -266,7 +266,7 @@ fn data_root_resolution() {
         Ok(Command::Mcp {
             target: Some(target),
             ..
-        }) => assert_eq!(target.data, PathBuf::from("/env")),
+        }) => assert_eq!(target.data, Root::Files(PathBuf::from("/env"))),
         other => panic!("{other:?}"),
     }
 }
@@ -290,7 +290,7 @@ fn tilde_in_a_dsn_is_the_home_directory() {
             };
             assert_eq!(
                 (target.data, target.tenant.as_str()),
-                (PathBuf::from(want), "acme")
+                (Root::Files(PathBuf::from(want)), "acme")
             );
         }
         other => panic!("{other:?}"),
@@ -375,8 +375,8 @@ fn dsn_grammar_of_cli_md_5() {
         ("okf:///x?tenant=", "dsn \"okf:///x?tenant=\" names no tenant: expected okf:///absolute/path?tenant=<name>"),
         ("okf://", "dsn \"okf://\" names no tenant: expected okf:///absolute/path?tenant=<name>"),
         ("okf:///x?tenant=a/b", "invalid tenant id \"a/b\": expected 1-64 chars of [a-z0-9_-]"),
-        ("postgres://h/db", "unsupported dsn scheme \"postgres:\", expected one of okf:, okf+unix:, okf+http:, okf+https:"),
-        ("okf+npipe:///p?tenant=t", "unsupported dsn scheme \"okf+npipe:\", expected one of okf:, okf+unix:, okf+http:, okf+https:"),
+        ("postgres://h/db", "dsn scheme \"postgres:\" names a PostgreSQL store, which only the native langonrock binary opens"),
+        ("okf+npipe:///p?tenant=t", "unsupported dsn scheme \"okf+npipe:\", expected one of okf:, okf+unix:, okf+http:, okf+https:, postgres:"),
     ];
     for (dsn, want) in errors {
         assert_eq!(ok(dsn), Err(want.to_string()), "{dsn}");
@@ -464,7 +464,7 @@ fn query_takes_a_dsn_and_a_verb_with_its_flags() {
     );
     assert_eq!(
         e(&["query", "mysql://x", "manifest"]),
-        "unsupported dsn scheme \"mysql:\", expected one of okf:, okf+unix:, okf+http:, okf+https:"
+        "unsupported dsn scheme \"mysql:\", expected one of okf:, okf+unix:, okf+http:, okf+https:, postgres:"
     );
     assert_eq!(
         e(&["query", "okf+http://h:1", "get"]),
@@ -474,4 +474,55 @@ fn query_takes_a_dsn_and_a_verb_with_its_flags() {
         e(&["query", "okf+http://h:1", "write", "b", "p"]),
         "a write needs --replaces <hash> to update, --create for a new concept, or --force to overwrite whatever is there"
     );
+    // A postgres DSN is a query's DSN too; it must name its tenant.
+    assert!(matches!(
+        p(&["query", "postgres://db/kb?tenant=t", "manifest"]),
+        Ok(Command::Query { .. })
+    ));
+    assert_eq!(
+        e(&["query", "postgres://db/kb", "manifest"]),
+        "postgres dsn needs ?tenant="
+    );
+}
+
+#[test]
+fn postgres_data_roots() {
+    let pg = |dsn: &str| Root::from_data(dsn).unwrap();
+    let dsn = "postgres://app:pw@db:5432/kb?tenant=Acme&sslmode=require";
+    match parse_with(&["snapshot", "--data", dsn], &[]) {
+        Ok(Command::Snapshot { target }) => {
+            assert_eq!(target.tenant, "acme");
+            assert_eq!(target.data, pg(dsn));
+            assert_eq!(
+                target.data.to_string(),
+                "postgres://app:***@db:5432/kb?sslmode=require"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    match parse_with(&["snapshot", "--data", dsn, "--tenant", "other"], &[]) {
+        Ok(Command::Snapshot { target }) => assert_eq!(target.tenant, "other"),
+        other => panic!("{other:?}"),
+    }
+    match parse_with(&["verify", "--data", "postgresql://db/kb"], &[]) {
+        Ok(Command::Verify { data, tenant }) => {
+            assert_eq!((data, tenant), (pg("postgresql://db/kb"), None));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        parse_with(&["manifest", "--data", "postgres://db/kb"], &[]),
+        Err(ArgError("--tenant is required".into()))
+    );
+    assert_eq!(
+        parse_with(&["mcp", "postgres://db/kb"], &[]),
+        Err(ArgError("postgres dsn needs ?tenant=".into()))
+    );
+    match parse_with(&["mcp", "postgres://db/kb?tenant=t"], &[]) {
+        Ok(Command::Mcp {
+            target: Some(target),
+            ..
+        }) => assert_eq!(target.tenant, "t"),
+        other => panic!("{other:?}"),
+    }
 }

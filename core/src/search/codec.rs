@@ -1,0 +1,466 @@
+//! The canonical bytes of an index (docs/search.md, "Encoding"), for a derived record.
+//!
+//! Equal indexed content gives equal bytes whatever sequence of builds and updates produced
+//! the index: documents are written in id order, terms in byte order, pairs in the order of
+//! their terms. The `names` field's postings are not written: they follow from each
+//! document's name tokens, which are.
+
+use super::index::{Doc, Index, Posting, BODY, DESCRIPTION, FIELDS, META, NAMES};
+use super::table::pair_key;
+use crate::error::{Error, Result};
+use std::collections::HashMap;
+
+const MAGIC: &[u8; 4] = b"LRSI";
+/// The format version: 2 since the per-field ranking (1 was the weighted single bag).
+const VERSION: u64 = 2;
+
+/// The fields whose postings are written, in order, and their bits in a unit's mask.
+const WRITTEN: [usize; 3] = [DESCRIPTION, META, BODY];
+
+fn corrupt(detail: &str) -> Error {
+    Error::corrupt(format!("search index record: {detail}"))
+}
+
+fn put(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn put_str(out: &mut Vec<u8>, s: &str) {
+    put(out, s.len() as u64);
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// A string front-coded against the previous one: the shared prefix's length, then the
+/// rest.
+fn put_front(out: &mut Vec<u8>, prev: &str, s: &str) {
+    let mut shared = prev
+        .bytes()
+        .zip(s.bytes())
+        .take_while(|(a, b)| a == b)
+        .count();
+    while !s.is_char_boundary(shared) {
+        shared -= 1;
+    }
+    put(out, shared as u64);
+    put_str(out, &s[shared..]);
+}
+
+/// A posting list: its length, then per posting the document number's gap (the first
+/// posting: the number itself; later ones: the gap less one) shifted left once, with the
+/// low bit set when `tf > 1`, followed by `tf − 2` then.
+fn put_list(out: &mut Vec<u8>, list: &[(u32, u32)]) {
+    put(out, list.len() as u64);
+    let mut prev = 0u32;
+    for (i, &(r, tf)) in list.iter().enumerate() {
+        let gap = if i == 0 { r } else { r - prev - 1 };
+        put(out, (u64::from(gap) << 1) | u64::from(tf > 1));
+        if tf > 1 {
+            put(out, u64::from(tf - 2));
+        }
+        prev = r;
+    }
+}
+
+impl Index {
+    /// The canonical bytes of the index: equal for equal indexed content, whatever
+    /// sequence of builds and updates produced it. The layout is in docs/search.md.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut live: Vec<u32> = (0..self.docs.len() as u32)
+            .filter(|&s| self.is_alive(s))
+            .collect();
+        live.sort_by(|&a, &b| self.docs[a as usize].id.cmp(&self.docs[b as usize].id));
+        let mut rank = vec![u32::MAX; self.docs.len()];
+        for (i, &s) in live.iter().enumerate() {
+            rank[s as usize] = i as u32;
+        }
+        let mut used: Vec<u32> = live.iter().map(|&s| self.docs[s as usize].bundle).collect();
+        used.sort_unstable();
+        used.dedup();
+        used.sort_by(|&a, &b| self.bundles[a as usize].cmp(&self.bundles[b as usize]));
+        let mut bundle_no = vec![0u32; self.bundles.len()];
+        for (i, &b) in used.iter().enumerate() {
+            bundle_no[b as usize] = i as u32;
+        }
+        let live_unit = |u: u32| self.df[u as usize].iter().any(|&n| n > 0);
+        let mut terms: Vec<(u32, String)> = self
+            .vocab
+            .terms()
+            .into_iter()
+            .filter(|(u, _)| live_unit(*u))
+            .collect();
+        terms.sort_by(|a, b| a.1.cmp(&b.1));
+        let mut term_no = vec![u32::MAX; self.df.len()];
+        for (i, (u, _)) in terms.iter().enumerate() {
+            term_no[*u as usize] = i as u32;
+        }
+        let mut pairs: Vec<(u32, u32, u32)> = self
+            .pairs
+            .pairs()
+            .filter(|&(u, _, _)| live_unit(u))
+            .map(|(u, a, b)| (term_no[a as usize], term_no[b as usize], u))
+            .collect();
+        pairs.sort_unstable();
+
+        let mut out = Vec::with_capacity(16 + self.live_postings * 2 + self.docs.len() * 32);
+        out.extend_from_slice(MAGIC);
+        put(&mut out, VERSION);
+        put_str(&mut out, &self.today);
+        put(&mut out, used.len() as u64);
+        for &b in &used {
+            put_str(&mut out, &self.bundles[b as usize]);
+        }
+        put(&mut out, terms.len() as u64);
+        let mut prev = "";
+        for (_, t) in &terms {
+            put_front(&mut out, prev, t);
+            prev = t;
+        }
+        put(&mut out, pairs.len() as u64);
+        let (mut pa, mut pb) = (0u32, 0u32);
+        for (i, &(a, b, _)) in pairs.iter().enumerate() {
+            let da = a - pa;
+            put(&mut out, u64::from(da));
+            put(
+                &mut out,
+                u64::from(if i > 0 && da == 0 { b - pb - 1 } else { b }),
+            );
+            (pa, pb) = (a, b);
+        }
+        put(&mut out, live.len() as u64);
+        let mut prev = "";
+        for &s in &live {
+            let d = &self.docs[s as usize];
+            put_front(&mut out, prev, &d.id);
+            prev = &d.id;
+            put(&mut out, u64::from(bundle_no[d.bundle as usize]));
+            for f in WRITTEN {
+                put(&mut out, u64::from(d.len[f]));
+            }
+            put(&mut out, d.names.len() as u64);
+            put(&mut out, u64::from(d.id_len));
+            for &t in d.names.iter() {
+                put(&mut out, u64::from(term_no[t as usize]));
+            }
+        }
+        let mut list: Vec<(u32, u32)> = Vec::new();
+        let mut unit_lists = |out: &mut Vec<u8>, u: u32| {
+            let mask = WRITTEN
+                .iter()
+                .enumerate()
+                .filter(|(_, &f)| self.df[u as usize][f] > 0)
+                .fold(0u64, |m, (i, _)| m | 1 << i);
+            put(out, mask);
+            for f in WRITTEN {
+                if self.df[u as usize][f] == 0 {
+                    continue;
+                }
+                list.clear();
+                list.extend(
+                    self.postings(u * FIELDS as u32 + f as u32)
+                        .filter(|p| self.is_alive(p.slot))
+                        .map(|p| (rank[p.slot as usize], p.tf)),
+                );
+                list.sort_unstable();
+                put_list(out, &list);
+            }
+        };
+        for (u, _) in &terms {
+            unit_lists(&mut out, *u);
+        }
+        for &(_, _, u) in &pairs {
+            unit_lists(&mut out, u);
+        }
+        out
+    }
+
+    /// Reads bytes written by [`Index::encode`]. Anything malformed is a `CORRUPT` error
+    /// naming the search index record.
+    pub fn decode(bytes: &[u8]) -> Result<Index> {
+        let mut r = Reader { b: bytes, at: 0 };
+        if r.b.len() < 4 || &r.b[..4] != MAGIC {
+            return Err(corrupt("missing magic"));
+        }
+        r.at = 4;
+        if r.u64()? != VERSION {
+            return Err(corrupt("unknown format version"));
+        }
+        let today = r.str()?.to_string();
+        let mut ix = Index::empty(&today);
+        let nb = r.count()?;
+        for _ in 0..nb {
+            let b = r.str()?;
+            if ix.bundles.last().is_some_and(|l| **l >= *b) {
+                return Err(corrupt("bundles out of order"));
+            }
+            ix.bundles.push(b.into());
+        }
+        let nt = r.count()?;
+        let mut text = String::new();
+        for t in 0..nt {
+            let prev = std::mem::take(&mut text);
+            text = r.front(&prev)?;
+            if (t > 0 && prev >= text) || text.is_empty() || text.contains('\0') {
+                return Err(corrupt("terms out of order"));
+            }
+            ix.vocab.intern(&text, t as u32);
+            ix.df.push([0; FIELDS]);
+        }
+        // The pairs: unit ids after the terms, in order.
+        let np = r.count()?;
+        let (mut pa, mut pb) = (0u64, 0u64);
+        for i in 0..np {
+            let da = r.u64()?;
+            let rb = r.u64()?;
+            let a = pa + da;
+            let b = if i > 0 && da == 0 { pb + rb + 1 } else { rb };
+            if a >= nt as u64 || b >= nt as u64 || a == b {
+                return Err(corrupt("pair out of range"));
+            }
+            (pa, pb) = (a, b);
+            let u = ix.df.len() as u32;
+            ix.pairs.intern(pair_key(a as u32, b as u32), u);
+            ix.df.push([0; FIELDS]);
+        }
+        let units = ix.df.len();
+        let nd = r.count()?;
+        ix.docs.reserve(nd);
+        let mut id = String::new();
+        for _ in 0..nd {
+            let prev = std::mem::take(&mut id);
+            id = r.front(&prev)?;
+            if !ix.docs.is_empty() && prev >= id {
+                return Err(corrupt("documents out of order"));
+            }
+            let bundle = r.u32()?;
+            if bundle as usize >= ix.bundles.len() {
+                return Err(corrupt("bundle number out of range"));
+            }
+            let mut len = [0u32; FIELDS];
+            for f in WRITTEN {
+                len[f] = r.u32()?;
+            }
+            let nn = r.count()?;
+            let id_len = r.u32()?;
+            if id_len as usize > nn {
+                return Err(corrupt("name tokens out of range"));
+            }
+            let mut names = Vec::with_capacity(nn);
+            for _ in 0..nn {
+                let t = r.u32()?;
+                if t as usize >= nt {
+                    return Err(corrupt("name token out of range"));
+                }
+                names.push(t);
+            }
+            len[NAMES] = nn as u32;
+            ix.insert_doc(Doc {
+                id: id.as_str().into(),
+                bundle,
+                len,
+                names: names.into(),
+                id_len,
+            });
+        }
+        // The names field's postings, from the name tokens, grouped by unit.
+        let names = names_postings(&ix, units)?;
+        // Every unit's lists in unit order, the names list first: the flat array fills in
+        // order, with no second pass.
+        ix.base.reserve((r.b.len() - r.at) / 2 + names.1.len());
+        ix.base_off.clear();
+        let mut sums = vec![[0u64; FIELDS]; nd];
+        for u in 0..units {
+            ix.base_off.push(ix.base.len() as u32);
+            let (lo, hi) = (names.0[u] as usize, names.0[u + 1] as usize);
+            ix.base.extend_from_slice(&names.1[lo..hi]);
+            ix.df[u][NAMES] = (hi - lo) as u32;
+            let sums = (u < nt).then_some(&mut sums);
+            r.lists(u, nd, &mut ix, sums)?;
+            if ix.df[u].iter().all(|&n| n == 0) {
+                return Err(corrupt("a unit without postings"));
+            }
+        }
+        ix.base_off.push(ix.base.len() as u32);
+        if r.at != r.b.len() {
+            return Err(corrupt("trailing bytes"));
+        }
+        if sums
+            .iter()
+            .zip(&ix.docs)
+            .any(|(s, d)| WRITTEN.iter().any(|&f| s[f] != u64::from(d.len[f])))
+        {
+            return Err(corrupt("document lengths do not match the postings"));
+        }
+        ix.live_postings = ix.base.len();
+        ix.refresh_norms();
+        Ok(ix)
+    }
+}
+
+/// The names field's postings of every document, as CSR by unit: offsets (`units + 1`) and
+/// postings in slot order.
+fn names_postings(ix: &Index, units: usize) -> Result<(Vec<u32>, Vec<Posting>)> {
+    let mut per_doc: Vec<(u32, u32, u32)> = Vec::new();
+    let mut counts: HashMap<u32, u32, super::table::Fast> = HashMap::default();
+    let mut order: Vec<u32> = Vec::new();
+    for (slot, d) in ix.docs.iter().enumerate() {
+        counts.clear();
+        order.clear();
+        let mut prev = u32::MAX;
+        for &t in d.names.iter() {
+            let mut note = |u: u32| {
+                let c = counts.entry(u).or_insert(0);
+                if *c == 0 {
+                    order.push(u);
+                }
+                *c += 1;
+            };
+            note(t);
+            if prev != u32::MAX && prev != t {
+                let p = ix
+                    .pairs
+                    .get(pair_key(prev, t))
+                    .ok_or_else(|| corrupt("a pair of the names is missing"))?;
+                note(p);
+            }
+            prev = t;
+        }
+        per_doc.extend(order.iter().map(|&u| (u, slot as u32, counts[&u])));
+    }
+    let mut off = vec![0u32; units + 1];
+    for &(u, _, _) in &per_doc {
+        off[u as usize + 1] += 1;
+    }
+    for i in 0..units {
+        off[i + 1] += off[i];
+    }
+    let mut cur = off.clone();
+    let mut post = vec![Posting::default(); per_doc.len()];
+    for &(u, slot, tf) in &per_doc {
+        post[cur[u as usize] as usize] = Posting { slot, tf };
+        cur[u as usize] += 1;
+    }
+    Ok((off, post))
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    #[inline(always)]
+    fn u64(&mut self) -> Result<u64> {
+        // Most numbers of an index (posting gaps, counts) fit in one byte.
+        if let Some(&byte) = self.b.get(self.at) {
+            if byte < 0x80 {
+                self.at += 1;
+                return Ok(u64::from(byte));
+            }
+        }
+        self.u64_long()
+    }
+
+    #[inline(never)]
+    fn u64_long(&mut self) -> Result<u64> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let Some(&byte) = self.b.get(self.at) else {
+                return Err(corrupt("truncated"));
+            };
+            self.at += 1;
+            v |= u64::from(byte & 0x7F) << shift;
+            if byte & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(corrupt("bad integer"))
+    }
+
+    #[inline(always)]
+    fn u32(&mut self) -> Result<u32> {
+        u32::try_from(self.u64()?).map_err(|_| corrupt("integer out of range"))
+    }
+
+    /// A count, bounded by the remaining bytes so a bad count cannot allocate much.
+    fn count(&mut self) -> Result<usize> {
+        let n = self.u64()?;
+        if n > (self.b.len() - self.at) as u64 {
+            return Err(corrupt("count exceeds the record"));
+        }
+        Ok(n as usize)
+    }
+
+    fn str(&mut self) -> Result<&'a str> {
+        let n = self.count()?;
+        let s = &self.b[self.at..self.at + n];
+        self.at += n;
+        std::str::from_utf8(s).map_err(|_| corrupt("invalid UTF-8"))
+    }
+
+    /// A string front-coded against `prev`.
+    fn front(&mut self, prev: &str) -> Result<String> {
+        let shared = self.count()?;
+        if shared > prev.len() || !prev.is_char_boundary(shared) {
+            return Err(corrupt("bad shared prefix"));
+        }
+        let rest = self.str()?;
+        let mut s = String::with_capacity(shared + rest.len());
+        s.push_str(&prev[..shared]);
+        s.push_str(rest);
+        Ok(s)
+    }
+
+    /// The written lists of unit `u`: a field mask, then one list per field in it, appended
+    /// to `ix.base` with their offsets; `sums` adds each document's `tf` per field.
+    fn lists(
+        &mut self,
+        u: usize,
+        nd: usize,
+        ix: &mut Index,
+        mut sums: Option<&mut Vec<[u64; FIELDS]>>,
+    ) -> Result<()> {
+        let mask = self.u64()?;
+        if mask >= 1 << WRITTEN.len() {
+            return Err(corrupt("bad field mask"));
+        }
+        for (i, &f) in WRITTEN.iter().enumerate() {
+            ix.base_off.push(ix.base.len() as u32);
+            if mask & (1 << i) == 0 {
+                continue;
+            }
+            let n = self.count()?;
+            if n == 0 || n > nd {
+                return Err(corrupt("bad posting count"));
+            }
+            let mut doc = 0u64;
+            for j in 0..n {
+                let v = self.u64()?;
+                let gap = v >> 1;
+                doc = if j == 0 { gap } else { doc + gap + 1 };
+                if doc >= nd as u64 {
+                    return Err(corrupt("posting out of range"));
+                }
+                let tf = if v & 1 == 1 {
+                    self.u32()?
+                        .checked_add(2)
+                        .ok_or_else(|| corrupt("integer out of range"))?
+                } else {
+                    1
+                };
+                if let Some(s) = sums.as_deref_mut() {
+                    s[doc as usize][f] += u64::from(tf);
+                }
+                ix.base.push(Posting {
+                    slot: doc as u32,
+                    tf,
+                });
+            }
+            ix.df[u][f] = n as u32;
+        }
+        Ok(())
+    }
+}
