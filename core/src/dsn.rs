@@ -452,7 +452,9 @@ fn redact_userinfo(head: &str) -> String {
 }
 
 mod postgres;
-pub use postgres::{is_postgres, parse_postgres_dsn, schema_name, PostgresDsn, DEFAULT_SCHEMA};
+pub use postgres::{
+    is_postgres, parse_postgres_dsn, schema_name, PostgresDsn, DEFAULT_SCHEMA, POSTGRES_FORM,
+};
 
 #[cfg(test)]
 mod tests;

@@ -189,8 +189,10 @@ impl Options {
             #[cfg(feature = "postgres")]
             {
                 let d = langonrock_core::dsn::parse_postgres_dsn(dsn)?;
+                // A DSN without a tenant is refused before the database is contacted.
+                let tenant = d.require_tenant()?;
                 let db = crate::postgres::database(&d, self.read_only)?;
-                return self.open_postgres(&db, d.require_tenant()?);
+                return self.open_postgres(&db, tenant);
             }
             #[cfg(not(feature = "postgres"))]
             return Err(Error::Invalid(format!(

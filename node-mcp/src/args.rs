@@ -639,12 +639,13 @@ pub fn parse(args: Vec<OsString>, env: Env<'_>) -> Result<Command, ArgError> {
             let dsn = positional(&f, 0, "dsn")?;
             // A remote DSN has no target here: the server opens it (docs/remote.md).
             let target = if langonrock_core::dsn::is_postgres(&dsn) {
-                let data = Root::from_data(&dsn)?;
-                let tenant = match data.tenant() {
-                    Some(t) => t.to_string(),
-                    None => return err("postgres dsn needs ?tenant="),
-                };
-                Some(Target { data, tenant })
+                let tenant = langonrock_core::dsn::parse_postgres_dsn(&dsn)?
+                    .require_tenant()?
+                    .to_string();
+                Some(Target {
+                    data: Root::from_data(&dsn)?,
+                    tenant,
+                })
             } else {
                 match parse_dsn_env(&dsn, env)? {
                     Some(parsed) => Some(Target {

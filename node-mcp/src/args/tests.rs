@@ -481,7 +481,7 @@ fn query_takes_a_dsn_and_a_verb_with_its_flags() {
     ));
     assert_eq!(
         e(&["query", "postgres://db/kb", "manifest"]),
-        "postgres dsn needs ?tenant="
+        "dsn \"postgres://db/kb\" names no tenant: expected postgres://<user>:<password>@<host>:<port>/<database>?tenant=<t>"
     );
 }
 
@@ -516,7 +516,7 @@ fn postgres_data_roots() {
     );
     assert_eq!(
         parse_with(&["mcp", "postgres://db/kb"], &[]),
-        Err(ArgError("postgres dsn needs ?tenant=".into()))
+        Err(ArgError("dsn \"postgres://db/kb\" names no tenant: expected postgres://<user>:<password>@<host>:<port>/<database>?tenant=<t>".into()))
     );
     match parse_with(&["mcp", "postgres://db/kb?tenant=t"], &[]) {
         Ok(Command::Mcp {
