@@ -49,7 +49,7 @@ fn memory_needs_no_feature() {
 fn a_postgres_dsn_needs_the_postgres_feature() {
     // Port 1 on loopback: nothing listens, so a build with the feature fails to connect.
     let r = crate::open("postgres://kb:s3cret@127.0.0.1:1/kb?tenant=acme");
-    let e = r.err().expect("nothing listens on port 1");
+    let e = r.expect_err("nothing listens on port 1");
     if cfg!(feature = "postgres") {
         assert_eq!(e.code(), "STORE", "{}", e.message());
     } else {
