@@ -209,6 +209,17 @@ export class RemoteConnection {
   /** Derived records are the server's business: nothing to schedule here. */
   keepDerived() {}
 
+  /** Nothing to write: derived records are the server's (never rejects, as locally). */
+  flushDerived() {
+    return Promise.resolve();
+  }
+
+  /** The server readies its own tenants: resolves `false` (there was nothing to do here). */
+  async warm() {
+    if (this.#closed) throw invalidError(CLOSED);
+    return false;
+  }
+
   async #call(op, args, { write = false, cached } = {}) {
     if (this.#closed) throw invalidError(CLOSED);
     if (write && this.#readOnly) throw invalidError(READ_ONLY);

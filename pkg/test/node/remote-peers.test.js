@@ -165,6 +165,17 @@ test('bad arguments fail as on a local connection, before anything is sent', asy
   for (const op of ['gc', 'verify', 'repair']) {
     await assert.rejects(remote[op]({}), { code: 'INVALID', message: `${op} is not available over a remote connection` });
   }
+  const names = { importDocuments: 'import', documents: 'export' };
+  for (const op of ['importDocuments', 'documents', 'manifestRows', 'searchRows', 'concept']) {
+    const shown = names[op] ?? op;
+    await assert.rejects(remote[op]({}), { code: 'INVALID', message: `${shown} is not available over a remote connection` });
+  }
+  // A remote connection has every method of a local one, so a host need not ask which.
+  const methods = (o) => Object.getOwnPropertyNames(Object.getPrototypeOf(o)).filter((n) => n !== 'constructor').sort();
+  assert.deepEqual(methods(local).filter((n) => !methods(remote).includes(n)), []);
+  assert.equal(await remote.warm(), false);
+  assert.equal(await remote.flushDerived(), undefined);
+  assert.equal(p.heads.length, before, 'nothing was sent');
   await local.close();
   await remote.close();
   await p.close();
