@@ -862,6 +862,12 @@ impl Connection {
         self.run(connection::gc(opts), &mut |_| None)
     }
 
+    /// `warm` (`Engine::warm`): readies a connection opened from a derived record for
+    /// commits; whether there was anything to do.
+    pub fn warm(&self) -> Result<bool, Error> {
+        self.run(connection::warm(), &mut |_| None)
+    }
+
     /// `verify` (engine.md §11).
     pub fn verify(&self) -> Result<VerifyResult, Error> {
         self.run(connection::verify(), &mut |_| None)

@@ -815,6 +815,25 @@ impl Connection {
             .gc(req.keep, req.grace_ms, req.dry_run)
     }
 
+    /// `warm()`: readies a connection that opened from a derived record for commits (the
+    /// texts' check and the linker its first commit would otherwise build), queued like a
+    /// commit; whether there was anything to do. A long-lived host calls it when idle after
+    /// opening. Remotely the server readies its own tenants: `false`.
+    ///
+    /// ```
+    /// let conn = langonrock::Connection::memory("acme")?;
+    /// conn.write("notes", "a.md", "A.\n", None)?;
+    /// assert!(!conn.warm()?); // compiled from the sources: nothing to ready
+    /// # Ok::<(), langonrock::Error>(())
+    /// ```
+    pub fn warm(&self) -> Result<bool, Error> {
+        match self.live()? {
+            Kind::Local(c) => c.warm(),
+            #[cfg(feature = "remote")]
+            Kind::Remote(_) => Ok(false),
+        }
+    }
+
     /// `verify()`: checks the head, every retained revision and every record they reach
     /// against their digests; the problems found are `issues` (local only).
     ///

@@ -69,6 +69,29 @@ fn the_calls_table_answers_alike_on_postgres() {
     assert_eq!(other.snapshot().unwrap(), conn.snapshot().unwrap());
 }
 
+/// `warm()` readies a connection opened from a derived record once; a closed one refuses.
+#[test]
+fn warm_readies_a_connection_opened_from_a_derived_record() {
+    let dir = TempDir::new("warm");
+    let dsn = format!("okf://{}?tenant=acme", dir.path().display());
+    let first = langonrock::open(&dsn).unwrap();
+    first.write("notes", "a.md", &note(1), None).unwrap();
+    first.write("notes", "b.md", &note(2), None).unwrap();
+    first.close(); // puts the derived record
+    let conn = langonrock::open(&dsn).unwrap();
+    assert!(conn.served_from_derived());
+    assert!(conn.warm().unwrap(), "the first warm has work");
+    assert!(!conn.warm().unwrap(), "the second has none");
+    conn.write("notes", "c.md", &note(3), None).unwrap();
+    assert_eq!(rows(&conn.manifest(None).unwrap()), 3);
+    conn.close();
+    let e = conn.warm().unwrap_err();
+    assert_eq!(
+        (e.code(), e.message()),
+        ("INVALID", "connection is closed".into())
+    );
+}
+
 fn note(i: usize) -> String {
     format!("---\ntype: note\n---\n# Note {i}\n\nNote number {i} about orders.\n")
 }
