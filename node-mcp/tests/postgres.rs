@@ -101,6 +101,13 @@ fn data_verbs_on_postgres_answer_as_on_files() {
         &secret,
     );
     assert_eq!(snap, answers[1][1]);
+    // `query <postgres dsn> <verb>` prints what the local verb prints.
+    let (queried, _) = ok(
+        &["query", &format!("{pg}&tenant=t"), "snapshot"],
+        "",
+        &secret,
+    );
+    assert_eq!(queried, answers[1][1]);
 }
 
 #[test]
