@@ -16,11 +16,20 @@ cargo fmt --all -- --check
 step "lint"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+step "the langonrock crate's features (an embedded build compiles no HTTP, TLS or PostgreSQL)"
+bash scripts/features-test.sh
+
+step "docs: the library and the core, without warnings"
+RUSTDOCFLAGS="-D warnings" cargo doc -p langonrock -p langonrock-core --no-deps --all-features --locked
+
 step "core builds for wasm32 (no host dependencies)"
 cargo check -p langonrock-core --target wasm32-unknown-unknown --locked
 
 step "native tests (with a throwaway PostgreSQL server, scripts/postgres.sh)"
 bash scripts/postgres.sh run cargo test --workspace --locked
+
+step "the library's example program runs"
+cargo run -q -p langonrock --example agent_session --locked >/dev/null
 
 step "wasm32 build of core gives the native bytes (Node)"
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \

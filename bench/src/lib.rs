@@ -27,6 +27,7 @@ pub mod limits;
 pub mod measure;
 pub mod postgres;
 pub mod questions;
+pub mod remote;
 pub mod rendered;
 pub mod report;
 pub mod retrieval;

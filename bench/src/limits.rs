@@ -97,7 +97,13 @@ pub fn history(data: &Path, sizes: &[usize]) -> Result<Vec<HistoryRow>, String> 
             ));
         }
         let dry = Conn::open(data, tenant, true).map_err(|e| e.message())?;
-        let (g, gc_dry) = timed(|| dry.gc(10, 3_600_000, true));
+        let (g, gc_dry) = timed(|| {
+            dry.gc(langonrock::GcRequest {
+                keep: 10,
+                dry_run: true,
+                grace_ms: 3_600_000,
+            })
+        });
         let g = g.map_err(|e| e.message())?;
         if g.dropped_revisions as usize != n.saturating_sub(10) {
             return Err(format!("gc at {n}: {g:?}"));

@@ -23,6 +23,8 @@
 //!   without gc, and the compile of hostile documents; prints two tables.
 //! - `manifest`: our tenant manifest (core's renderer, clock pinned to 2026-09-21) at the three
 //!   sizes, in tokens, next to the reference's published sizes.
+//! - `remote-calls <dsn>… [--calls N]`: the latency of library calls through each DSN (an
+//!   embedded one next to a `langonrock serve`'s, say), see `langonrock_bench::remote`.
 //! - `postgres [--concepts N] [--commits N] [--opens N] [--samples N] [--search-secs S]
 //!   [--clients N] [--parts …]`: the
 //!   PostgreSQL store against a real server (see `langonrock_bench::postgres`).
@@ -67,9 +69,33 @@ const USAGE: &str = "usage: langonrock-bench <command>
                                       verify/history/gc at N revisions; hostile documents
   manifest                            our manifest size at 500, 5,000 and 20,000 concepts
   sessions [--concepts N] [--turns KEY]  session bills from our tool output (default 500)
+  remote-calls <dsn>... [--calls N]   call latency through each DSN (default 2000 calls)
   postgres [--concepts N] [--commits N] [--opens N] [--samples N] [--search-secs S]
            [--clients N] [--parts cold,commit,visibility,throughput]
                                       the PostgreSQL store (default 20000 concepts)";
+
+fn cmd_remote_calls(args: &[String]) -> Result<ExitCode, String> {
+    let mut dsns = Vec::new();
+    let mut calls = 2_000;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--calls" => {
+                calls = it
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .filter(|n| *n >= 4)
+                    .ok_or("--calls needs a number of at least 4")?
+            }
+            dsn => dsns.push(dsn.to_string()),
+        }
+    }
+    if dsns.is_empty() {
+        return Err(USAGE.to_string());
+    }
+    print!("{}", langonrock_bench::remote::run(&dsns, calls)?);
+    Ok(ExitCode::SUCCESS)
+}
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -86,6 +112,7 @@ fn main() -> ExitCode {
         Some("sessions") => cmd_sessions(&args[1..]),
         Some("manifest") => cmd_manifest(),
         Some("limits") => cmd_limits(&args[1..]),
+        Some("remote-calls") => cmd_remote_calls(&args[1..]),
         Some("postgres") => cmd_postgres(&args[1..]),
         _ => Err(USAGE.to_string()),
     };

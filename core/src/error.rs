@@ -67,11 +67,17 @@ pub enum Error {
     Corrupt(String),
     /// The store failed and nothing changed.
     Store(String),
+    /// A remote server refused the request's credentials: no token, or an unknown one
+    /// (docs/http.md, code `UNAUTHORIZED`).
+    Unauthorized(String),
+    /// A remote server refused what the token grants: another tenant, or a write with a
+    /// read grant (docs/http.md, code `FORBIDDEN`).
+    Forbidden(String),
 }
 
 impl Error {
     /// The stable code: `INVALID`, `NOT_FOUND`, `CONFLICT`, `INDETERMINATE_COMMIT`, `CORRUPT`
-    /// or `STORE`.
+    /// or `STORE`; a remote connection adds `UNAUTHORIZED` and `FORBIDDEN`.
     pub fn code(&self) -> &'static str {
         match self {
             Error::Invalid(_) | Error::InvalidChange { .. } => "INVALID",
@@ -80,6 +86,8 @@ impl Error {
             Error::IndeterminateCommit { .. } => "INDETERMINATE_COMMIT",
             Error::Corrupt(_) => "CORRUPT",
             Error::Store(_) => "STORE",
+            Error::Unauthorized(_) => "UNAUTHORIZED",
+            Error::Forbidden(_) => "FORBIDDEN",
         }
     }
 
@@ -100,9 +108,12 @@ impl Error {
     /// The message text, exactly as the spec words it.
     pub fn message(&self) -> String {
         match self {
-            Error::Invalid(m) | Error::NotFound(m) | Error::Corrupt(m) | Error::Store(m) => {
-                m.clone()
-            }
+            Error::Invalid(m)
+            | Error::NotFound(m)
+            | Error::Corrupt(m)
+            | Error::Store(m)
+            | Error::Unauthorized(m)
+            | Error::Forbidden(m) => m.clone(),
             Error::Conflict { message, .. } | Error::InvalidChange { message, .. } => {
                 message.clone()
             }

@@ -22,6 +22,7 @@ pub mod engine;
 pub mod error;
 pub mod folder;
 pub mod hash;
+pub mod http_api;
 pub mod layout;
 pub mod manifest;
 pub mod read;

@@ -8,7 +8,7 @@
 //! [`render_cli`] for the CLI (found ids only, with [`GetResult::missing`] for the warnings).
 //!
 //! Every offset is in UTF-16 units of the addressed text. Slices are cut through the
-//! concept's [`Utf16Map`](crate::text::Utf16Map), so no call allocates per body, and no
+//! concept's [`Utf16Map`], so no call allocates per body, and no
 //! slice ever splits a surrogate pair.
 
 use crate::compile::{Concept, Model};
@@ -98,6 +98,81 @@ pub struct Slice<'a> {
     pub match_count: Option<usize>,
     /// With `source: true` only: bundle, path and hash.
     pub source: Option<SourceRef<'a>>,
+}
+
+/// One slice of a `get` answer, owned: what the library's `get` returns for every
+/// connection, local or remote. The fields of read.md §3.2 in the spec's order; the source
+/// reference is flattened into `bundle`, `path` and `hash` (set with `source: true`). Its
+/// JSON is the same as [`Slice`]'s.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OwnedSlice {
+    /// The returned part of the addressed text.
+    pub text: String,
+    /// Its start within the addressed text, in UTF-16 units.
+    pub start: usize,
+    /// Its end.
+    pub end: usize,
+    /// The addressed text's length.
+    pub total: usize,
+    /// With `find`: the first match offsets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matches: Option<Vec<usize>>,
+    /// With `find`: the number of matches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub match_count: Option<usize>,
+    /// With `source`: the bundle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle: Option<String>,
+    /// With `source`: the path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// With `source`: the source hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash: Option<String>,
+}
+
+impl From<&Slice<'_>> for OwnedSlice {
+    fn from(s: &Slice<'_>) -> OwnedSlice {
+        OwnedSlice {
+            text: s.text.to_string(),
+            start: s.start,
+            end: s.end,
+            total: s.total,
+            matches: s.matches.clone(),
+            match_count: s.matches.as_ref().map(|m| s.match_count.unwrap_or(m.len())),
+            bundle: s.source.as_ref().map(|r| r.bundle.to_string()),
+            path: s.source.as_ref().map(|r| r.path.to_string()),
+            hash: s.source.as_ref().map(|r| r.hash.clone()),
+        }
+    }
+}
+
+impl OwnedSlice {
+    /// The slice as [`Slice`], borrowing this one's text, for the renderers.
+    pub fn as_slice(&self) -> Slice<'_> {
+        Slice {
+            text: &self.text,
+            start: self.start,
+            end: self.end,
+            total: self.total,
+            matches: self.matches.clone(),
+            match_count: self.match_count,
+            source: self.source_ref(),
+        }
+    }
+
+    /// The source reference of a slice read with `source: true` (all three fields set).
+    pub(crate) fn source_ref(&self) -> Option<SourceRef<'_>> {
+        match (&self.bundle, &self.path, &self.hash) {
+            (Some(bundle), Some(path), Some(hash)) => Some(SourceRef {
+                bundle,
+                path,
+                hash: hash.clone(),
+            }),
+            _ => None,
+        }
+    }
 }
 
 impl Slice<'_> {

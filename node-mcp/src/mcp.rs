@@ -27,18 +27,12 @@ pub trait Backend: Send + Sync + 'static {
     fn manifest(&self) -> Result<String, String>;
 }
 
-/// Which tools the server registers (agent.md §2).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Mode {
-    /// `--database-tools`.
-    pub database_tools: bool,
-    /// `--read-only`.
-    pub read_only: bool,
-}
+/// Which tools the server registers (agent.md §2): the library's [`langonrock::ToolMode`].
+pub type Mode = langonrock::ToolMode;
 
 /// The rmcp `Tool` values of a mode, built from the core table, in its order.
 pub fn rmcp_tools(mode: Mode, advice: Option<&str>) -> Vec<Tool> {
-    tools::tool_set(mode.database_tools, mode.read_only)
+    mode.tools()
         .into_iter()
         .map(|t| {
             let schema = match t.input_schema() {
@@ -86,10 +80,7 @@ impl McpServer {
     pub fn new(backend: Arc<dyn Backend>, mode: Mode, advice: Option<String>) -> McpServer {
         McpServer {
             backend,
-            names: tools::tool_set(mode.database_tools, mode.read_only)
-                .iter()
-                .map(|t| t.name)
-                .collect(),
+            names: mode.tools().iter().map(|t| t.name).collect(),
             tools: rmcp_tools(mode, advice.as_deref()),
             resource: manifest_resource(advice.as_deref()),
         }
@@ -296,21 +287,21 @@ pub fn server_for(conn: Conn, mode: Mode) -> McpServer {
 
 /// [`server_for`] over a backend the caller keeps (to finish it when the session ends).
 pub fn server_over(backend: Arc<TenantBackend>, mode: Mode) -> McpServer {
-    let advice = advice_for(&backend.conn);
+    let advice = backend.conn.advice();
     McpServer::new(backend, mode, advice)
 }
 
 /// The advice sentence of a tenant (agent.md §7.2), from its whole manifest for today;
 /// `None` when that cannot be read.
 pub fn advice_for(conn: &Conn) -> Option<String> {
-    conn.manifest(None).ok().map(|m| tools::advice(&m))
+    conn.advice()
 }
 
 /// `langonrock mcp`: the startup lines on stderr (agent.md §1.1), then MCP over
 /// `reader`/`writer` until the transport closes. Returns the exit code.
 pub fn run_mcp<R, W>(
     dsn: &str,
-    target: &crate::args::Target,
+    target: Option<&crate::args::Target>,
     mode: Mode,
     reader: R,
     writer: W,
@@ -325,22 +316,24 @@ where
         "langonrock mcp serving {} over stdio",
         crate::args::redact_dsn(dsn)
     );
-    let conn = match langonrock::Options::default()
-        .read_only(mode.read_only)
-        .open_root(&target.data, &target.tenant)
-    {
+    let opened = match target {
+        Some(t) => langonrock::Options::default()
+            .read_only(mode.read_only)
+            .open_root(&t.data, &t.tenant),
+        // A remote DSN: the same server over a remote connection (docs/remote.md).
+        None => langonrock::Options::default()
+            .read_only(mode.read_only)
+            .open(dsn),
+    };
+    let conn = match opened {
         Ok(c) => c,
         Err(e) => {
             let _ = writeln!(err, "error: {}", e.message());
             return 1;
         }
     };
-    if !conn.has_head() {
-        let _ = writeln!(
-            err,
-            "{}",
-            crate::commands::no_revisions(&target.tenant, &target.data)
-        );
+    if let (false, Some(t)) = (conn.has_head(), target) {
+        let _ = writeln!(err, "{}", crate::commands::no_revisions(&t.tenant, &t.data));
     }
     conn.follow_changes();
     // The first search needs the index: decode (or build) it on another thread while the

@@ -30,6 +30,7 @@ import {
 import { LangonrockError, invalidError } from './errors.js';
 import { loadSdk } from './sdk.js';
 import { serial, serveNeed } from './host.js';
+import { openDsn } from './dsn.js';
 
 export { CODES, LangonrockError } from './errors.js';
 export { memory } from './stores/memory.js';
@@ -86,11 +87,13 @@ async function drive(engine, store, op) {
 }
 
 /**
- * Opens a connection to one tenant (js.md §1).
- * @param {{tenant: string, store: import('./index.js').Store, readOnly?: boolean, now?: () => Date}} options
+ * Opens a connection to one tenant (js.md §1), or to what a DSN names (docs/remote.md):
+ * `open("okf+https://host?tenant=t&token=…", {readOnly?})`.
+ * @param {string | {tenant: string, store: import('./index.js').Store, readOnly?: boolean, now?: () => Date}} options
  */
-export async function open(options) {
+export async function open(options, dsnOptions) {
   ready();
+  if (typeof options === 'string') return openDsn(options, dsnOptions, open);
   if (options === null || typeof options !== 'object') throw invalidError('open needs {tenant, store}');
   const { tenant, store, readOnly = false, now = () => new Date(), derivedDelayMs } = options;
   if (typeof tenant !== 'string') throw invalidError('open needs a tenant id string');

@@ -158,6 +158,47 @@ pub fn hash(v: &JsValue) -> Result<Option<Digest>, Error> {
     langonrock_core::engine::request::parse_json_hash(Some(&json(v)))
 }
 
+/// The arguments of `write(bundle, path, content, replaces)`, checked in the order of
+/// engine.md §5.2 rule 3 as far as the engine cannot: the bundle and path as given (the
+/// engine validates them), the content, and `replaces` as hex.
+pub fn write_args(
+    bundle: &JsValue,
+    path: &JsValue,
+    content: &JsValue,
+    replaces: &JsValue,
+) -> Result<(String, String, Content, Option<String>), Error> {
+    use langonrock_core::engine::request::{check_change, CONTENT_NOT_STRING};
+    let (bundle, path) = target(bundle, path)?;
+    let hash = hash(replaces);
+    let content = opt_content(content);
+    let (Some(content), Ok(hash)) = (content.clone(), hash.clone()) else {
+        return Err(check_change("write", &bundle, &path, content, hash)
+            .err()
+            .unwrap_or_else(|| Error::Invalid(CONTENT_NOT_STRING.into())));
+    };
+    Ok((bundle, path, content, hash.map(|h| h.to_hex())))
+}
+
+/// The arguments of `delete(bundle, path, replaces)`: the bundle and path as given and the
+/// hex `replaces`, which a delete requires.
+pub fn delete_args(
+    bundle: &JsValue,
+    path: &JsValue,
+    replaces: &JsValue,
+) -> Result<(String, String, Option<String>), Error> {
+    let (bundle, path) = target(bundle, path)?;
+    let hash = langonrock_core::engine::request::check_change(
+        "delete",
+        &bundle,
+        &path,
+        None,
+        hash(replaces),
+    )?
+    .replaces
+    .map(|h| h.to_hex());
+    Ok((bundle, path, hash))
+}
+
 /// A `transact` request: the JSON for the core's parser, with the indexes of changes whose
 /// `content` is a JS string with lone surrogates (the JSON copy of those is lossy).
 pub fn transaction(v: &JsValue) -> Result<Transaction, Error> {

@@ -44,6 +44,9 @@ use std::sync::Arc;
 /// The refusal of a change on a read-only connection.
 pub const READ_ONLY: &str = "connection is read-only";
 
+/// The refusal of every call on a connection after `close()` (`INVALID`, js.md §1.2).
+pub const CLOSED: &str = "connection is closed";
+
 /// What a [`ConnOp`] asks of its host next.
 #[derive(Debug)]
 pub enum ConnStep<T> {

@@ -40,8 +40,8 @@ pub use maintain::{derived_key, HEAD_CHANGED};
 pub use memory::{Fault, FaultPlan, FaultyStore, MemoryStore, SwapFault};
 pub use request::{
     parse_history_request, parse_restore_request, parse_transaction, parse_transaction_with,
-    Change, Content, GcOptions, HistoryRequest, Operation, RepairRequest, RestoreRequest,
-    Transaction,
+    Change, Content, GcOptions, GcRequest, HistoryRequest, Operation, RepairRequest,
+    RestoreRequest, Transaction,
 };
 pub use results::{
     DeleteResult, DiagnosticInfo, GcResult, HistoryPage, ImportResult, Issue, OpenResult, Renamed,

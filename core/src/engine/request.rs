@@ -303,7 +303,12 @@ pub fn parse_history_request(value: &Value) -> Result<HistoryRequest> {
                     .filter(|f| f.fract() == 0.0 && f.abs() < 1e15)
                     .map(|f| f as i64)
             });
-            Some(i.ok_or_else(|| Error::Invalid(HISTORY_LIMIT.into()))?)
+            // The range is the engine's too; checking it here lets a remote client refuse
+            // it without a round trip.
+            Some(
+                i.filter(|l| (1..=100).contains(l))
+                    .ok_or_else(|| Error::Invalid(HISTORY_LIMIT.into()))?,
+            )
         }
         Some(_) => return Err(Error::Invalid(HISTORY_LIMIT.into())),
     };
@@ -351,6 +356,41 @@ impl GcOptions {
             keep: 10,
             dry_run: false,
             grace_ms: 3_600_000,
+            now,
+        }
+    }
+}
+
+/// A library `gc` call's options (engine.md §10: `{keep, dryRun, graceMs}`); the host adds
+/// its clock's time ([`GcRequest::at`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GcRequest {
+    /// How many revisions to keep along the head's chain (default 10).
+    pub keep: i64,
+    /// Report and change nothing (default false).
+    pub dry_run: bool,
+    /// Records put within this many milliseconds stay (default 3,600,000: one hour).
+    pub grace_ms: u64,
+}
+
+impl Default for GcRequest {
+    fn default() -> GcRequest {
+        let d = GcOptions::at(0);
+        GcRequest {
+            keep: d.keep,
+            dry_run: d.dry_run,
+            grace_ms: d.grace_ms,
+        }
+    }
+}
+
+impl GcRequest {
+    /// The engine's options for this request at the host's time `now`.
+    pub fn at(self, now: u64) -> GcOptions {
+        GcOptions {
+            keep: self.keep,
+            dry_run: self.dry_run,
+            grace_ms: self.grace_ms,
             now,
         }
     }

@@ -3,10 +3,10 @@
 //! appears only where the spec says null.
 
 use crate::compile::Diagnostic;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A diagnostic as results carry it: `{level, bundle, path, message}` (compile.md §9).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiagnosticInfo {
     /// `warn`, or `info` for a document without frontmatter.
     pub level: String,
@@ -30,7 +30,7 @@ impl From<&Diagnostic> for DiagnosticInfo {
 }
 
 /// A concept whose public id changed: `{from, to}`.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Renamed {
     /// The old public id.
     pub from: String,
@@ -39,7 +39,7 @@ pub struct Renamed {
 }
 
 /// The result of `write` (engine.md §4.1).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WriteResult {
     /// The new source hash.
     pub hash: String,
@@ -59,7 +59,7 @@ pub struct WriteResult {
 }
 
 /// The result of `delete` (engine.md §4.2).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeleteResult {
     /// The revision id.
     pub revision: String,
@@ -72,7 +72,7 @@ pub struct DeleteResult {
 }
 
 /// `RevisionResult` (engine.md §5.4): `transact`, `deleteBundle`, `restore`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RevisionResult {
     /// The revision id.
     pub revision: String,
@@ -87,7 +87,7 @@ pub struct RevisionResult {
 }
 
 /// One entry of a history page (engine.md §6.1).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RevisionInfo {
     /// The revision id.
     pub revision: String,
@@ -104,7 +104,7 @@ pub struct RevisionInfo {
 }
 
 /// A page of `history` (engine.md §6).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HistoryPage {
     /// Newest first.
     pub revisions: Vec<RevisionInfo>,
@@ -179,7 +179,7 @@ pub struct RepairResult {
 }
 
 /// One entry of `listSource` (read.md §6.1).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SourceEntry {
     /// The bundle.
     pub bundle: String,

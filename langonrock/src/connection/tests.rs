@@ -221,6 +221,11 @@ fn read_only_refuses_changes() {
     assert_eq!(ro.read().unwrap().concepts(), 1);
     let e = ro.write("notes", "x.md", DOC, None).unwrap_err();
     assert_eq!((e.code(), e.message().as_str()), ("INVALID", READ_ONLY));
-    assert_eq!(ro.gc(10, 0, false).unwrap_err().message(), READ_ONLY);
-    assert!(ro.gc(10, 0, true).unwrap().dry_run);
+    let gc = |dry_run| crate::GcRequest {
+        dry_run,
+        grace_ms: 0,
+        ..crate::GcRequest::default()
+    };
+    assert_eq!(ro.gc(gc(false)).unwrap_err().message(), READ_ONLY);
+    assert!(ro.gc(gc(true)).unwrap().dry_run);
 }
