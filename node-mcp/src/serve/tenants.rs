@@ -84,7 +84,14 @@ impl Tenants {
         if let Some(t) = &*open {
             return Ok(t.clone());
         }
-        let t = Arc::new(open_tenant(&self.data, &id, self.read_only)?);
+        let conn = Connection::open(&self.data, &id, self.read_only)?;
+        let t = Arc::new(Tenant {
+            conn: Arc::new(conn),
+            files: FileStore::new(&self.data, &id),
+            seen: AtomicU64::new(0),
+            advice: OnceLock::new(),
+            mcp: Default::default(),
+        });
         *open = Some(t.clone());
         Ok(t)
     }
@@ -110,20 +117,6 @@ impl Tenants {
             }
         }
     }
-}
-
-/// Opens the tenant `id` of the data root `data`: the one place the server opens a
-/// tenant's store (a store of another kind changes this function and [`Tenant::current`]'s
-/// head check).
-fn open_tenant(data: &Path, id: &str, read_only: bool) -> Result<Tenant, Error> {
-    let conn = Connection::open(data, id, read_only)?;
-    Ok(Tenant {
-        conn: Arc::new(conn),
-        files: FileStore::new(data, id),
-        seen: AtomicU64::new(0),
-        advice: OnceLock::new(),
-        mcp: Default::default(),
-    })
 }
 
 /// Takes the least recently used slot that no request holds out of the map.
