@@ -2,10 +2,12 @@
 """Checks that every citation of the project's docs resolves.
 
 Code comments and docs cite sections as `<name>.md §<n>` (`engine.md §9.2`), also in lists
-and ranges (`engine.md §8, §9.3`, `read.md §3–§4`, `read.md §4.1 and §4.3`). Each cited
-file must be `docs/<name>.md`, and each cited number must be the number of one of its
-headings (`## 9.2 Stores`, `#### 9.2.1 Memory`). Citations of the README's own sections
-(`README.md §…`) are checked against the root README.md the same way.
+and ranges (`engine.md §8, §9.3`, `read.md §3–§4`, `read.md §4.1 and §4.3`), with or without a
+`docs/` prefix (`docs/README.md §4.4` is the docs index). Each cited file must be
+`docs/<name>.md`, and each cited number must be the number of one of its headings
+(`## 9.2 Stores`, `#### 9.2.1 Memory`). A citation with any other folder in front
+(`../shared/spec/engine.md §2`, `spec/search.md §1`) is reported too: the project cites its
+own docs.
 
 Scans every file git tracks or would track (so `node_modules/`, `target/` and the like are
 left out) whose name ends in .rs, .js, .mjs, .cjs, .ts, .py, .sh, .toml, .html, .css or .md.
@@ -24,7 +26,8 @@ EXTENSIONS = {".rs", ".js", ".mjs", ".cjs", ".ts", ".py", ".sh", ".toml", ".html
 NUMBER = r"\d+(?:\.\d+)*"
 # `name.md §n` followed by any further `§m` joined by a comma, "and", "or", "/" or a dash.
 CITATION = re.compile(
-    r"(?<![\w/.-])(?P<name>[A-Za-z][\w-]*)\.md\)?\s*§\s*(?P<first>" + NUMBER + r")"
+    r"(?<![\w.-])(?P<prefix>(?:[\w.~-]*/)*)(?P<name>[A-Za-z][\w-]*)\.md[`)\]]*\s*§\s*"
+    r"(?P<first>" + NUMBER + r")"
     r"(?P<rest>(?:\s*(?:,|and|or|/|–|-|—)\s*§?\s*" + NUMBER + r")*)"
 )
 FURTHER = re.compile(NUMBER)
@@ -59,8 +62,6 @@ def headings(doc):
 
 
 def target(name):
-    if name == "README":
-        return ROOT / "README.md"
     return ROOT / "docs" / f"{name}.md"
 
 
@@ -76,6 +77,14 @@ def main():
         for lineno, line in enumerate(text.splitlines(), 1):
             for match in CITATION.finditer(line):
                 cited = match.group("name")
+                prefix = match.group("prefix")
+                if prefix and not prefix.endswith("docs/"):
+                    count += 1
+                    problems.append(
+                        f"{name}:{lineno}: {prefix}{cited}.md: cite the project's own "
+                        f"docs/{cited}.md, not a file outside docs/"
+                    )
+                    continue
                 numbers = [match.group("first")] + FURTHER.findall(match.group("rest"))
                 doc = target(cited)
                 if cited not in cache:
