@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+SELF = "scripts/doc-refs.py"  # its own examples are not citations
 EXTENSIONS = {".rs", ".js", ".mjs", ".cjs", ".ts", ".py", ".sh", ".toml", ".html", ".css", ".md"}
 
 NUMBER = r"\d+(?:\.\d+)*"
@@ -43,7 +44,7 @@ def tracked_files():
     ).stdout.decode("utf-8")
     for name in out.split("\0"):
         path = ROOT / name
-        if name and path.suffix in EXTENSIONS and path.is_file():
+        if name and name != SELF and path.suffix in EXTENSIONS and path.is_file():
             yield name, path
 
 
@@ -65,7 +66,40 @@ def target(name):
     return ROOT / "docs" / f"{name}.md"
 
 
+def citations(line):
+    """Each citation of one line as `(prefix, name, [numbers])`."""
+    for match in CITATION.finditer(line):
+        numbers = [match.group("first")] + FURTHER.findall(match.group("rest"))
+        yield match.group("prefix"), match.group("name"), numbers
+
+
+# The forms the code uses, and what they must parse to; checked on every run, so a change to
+# the pattern cannot silently stop seeing citations.
+EXAMPLES = [
+    ("// engine.md §9.2 rule 1", [("", "engine", ["9.2"])]),
+    ("//! engine.md §8, §9.3", [("", "engine", ["8", "9.3"])]),
+    ("(read.md §3–§4)", [("", "read", ["3", "4"])]),
+    ("read.md §4.1 and §4.3, agent.md §6", [("", "read", ["4.1", "4.3"]), ("", "agent", ["6"])]),
+    ("`agent-session.md` §2, §4", [("", "agent-session", ["2", "4"])]),
+    ("[engine.md](engine.md) §2.5", [("", "engine", ["2.5"])]),
+    ("docs/README.md §4.4", [("docs/", "README", ["4.4"])]),
+    ("../shared/spec/engine.md §2", [("../shared/spec/", "engine", ["2"])]),
+    ("see engine.md for the rest; §3 of it", []),
+]
+
+
+def self_test():
+    for line, want in EXAMPLES:
+        got = list(citations(line))
+        if got != want:
+            print(f"doc-refs: the pattern reads {line!r} as {got}, not {want}", file=sys.stderr)
+            return False
+    return True
+
+
 def main():
+    if not self_test():
+        return 1
     cache = {}
     problems = []
     count = 0
@@ -75,9 +109,7 @@ def main():
         except UnicodeDecodeError:
             continue
         for lineno, line in enumerate(text.splitlines(), 1):
-            for match in CITATION.finditer(line):
-                cited = match.group("name")
-                prefix = match.group("prefix")
+            for prefix, cited, numbers in citations(line):
                 if prefix and not prefix.endswith("docs/"):
                     count += 1
                     problems.append(
@@ -85,7 +117,6 @@ def main():
                         f"docs/{cited}.md, not a file outside docs/"
                     )
                     continue
-                numbers = [match.group("first")] + FURTHER.findall(match.group("rest"))
                 doc = target(cited)
                 if cited not in cache:
                     cache[cited] = headings(doc) if doc.is_file() else None
