@@ -132,6 +132,7 @@ def main():
                         )
     for problem in problems:
         print(problem)
+    sys.stdout.flush()
     if problems:
         print(
             f"doc-refs: {len(problems)} of {count} citations do not resolve; add the heading "
