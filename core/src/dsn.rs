@@ -41,7 +41,9 @@ fn rewrite_drive(dsn: &str) -> Option<String> {
     }
 }
 
-fn percent_decode(s: &str) -> Option<String> {
+/// Percent-decodes `s` (`+` stays `+`); a bad escape or bytes that are not UTF-8 give
+/// `None`. DSN paths and `serve`'s route segments both decode with it.
+pub fn percent_decode(s: &str) -> Option<String> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

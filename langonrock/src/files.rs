@@ -336,6 +336,13 @@ impl FileStore {
         Ok(g)
     }
 
+    /// Whether the head may have moved past generation `g`: every swap after `g` links
+    /// `heads/<g+1>` first, so while that name is absent the head is still `g`'s. One
+    /// `stat`, for a server that checks before each read (an error counts as moved).
+    pub fn moved_past(&self, g: u64) -> bool {
+        self.exists(g + 1).unwrap_or(true)
+    }
+
     /// The head record's bytes and its generation, or `None` for a tenant without a head.
     pub fn read_head_at(&self) -> Result<Option<(u64, Vec<u8>)>, FileError> {
         // A generation can be collected between finding and reading it: look again.

@@ -186,6 +186,12 @@ pub enum Command {
         database_tools: bool,
         read_only: bool,
     },
+    Serve(crate::serve::ServeOptions),
+    Token {
+        data: PathBuf,
+        tenant: String,
+        write: bool,
+    },
 }
 
 /// Parses a strictly decimal positive integer flag value (cli.md §1.2).
@@ -311,6 +317,17 @@ fn data_root(f: &Flags, env: Env<'_>) -> Result<Root, ArgError> {
     }
 }
 
+/// The directory of a files data root: `serve` and `token` keep `tokens.json` (and the
+/// socket) in it, so a database root is refused.
+fn files_root(root: Root, command: &str) -> Result<PathBuf, ArgError> {
+    match root.files() {
+        Some(p) => Ok(p.to_path_buf()),
+        None => err(format!(
+            "{command} needs a data directory (it keeps tokens.json there), not the database {root}"
+        )),
+    }
+}
+
 fn positional(f: &Flags, i: usize, what: &str) -> Result<String, ArgError> {
     f.positionals
         .get(i)
@@ -364,6 +381,8 @@ commands:
   verify
   repair <revision> --expected-head <digest|missing>
   mcp <dsn> [--database-tools] [--read-only]
+  serve [--socket <path> | --host <h> --port <n>] [--tls-cert <file> --tls-key <file>] [--read-only]
+  token --tenant <t> [--write]
 
 The data root is --data, else $LANGONROCK_DATA, else the platform data directory.
 A DSN is okf:///<absolute path>?tenant=<id>, okf://~/<path under your home>?tenant=<id>
@@ -638,7 +657,50 @@ pub fn parse(args: Vec<OsString>, env: Env<'_>) -> Result<Command, ArgError> {
                 read_only: f.switch("read-only"),
             }
         }
-        "serve" | "token" | "query" => {
+        "serve" => {
+            let f = read_flags(
+                rest,
+                true,
+                &["socket", "host", "port", "tls-cert", "tls-key"],
+                &["read-only"],
+            )?;
+            at_most(&f, 0)?;
+            if f.tenant.is_some() {
+                return err("unknown flag \"--tenant\"");
+            }
+            let port = f
+                .value("port")
+                .map(|v| {
+                    digits(v)
+                        .and_then(|n| u16::try_from(n).ok())
+                        .ok_or_else(|| {
+                            ArgError(format!(
+                                "--port must be an integer from 0 to 65535, got \"{v}\""
+                            ))
+                        })
+                })
+                .transpose()?;
+            Command::Serve(crate::serve::ServeOptions {
+                data: files_root(data_root(&f, env)?, "serve")?,
+                socket: f.value("socket").map(PathBuf::from),
+                host: opt(&f, "host"),
+                port,
+                tls_cert: f.value("tls-cert").map(PathBuf::from),
+                tls_key: f.value("tls-key").map(PathBuf::from),
+                read_only: f.switch("read-only"),
+            })
+        }
+        "token" => {
+            let f = read_flags(rest, true, &[], &["write"])?;
+            at_most(&f, 0)?;
+            let target = target(&f, env)?;
+            Command::Token {
+                data: files_root(target.data, "token")?,
+                tenant: target.tenant,
+                write: f.switch("write"),
+            }
+        }
+        "query" => {
             return err(format!(
                 "{first} is planned but not available in this version"
             ))

@@ -95,6 +95,11 @@ fn dispatch(args: Vec<OsString>, io: &mut Io<'_>) -> Result<i32, CliError> {
             strict,
             io,
         ),
+        Command::Token {
+            data,
+            tenant,
+            write,
+        } => Ok(crate::serve::token(&data, &tenant, write, io.out, io.err)),
         other => crate::commands::run(other, io),
     }
 }
@@ -239,6 +244,23 @@ pub fn mcp_main(args: Vec<OsString>) -> i32 {
         ),
         Ok(_) => {
             let _ = writeln!(err, "error: internal error: not an mcp command");
+            1
+        }
+        Err(ArgError(m)) => {
+            let _ = writeln!(err, "error: {m}");
+            1
+        }
+    }
+}
+
+/// The entry of `langonrock serve …`: it logs every request to stderr from many threads,
+/// so it runs without the stream locks the other commands take.
+pub fn serve_main(args: Vec<OsString>) -> i32 {
+    let mut err = std::io::stderr();
+    match args::parse(args, &args::process_env) {
+        Ok(Command::Serve(o)) => crate::serve::run(o, &mut err),
+        Ok(_) => {
+            let _ = writeln!(err, "error: internal error: not a serve command");
             1
         }
         Err(ArgError(m)) => {

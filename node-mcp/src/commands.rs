@@ -405,9 +405,14 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             bundle,
             strict,
         } => import(&target, &dir, bundle.as_deref(), strict, io),
-        Command::Mcp { .. } | Command::Help | Command::Version | Command::Compile { .. } => Err(
-            CliError("internal error: command routed to the store".into()),
-        ),
+        Command::Mcp { .. }
+        | Command::Serve(_)
+        | Command::Token { .. }
+        | Command::Help
+        | Command::Version
+        | Command::Compile { .. } => Err(CliError(
+            "internal error: command routed to the store".into(),
+        )),
     }
 }
 

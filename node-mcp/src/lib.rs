@@ -1,5 +1,6 @@
 //! The native binary `langonrock`: the CLI (`cli`, `args`, `commands`), the MCP server over
-//! stdio (`mcp`) and folder reading (`folder`).
+//! stdio (`mcp`), the HTTP server (`serve`: the REST API and MCP over Streamable HTTP) and
+//! folder reading (`folder`).
 //!
 //! Tenants are opened through the `langonrock` library crate (its `Connection` over the
 //! files store); the behaviour lives in `langonrock-core`.
@@ -10,3 +11,4 @@ pub mod commands;
 pub mod folder;
 pub mod mcp;
 pub mod progress;
+pub mod serve;

@@ -7,6 +7,9 @@ fn main() {
     if args.first().is_some_and(|a| a == "mcp") {
         std::process::exit(langonrock_node_mcp::cli::mcp_main(args));
     }
+    if args.first().is_some_and(|a| a == "serve") {
+        std::process::exit(langonrock_node_mcp::cli::serve_main(args));
+    }
     use std::io::IsTerminal;
     // stderr stays unlocked: the progress line draws on it from indicatif's ticker thread.
     let mut err = std::io::stderr();

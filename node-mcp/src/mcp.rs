@@ -108,15 +108,21 @@ fn text_result(text: String, is_error: bool) -> CallToolResult {
     }
 }
 
+/// The server's identity and capabilities (agent.md §1.3): name `langonrock`, the package
+/// version, tools and resources. The same over stdio and Streamable HTTP.
+pub(crate) fn server_config() -> ServerConfig {
+    ServerConfig::new(
+        ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .build(),
+    )
+    .with_server_info(Implementation::new("langonrock", env!("CARGO_PKG_VERSION")))
+}
+
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_resources()
-                .build(),
-        )
-        .with_server_info(Implementation::new("langonrock", env!("CARGO_PKG_VERSION")))
+        server_config()
     }
 
     async fn list_tools(
@@ -221,7 +227,7 @@ impl TenantBackend {
         }
     }
 
-    /// A backend over a connection the caller shares.
+    /// A backend over a connection the caller shares (`serve` holds one per tenant).
     pub fn new_shared(conn: Arc<Conn>) -> TenantBackend {
         TenantBackend { conn }
     }
@@ -250,8 +256,14 @@ pub fn server_for(conn: Conn, mode: Mode) -> McpServer {
 
 /// [`server_for`] over a backend the caller keeps (to finish it when the session ends).
 pub fn server_over(backend: Arc<TenantBackend>, mode: Mode) -> McpServer {
-    let advice = backend.conn.manifest(None).ok().map(|m| tools::advice(&m));
+    let advice = advice_for(&backend.conn);
     McpServer::new(backend, mode, advice)
+}
+
+/// The advice sentence of a tenant (agent.md §7.2), from its whole manifest for today;
+/// `None` when that cannot be read.
+pub fn advice_for(conn: &Conn) -> Option<String> {
+    conn.manifest(None).ok().map(|m| tools::advice(&m))
 }
 
 /// `langonrock mcp`: the startup lines on stderr (agent.md §1.1), then MCP over

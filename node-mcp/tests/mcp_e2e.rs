@@ -4,38 +4,20 @@
 mod common;
 
 use common::{bin, TempDir};
-use langonrock_core::tools::{self, EMPTY_ADVICE};
-use serde_json::{json, Value};
 use std::process::Command;
-
-fn expected() -> Value {
-    let mut modes = serde_json::Map::new();
-    for (name, db, ro) in [
-        ("default", false, false),
-        ("read_only", false, true),
-        ("database_tools", true, false),
-        ("read_only_database_tools", true, true),
-    ] {
-        let entries: Vec<Value> = tools::tool_set(db, ro)
-            .iter()
-            .map(|t| t.list_entry(Some(EMPTY_ADVICE)))
-            .collect();
-        modes.insert(name.into(), Value::Array(entries));
-    }
-    let resource = tools::tool("manifest").map(|t| t.description_with(Some(EMPTY_ADVICE)));
-    json!({
-        "version": env!("CARGO_PKG_VERSION"),
-        "tools": modes,
-        "resource_description": resource,
-    })
-}
 
 #[test]
 fn python_sdk_drives_every_tool() {
     let dir = TempDir::new("mcp-e2e");
     let data = dir.path().join("data");
     let exp = dir.path().join("expected.json");
-    std::fs::write(&exp, expected().to_string()).expect("write expected.json");
+    let modes = [
+        ("default", false, false),
+        ("read_only", false, true),
+        ("database_tools", true, false),
+        ("read_only_database_tools", true, true),
+    ];
+    std::fs::write(&exp, common::mcp_expected(&modes).to_string()).expect("write expected.json");
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_client/e2e.py");
     let out = Command::new("python3")
         .arg(script)

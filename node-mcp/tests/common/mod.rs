@@ -179,3 +179,24 @@ impl Rpc {
         let _ = self.child.wait();
     }
 }
+
+/// What the MCP clients (`tests/mcp_client/*.py`) expect of an empty tenant: per mode
+/// (`(name, database_tools, read_only)`), the `tools/list` entries the core table gives,
+/// and the manifest resource's description.
+pub(crate) fn mcp_expected(modes: &[(&str, bool, bool)]) -> serde_json::Value {
+    use langonrock_core::tools::{self, EMPTY_ADVICE};
+    let mut out = serde_json::Map::new();
+    for (name, db, ro) in modes {
+        let entries: Vec<serde_json::Value> = tools::tool_set(*db, *ro)
+            .iter()
+            .map(|t| t.list_entry(Some(EMPTY_ADVICE)))
+            .collect();
+        out.insert(name.to_string(), serde_json::Value::Array(entries));
+    }
+    let resource = tools::tool("manifest").map(|t| t.description_with(Some(EMPTY_ADVICE)));
+    serde_json::json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "tools": out,
+        "resource_description": resource,
+    })
+}

@@ -17,9 +17,13 @@ import sys
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-BIN, DATA, EXPECTED = sys.argv[1], sys.argv[2], sys.argv[3]
-with open(EXPECTED, encoding="utf-8") as f:
-    EXPECT = json.load(f)
+# Set from the command line below, or by a script that imports this one (http_e2e.py runs
+# the same scenarios over Streamable HTTP).
+BIN = DATA = EXPECT = None
+if __name__ == "__main__":
+    BIN, DATA, EXPECTED = sys.argv[1], sys.argv[2], sys.argv[3]
+    with open(EXPECTED, encoding="utf-8") as f:
+        EXPECT = json.load(f)
 
 HEX = "[0-9a-f]{64}"
 CHANGED = "re-read the concept and retry with its new hash"
@@ -80,13 +84,16 @@ class Server:
         return text
 
 
+MODES = [
+    ("default", []),
+    ("read_only", ["--read-only"]),
+    ("database_tools", ["--database-tools"]),
+    ("read_only_database_tools", ["--read-only", "--database-tools"]),
+]
+
+
 async def modes():
-    for mode, flags in [
-        ("default", []),
-        ("read_only", ["--read-only"]),
-        ("database_tools", ["--database-tools"]),
-        ("read_only_database_tools", ["--read-only", "--database-tools"]),
-    ]:
+    for mode, flags in MODES:
         async with Server(f"empty-{mode.replace('_', '-')}", *flags) as srv:
             info = srv.init.server_info
             equal((info.name, info.version), ("langonrock", EXPECT["version"]), "server identity")
@@ -305,12 +312,13 @@ async def main():
     await read_only()
 
 
-async def bounded():
+async def bounded(run=None, timeout=120):
     try:
-        await asyncio.wait_for(main(), timeout=120)
+        await asyncio.wait_for((run or main)(), timeout=timeout)
     except BaseException as e:  # noqa: BLE001 - any failure ends the run at once
         print(f"FAILED: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
         os._exit(1)
 
 
-asyncio.run(bounded())
+if __name__ == "__main__":
+    asyncio.run(bounded())

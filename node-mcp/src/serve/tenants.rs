@@ -1,0 +1,226 @@
+//! The server's tenants (docs/http.md, "Concurrency"): one `langonrock::Connection` per
+//! tenant of the data root, opened on first use and shared by every request.
+//!
+//! The connection gives the concurrency rules (reads answered from the last published
+//! state while a commit runs, commits serialized per tenant, a refresh before each read so
+//! commits by other writers on the data root are seen); this module only keeps the map, a
+//! bound on it, and per tenant what the MCP endpoint builds once (the advice sentence and
+//! the servers of each tool mode). Opening and every connection call block: the server
+//! calls them on tokio's blocking pool.
+
+use crate::mcp::{McpServer, Mode, TenantBackend};
+use langonrock::files::FileStore;
+use langonrock::Connection;
+use langonrock_core::engine::records::HeadRecord;
+use langonrock_core::engine::Served;
+use langonrock_core::{validate, Error};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+/// How many tenants stay open at once. Opening one more closes the least recently used
+/// tenant that no request holds (it reopens on its next request), so requests naming ever
+/// new tenants cannot grow the server without bound.
+pub(crate) const MAX_OPEN_TENANTS: usize = 1_024;
+
+/// Every tenant of one data root.
+pub(crate) struct Tenants {
+    data: PathBuf,
+    read_only: bool,
+    slots: Mutex<HashMap<String, Arc<Slot>>>,
+    tick: AtomicU64,
+}
+
+/// One tenant's place in the map: opened once, by the first request that needs it.
+struct Slot {
+    open: Mutex<Option<Arc<Tenant>>>,
+    used: AtomicU64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Tenants {
+    /// The tenants of `data`; with `read_only`, no connection ever writes.
+    pub(crate) fn new(data: &Path, read_only: bool) -> Tenants {
+        Tenants {
+            data: data.to_path_buf(),
+            read_only,
+            slots: Mutex::new(HashMap::new()),
+            tick: AtomicU64::new(0),
+        }
+    }
+
+    /// The tenant `id` (validated and lower-cased), opened on first use. A tenant without a
+    /// head opens empty and nothing is created; a store that fails closed is an error, and
+    /// the next request tries again.
+    pub(crate) fn get(&self, id: &str) -> Result<Arc<Tenant>, Error> {
+        let id = validate::tenant_id(id)?;
+        let (slot, evicted) = {
+            let mut slots = lock(&self.slots);
+            let evicted = if !slots.contains_key(&id) && slots.len() >= MAX_OPEN_TENANTS {
+                evict(&mut slots)
+            } else {
+                None
+            };
+            let slot = slots
+                .entry(id.clone())
+                .or_insert_with(|| {
+                    Arc::new(Slot {
+                        open: Mutex::new(None),
+                        used: AtomicU64::new(0),
+                    })
+                })
+                .clone();
+            (slot, evicted)
+        };
+        // Closing a tenant puts its pending derived record: not under the map's lock.
+        drop(evicted);
+        slot.used
+            .store(self.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+        let mut open = lock(&slot.open);
+        if let Some(t) = &*open {
+            return Ok(t.clone());
+        }
+        let conn = Connection::open(&self.data, &id, self.read_only)?;
+        let t = Arc::new(Tenant {
+            conn: Arc::new(conn),
+            files: FileStore::new(&self.data, &id),
+            seen: AtomicU64::new(0),
+            advice: OnceLock::new(),
+            mcp: Default::default(),
+        });
+        *open = Some(t.clone());
+        Ok(t)
+    }
+
+    /// The tenant `id` if it is open already (never opens one: no store IO).
+    pub(crate) fn open_now(&self, id: &str) -> Option<Arc<Tenant>> {
+        let id = validate::tenant_id(id).ok()?;
+        let slot = lock(&self.slots).get(&id)?.clone();
+        let open = slot.open.try_lock().ok()?;
+        let t = open.as_ref()?.clone();
+        slot.used
+            .store(self.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+        Some(t)
+    }
+
+    /// Closes every tenant: waits for commits in progress and lets each connection put its
+    /// pending derived record.
+    pub(crate) fn close(&self) {
+        let slots: Vec<Arc<Slot>> = lock(&self.slots).drain().map(|(_, s)| s).collect();
+        for slot in slots {
+            if let Some(t) = lock(&slot.open).take() {
+                t.conn.finish_derived();
+            }
+        }
+    }
+}
+
+/// Takes the least recently used slot that no request holds out of the map.
+fn evict(slots: &mut HashMap<String, Arc<Slot>>) -> Option<Arc<Slot>> {
+    let idle = slots
+        .iter()
+        .filter(|(_, s)| {
+            Arc::strong_count(s) == 1
+                && s.open
+                    .try_lock()
+                    .is_ok_and(|o| o.as_ref().is_none_or(|t| Arc::strong_count(t) == 1))
+        })
+        .min_by_key(|(_, s)| s.used.load(Ordering::Relaxed))
+        .map(|(k, _)| k.clone())?;
+    slots.remove(&idle)
+}
+
+/// One open tenant.
+pub(crate) struct Tenant {
+    /// The tenant's connection.
+    pub(crate) conn: Arc<Connection>,
+    /// The tenant's files, for the head check of the reads' fast path.
+    files: FileStore,
+    /// One more than the newest head generation whose revision the connection has
+    /// published (0: none known): while the store holds no newer generation, a read is
+    /// answered from the published state without a refresh.
+    seen: AtomicU64,
+    /// The MCP advice sentence, computed from the whole manifest on first use and fixed
+    /// for the server's lifetime (docs/mcp.md).
+    advice: OnceLock<Option<String>>,
+    /// The MCP servers of this tenant, one per tool mode.
+    mcp: [OnceLock<McpServer>; 4],
+}
+
+impl Tenant {
+    /// The tenant id.
+    pub(crate) fn id(&self) -> &str {
+        self.conn.tenant()
+    }
+
+    /// The published state, when the store's head is still the generation whose revision
+    /// the connection last published: one `stat`, since every commit links the next
+    /// generation's name first. No refresh, and no lock shared with other reads.
+    pub(crate) fn current(&self) -> Option<Arc<Served>> {
+        let seen = self.seen.load(Ordering::Acquire);
+        if seen == 0 || self.files.moved_past(seen - 1) {
+            return None;
+        }
+        self.conn.served()
+    }
+
+    /// After a read through the connection: remembers the generation of the head read just
+    /// before it, when the state the connection now publishes is that head's revision.
+    fn note(&self, head: Option<Option<(u64, Vec<u8>)>>) {
+        let (Some(head), Some(s)) = (head, self.conn.served()) else {
+            return;
+        };
+        let published = match &head {
+            None => s.revision_digest().is_none().then_some(0),
+            Some((g, bytes)) => HeadRecord::decode(bytes)
+                .ok()
+                .flatten()
+                .filter(|h| Some(h.revision) == s.revision_digest())
+                .map(|_| *g),
+        };
+        if let Some(g) = published {
+            self.seen.fetch_max(g + 1, Ordering::AcqRel);
+        }
+    }
+
+    /// Runs a read over the served state: on the published state when the head has not
+    /// moved ([`Tenant::current`]), else through the connection, which refreshes first (or,
+    /// while a commit is in flight, answers from the published state).
+    pub(crate) fn read<T: 'static>(
+        &self,
+        mut f: impl FnMut(&Served) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        if let Some(s) = self.current() {
+            match f(&s) {
+                // A text of a derived record failed its check: the connection's read
+                // recompiles and runs it again.
+                Err(_) if s.derived_failed() => {}
+                r => return r,
+            }
+        }
+        let head = self.files.read_head_at().ok();
+        let r = self.conn.with_read(&mut f);
+        self.note(head);
+        r
+    }
+
+    /// The MCP server of this tenant in `mode` (the stdio server's, over this connection),
+    /// built once per mode.
+    pub(crate) fn mcp_server(&self, mode: Mode) -> McpServer {
+        let slot = usize::from(mode.database_tools) * 2 + usize::from(mode.read_only);
+        self.mcp[slot]
+            .get_or_init(|| {
+                let advice = self
+                    .advice
+                    .get_or_init(|| crate::mcp::advice_for(&self.conn))
+                    .clone();
+                let backend = Arc::new(TenantBackend::new_shared(self.conn.clone()));
+                McpServer::new(backend, mode, advice)
+            })
+            .clone()
+    }
+}
