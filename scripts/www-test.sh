@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The notes page's tests: builds the wasm package (pkg/gen), installs www's npm dependencies
 # from its lockfile, type-checks and builds the page (www/dist), then runs the end-to-end tests
-# in headless Chromium (Debian's, through playwright-core; no browser download). The tests
-# print performance figures and write screenshots to a temp folder, or to $SCREENSHOTS_DIR:
-# `SCREENSHOTS_DIR=docs/screenshots bash scripts/www-test.sh` rewrites the committed ones.
+# in headless Chromium (Debian's, through playwright-core; no browser download). Screenshots
+# go to www/artifacts/screenshots/ (not tracked), or to $SCREENSHOTS_DIR when set:
+# scripts/www-screenshots.sh refreshes the committed docs/screenshots/ that way. A run leaves
+# the checkout as it was. Figures at scale come from scripts/www-bench.sh, not from here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -1,7 +1,8 @@
-// Builds the notes page into dist/: the app (src/main.ts), the langonrock package linked from
-// ../pkg (its browser entry fetches the .wasm next to it; the MCP SDK it loads only for
-// createMcpServer stays out), and a service worker (src/sw.js)
-// that precaches every built file so the page works offline once loaded.
+// Builds the notes page into dist/: the app (src/main.ts), its engine worker
+// (src/engine/worker.ts, an ES module worker) with the langonrock package linked from ../pkg
+// (its browser entry fetches the .wasm next to it; the MCP SDK it loads only for
+// createMcpServer stays out), and a service worker (src/sw.js) that precaches every built
+// file so the page works offline once loaded.
 
 import { defineConfig, type Plugin } from 'vite';
 import { createHash } from 'node:crypto';
@@ -40,6 +41,10 @@ export default defineConfig({
     chunkSizeWarningLimit: 2048,
     // The package loads the MCP SDK only inside createMcpServer (js.md §6), which a page
     // never calls: leave it out of the bundle.
+    rolldownOptions: { external: [/^@modelcontextprotocol\/sdk(\/|$)/] },
+  },
+  worker: {
+    format: 'es',
     rolldownOptions: { external: [/^@modelcontextprotocol\/sdk(\/|$)/] },
   },
   optimizeDeps: { exclude: ['langonrock'] },

@@ -148,6 +148,18 @@ export declare function memory(options?: MemoryOptions): MemoryStore;
 export declare function version(): string;
 
 // ---------------------------------------------------------------------------------------
+// Name rules (compile.md §10), for hosts that read folders themselves.
+
+/** Throws the `INVALID` `LangonrockError` of compile.md §10.2 when `name` is not a valid bundle name. */
+export declare function checkBundleName(name: string): void;
+/** The path in NFC when it is a valid document path (compile.md §10.3); else throws `INVALID`. */
+export declare function checkDocumentPath(path: string): string;
+/** Whether a file name ends in `.md` (any case): the files a folder read takes. */
+export declare function endsWithMd(name: string): boolean;
+/** `s` in Unicode normalization form C, as the engine normalises names. */
+export declare function nfc(s: string): string;
+
+// ---------------------------------------------------------------------------------------
 // The connection (js.md §1, §3, §5, §6).
 
 export interface OpenOptions {
@@ -158,6 +170,13 @@ export interface OpenOptions {
   readOnly?: boolean;
   /** The read date and commit times. Default `() => new Date()`. */
   now?: () => Date;
+  /**
+   * How long after an operation a writable connection writes the head's derived record
+   * (engine.md §9.1 rule 4), in milliseconds. Default 1,000. A host whose commits should not
+   * wait for the encoding (a notes page saving every few seconds) sets it longer and calls
+   * `flushDerived()` when it goes away.
+   */
+  derivedDelayMs?: number;
 }
 
 /** `open(options)`: a connection to one tenant. */
@@ -487,6 +506,13 @@ export interface Connection {
    * the connection does after its operations. A read-only connection never does.
    */
   keepDerived(): void;
+  /**
+   * Readies a connection that opened from a derived record for commits (the work its first
+   * commit would do otherwise); queued like a commit. Resolves whether there was any.
+   */
+  warm(): Promise<boolean>;
+  /** Writes a pending derived record now; resolves once stored (or at once). Never rejects. */
+  flushDerived(): Promise<void>;
   /** The advice sentence of agent.md §7.2 for the manifest as last read; null if that fails. */
   adviceNow(): string | null;
   /** Every document, sorted by bundle then path (what an export writes). */

@@ -20,6 +20,10 @@ import {
   manifestResource,
   advice as adviceFor,
   planFolder as wasmPlanFolder,
+  checkBundleName as wasmCheckBundleName,
+  checkDocumentPath as wasmCheckDocumentPath,
+  endsWithMd as wasmEndsWithMd,
+  nfc as wasmNfc,
 } from '../gen/langonrock_wasm.js';
 import { LangonrockError, invalidError } from './errors.js';
 import { loadSdk } from './sdk.js';
@@ -41,6 +45,33 @@ export function version() {
   return wasmVersion();
 }
 
+// ---------------------------------------------------------------------------------------
+// Name rules (compile.md §10), for hosts that read folders themselves and list every bad
+// name before committing anything (`planFolder` stops at the first, as the CLI does): the
+// notes page shows all of a picked folder's at once.
+
+/** Throws the `INVALID` error of compile.md §10.2 when `name` is not a valid bundle name. */
+export function checkBundleName(name) {
+  ready();
+  wasmCheckBundleName(String(name));
+}
+
+/** `path` in NFC when it is a valid document path (compile.md §10.3); else throws `INVALID`. */
+export function checkDocumentPath(path) {
+  ready();
+  return wasmCheckDocumentPath(String(path));
+}
+
+/** Whether a file name ends in `.md` (any case): the files a folder read takes. */
+export function endsWithMd(name) {
+  return wasmEndsWithMd(String(name));
+}
+
+/** `s` in Unicode normalization form C, as the engine normalises names. */
+export function nfc(s) {
+  return wasmNfc(String(s));
+}
+
 const CLOSED = 'connection is closed';
 
 const isoDate = (d) => d.toISOString().slice(0, 10);
@@ -59,10 +90,13 @@ async function drive(engine, store, op) {
 export async function open(options) {
   ready();
   if (options === null || typeof options !== 'object') throw invalidError('open needs {tenant, store}');
-  const { tenant, store, readOnly = false, now = () => new Date() } = options;
+  const { tenant, store, readOnly = false, now = () => new Date(), derivedDelayMs } = options;
   if (typeof tenant !== 'string') throw invalidError('open needs a tenant id string');
   if (!store || typeof store.open !== 'function') throw invalidError('open needs a store: memory(), files({dataRoot}) or indexedDb({name})');
   if (typeof now !== 'function') throw invalidError('open: now must be a function returning a Date');
+  if (derivedDelayMs !== undefined && (typeof derivedDelayMs !== 'number' || !(derivedDelayMs >= 0) || derivedDelayMs > 2 ** 31 - 1)) {
+    throw invalidError('open: derivedDelayMs must be a number of milliseconds from 0 to 2147483647');
+  }
   const engine = new WasmEngine(tenant);
   let tenantStore;
   try {
@@ -82,7 +116,7 @@ export async function open(options) {
     engine.free();
     throw e;
   }
-  const conn = new Connection(engine, tenantStore, Boolean(readOnly), now);
+  const conn = new Connection(engine, tenantStore, Boolean(readOnly), now, derivedDelayMs);
   // A writable connection keeps the head's derived record current (engine.md §9.1 rule 4),
   // so that the next cold open decodes it instead of compiling.
   conn.keepDerived();
@@ -102,12 +136,12 @@ class Connection {
   #timer;
   #timeout = null;
 
-  constructor(engine, store, readOnly, now) {
+  constructor(engine, store, readOnly, now, derivedDelayMs) {
     this.#engine = engine;
     this.#store = store;
     this.#readOnly = readOnly;
     this.#now = now;
-    this.#timer = new WasmDerivedTimer(readOnly);
+    this.#timer = new WasmDerivedTimer(readOnly, derivedDelayMs);
   }
 
   /** The tenant id, lower-cased. */
@@ -265,6 +299,17 @@ class Connection {
     else if (this.#timer.deadline !== undefined) this.#arm(this.#timer.deadline);
   }
 
+  /**
+   * Writes a pending derived record now (a page about to be hidden, which may not come
+   * back); resolves once it is stored, or at once when none is pending. Never rejects.
+   */
+  flushDerived() {
+    if (this.#closed || !this.#timer.fire(Number.MAX_SAFE_INTEGER)) return Promise.resolve();
+    if (this.#timeout !== null) clearTimeout(this.#timeout);
+    this.#timeout = null;
+    return this.#writeDerived();
+  }
+
   #writeDerived() {
     return this.#queue(async () => {
       // Only when one is due (after a recompiling open or a commit), once.
@@ -349,6 +394,16 @@ class Connection {
 
   verify() {
     return this.#op((e) => e.verify());
+  }
+
+  /**
+   * Readies a connection that opened from a derived record for commits: the texts' check
+   * and the incremental linker that its first commit would build otherwise ("the first edit
+   * after opening", docs/benchmarks.md). Exclusive, like a commit; resolves whether there was
+   * anything to do. A host calls it when idle after opening.
+   */
+  warm() {
+    return this.#op((e) => e.warm());
   }
 
   /** Repair reads the store's head itself: it runs on a tenant that fails closed. */

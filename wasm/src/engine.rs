@@ -416,6 +416,13 @@ impl WasmEngine {
         WasmConnOp::js(connection::verify())
     }
 
+    /// `warm()`: readies a state decoded from a derived record for commits, the work its
+    /// first commit would do otherwise (`Engine::warm`); exclusive. Done: whether there was
+    /// any.
+    pub fn warm(&self) -> WasmConnOp {
+        WasmConnOp::js(connection::warm())
+    }
+
     /// `repair({revision, expectedHead})` (engine.md §11.4), exclusive.
     pub fn repair(&self, request: JsValue) -> JsResult<WasmConnOp> {
         let v = convert::json(&request);
@@ -657,11 +664,15 @@ pub struct WasmDerivedTimer {
 
 #[wasm_bindgen]
 impl WasmDerivedTimer {
-    /// A schedule; a read-only connection's never fires.
+    /// A schedule; a read-only connection's never fires. `delay_ms`: the host's pause
+    /// before the record is written, when not the core's default.
     #[wasm_bindgen(constructor)]
-    pub fn new(read_only: bool) -> WasmDerivedTimer {
+    pub fn new(read_only: bool, delay_ms: Option<f64>) -> WasmDerivedTimer {
         WasmDerivedTimer {
-            timer: DerivedTimer::new(read_only),
+            timer: match delay_ms {
+                Some(d) => DerivedTimer::with_delay(read_only, d as u64),
+                None => DerivedTimer::new(read_only),
+            },
         }
     }
 

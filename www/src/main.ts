@@ -1,58 +1,134 @@
-// The notes page: opens one langonrock connection on the package's IndexedDB store, then
-// routes `#/…` to its views. Every tab of the page opens its own connection to the same
-// tenant; the store tells each of them when another moved the head, and they re-read.
+// The notes page: starts the engine worker (src/engine/worker.ts), which opens one langonrock
+// connection on the package's IndexedDB store, then routes `#/…` to the views. The page's
+// main thread draws; the worker does everything else. Every tab has its own worker; the
+// store tells each of them when another moved the head, and they re-read.
 
-import { open, indexedDb } from 'langonrock';
-import { App, describe } from './app.js';
+import { Engine } from './engine/client.js';
+import { App } from './app.js';
 import { h, fill } from './lib/dom.js';
 import { renderSidebar, sidebarKeys } from './sidebar.js';
 import { setupSearch } from './search.js';
-import { shortHash, confirmDialog } from './ui.js';
+import { setupPalette, type Current } from './palette.js';
+import { setupTheme } from './theme.js';
+import { shortHash, confirmDialog, plural, showError } from './ui.js';
+import { explain } from './lib/messages.js';
 import { conceptView } from './views/concept.js';
-import { editorView } from './views/editor.js';
-import { historyView, revisionView } from './views/history.js';
+import { historyView, revisionView, noteHistoryView } from './views/history.js';
 import { transferView } from './views/transfer.js';
 import { agentView } from './views/agent.js';
 import { homeView, documentView } from './views/home.js';
-import type { View } from './views/view.js';
+import { currentChanged, type View } from './views/view.js';
+
+declare global {
+  interface Window {
+    __notesPerf: {
+      search: Array<{ query: string; total: number; engine: number; parts: { search: number; passages: number } }>;
+      /** Milliseconds from navigation start: module evaluated, worker loaded, connection open, first data, search index ready. */
+      marks: Record<string, number>;
+      interactive?: number;
+      /** The page's long tasks (over 50 ms on the main thread): start and duration. */
+      longTasks: Array<{ start: number; duration: number }>;
+    };
+    notes?: App;
+  }
+}
 
 const params = new URLSearchParams(location.search);
 /** The IndexedDB database and the tenant; `?db=` and `?tenant=` choose others. */
 const DATABASE = params.get('db') || 'langonrock-notes';
 const TENANT = params.get('tenant') || 'notes';
 
-window.__notesPerf = { search: [], marks: { module: performance.now() } };
+window.__notesPerf = { search: [], marks: { module: performance.now() }, longTasks: [] };
+try {
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) window.__notesPerf.longTasks.push({ start: e.startTime, duration: e.duration });
+  }).observe({ type: 'longtask', buffered: true });
+} catch {
+  // No long task timing in this browser.
+}
 
 const main = document.getElementById('main')!;
 const sidebar = document.getElementById('sidebar')!;
 const status = document.getElementById('status')!;
+const menu = document.getElementById('menu') as HTMLButtonElement;
+
+setupTheme(document.getElementById('theme') as HTMLButtonElement);
+
+// The list of notes is a drawer on phones.
+const setMenu = (open: boolean) => {
+  document.body.classList.toggle('menu-open', open);
+  menu.setAttribute('aria-expanded', String(open));
+  menu.setAttribute('aria-label', open ? 'Hide the list of notes' : 'Show the list of notes');
+};
+menu.addEventListener('click', () => {
+  const open = !document.body.classList.contains('menu-open');
+  setMenu(open);
+  if (open) (sidebar.querySelector('a, button') as HTMLElement | null)?.focus();
+});
+document.addEventListener('keydown', (e) => {
+  if (e.key === 'Escape' && document.body.classList.contains('menu-open')) {
+    setMenu(false);
+    menu.focus();
+  }
+});
+
+const engine = new Engine();
+
+/**
+ * A view whose code loads when first shown (the editor and CodeMirror stay out of the
+ * page's first load); until then it has nothing to lose and nothing to say.
+ */
+function lazy(load: () => Promise<View>): View {
+  let inner: View | null = null;
+  let gone = false;
+  fill(main, h('p', { class: 'muted' }, 'Opening the editor…'));
+  load().then(
+    (v) => {
+      if (gone) v.dispose?.();
+      else {
+        inner = v;
+        currentChanged();
+      }
+    },
+    (e) => showError(e, 'open the editor'),
+  );
+  return {
+    refresh: () => inner?.refresh?.(),
+    dispose: () => {
+      gone = true;
+      inner?.dispose?.();
+    },
+    dirty: () => inner?.dirty?.() ?? false,
+    current: () => inner?.current?.() ?? {},
+  };
+}
 
 async function start(): Promise<void> {
-  const store = indexedDb({ name: DATABASE });
-  const conn = await open({ tenant: TENANT, store });
-  window.__notesPerf.marks.open = performance.now();
-  const tenantStore = await store.open(TENANT);
-  const app = new App(conn, tenantStore, TENANT, DATABASE);
-  await app.refresh();
-  window.__notesPerf.marks.data = performance.now();
+  const summary = await engine.call('open', DATABASE, TENANT);
+  const app = new App(engine, DATABASE, TENANT, summary);
+  Object.assign(window.__notesPerf.marks, engine.marks);
+  engine.addEventListener('ready', () => Object.assign(window.__notesPerf.marks, engine.marks));
 
   let view: View | null = null;
-  let current: { id?: string; bundle?: string; path?: string } = {};
+  let current: Current = {};
   let routeHash = location.hash;
 
   const drawStatus = () => {
-    fill(
-      status,
-      `tenant ${app.tenant} · ${app.snapshot.concepts.toLocaleString('en-US')} concepts in ${app.bundles.length} bundle${app.bundles.length === 1 ? '' : 's'}`,
-      app.snapshot.snapshot ? ` · snapshot ${shortHash(app.snapshot.snapshot)}` : '',
-    );
+    const s = app.summary;
+    fill(status, `${plural(s.concepts, 'note')} in ${plural(s.bundles.length, 'bundle')}`, s.snapshot ? ` · snapshot ${shortHash(s.snapshot)}` : '');
   };
 
   const route = () => {
     const hash = location.hash || '#/';
     const [pathPart, queryPart] = hash.slice(1).split('?');
     const query = new URLSearchParams(queryPart ?? '');
-    const segments = pathPart.split('/').slice(1).map(decodeURIComponent);
+    const segments = pathPart.split('/').slice(1).map((s) => {
+      try {
+        return decodeURIComponent(s);
+      } catch {
+        return s;
+      }
+    });
     view?.dispose?.();
     view = null;
     current = {};
@@ -61,15 +137,21 @@ async function start(): Promise<void> {
       const id = rest.join('/');
       current = { id };
       const pos = query.get('pos');
-      view = conceptView(app, main, { id, q: query.get('q') ?? undefined, pos: pos !== null ? Number(pos) : undefined, anchor: query.get('anchor') ?? undefined });
+      view = conceptView(app, main, { id, q: query.get('q') ?? undefined, pos: pos !== null ? Number(pos) : undefined, anchor: query.get('anchor') ?? undefined, section: query.get('section') ?? undefined });
     } else if (head === 'd' && rest.length >= 2) {
       current = { bundle: rest[0], path: rest.slice(1).join('/') };
       view = documentView(app, main, rest[0], rest.slice(1).join('/'));
     } else if (head === 'edit' && rest.length >= 2) {
-      current = { bundle: rest[0], path: rest.slice(1).join('/') };
-      view = editorView(app, main, { bundle: rest[0], path: rest.slice(1).join('/') });
+      current = { bundle: rest[0], path: rest.slice(1).join('/'), editing: true };
+      const params = { bundle: rest[0], path: rest.slice(1).join('/') };
+      view = lazy(() => import('./views/editor.js').then((m) => m.editorView(app, main, params)));
     } else if (head === 'new') {
-      view = editorView(app, main, {});
+      current = { editing: true };
+      const fresh = { bundle: query.get('bundle') ?? undefined, path: query.get('path') ?? undefined, title: query.get('title') ?? undefined };
+      view = lazy(() => import('./views/editor.js').then((m) => m.editorView(app, main, { fresh })));
+    } else if (head === 'log' && rest.length >= 2) {
+      current = { bundle: rest[0], path: rest.slice(1).join('/') };
+      view = noteHistoryView(app, main, rest[0], rest.slice(1).join('/'));
     } else if (head === 'history' && rest.length) {
       view = revisionView(app, main, rest[0]);
     } else if (head === 'history') {
@@ -81,9 +163,14 @@ async function start(): Promise<void> {
     } else {
       view = homeView(app, main);
     }
-    renderSidebar(app, sidebar, current);
+    renderSidebar(app, sidebar, now());
     routeHash = location.hash;
+    setMenu(false);
   };
+
+  /** What is on screen: the route's note, and what the view has learnt since (its bundle). */
+  const now = (): Current => ({ ...current, ...(view?.current?.() ?? {}) });
+  window.addEventListener('currentchange', () => renderSidebar(app, sidebar, now()));
 
   // A view that renames its own route (a new note once saved) keeps the router informed.
   window.addEventListener('routereplaced', () => (routeHash = location.hash));
@@ -105,31 +192,35 @@ async function start(): Promise<void> {
 
   app.addEventListener('data', () => {
     drawStatus();
-    renderSidebar(app, sidebar, current);
+    renderSidebar(app, sidebar, now());
     view?.refresh?.();
   });
 
   sidebarKeys(sidebar);
   setupSearch(app);
+  setupPalette(app, now);
   drawStatus();
   route();
-  const q = document.getElementById('q') as HTMLInputElement;
-  q.disabled = false;
+  (document.getElementById('q') as HTMLInputElement).disabled = false;
   document.body.dataset.ready = 'true';
   window.__notesPerf.interactive = performance.now();
-  (window as unknown as { notes: App }).notes = app;
-  // The engine builds its search index on the first search: build it while the page is idle,
-  // so the first keystroke does not wait for it.
-  const warm = () => void conn.search('warm').then(() => (window.__notesPerf.marks.searchReady = performance.now()));
-  if ('requestIdleCallback' in window) requestIdleCallback(warm, { timeout: 2000 });
-  else setTimeout(warm, 200);
+  window.notes = app;
 }
 
 start().catch((error) => {
   console.error(error);
-  fill(main, h('h1', null, 'The notes could not open'), h('p', { class: 'banner error', role: 'alert' }, describe(error)));
+  const { message, detail } = explain(error, 'open the notes');
+  fill(main, h('h1', null, 'The notes could not open'), h('p', { class: 'banner error', role: 'alert' }, message, detail ? h('details', null, h('summary', null, 'Details'), h('code', null, detail)) : null));
   fill(sidebar);
   document.body.dataset.ready = 'error';
+});
+
+engine.addEventListener('failed', (e) => showError((e as CustomEvent).detail));
+
+// A page being hidden may not come back: have the worker store the derived record now, so
+// the next open decodes it instead of compiling every note.
+document.addEventListener('visibilitychange', () => {
+  if (document.visibilityState === 'hidden' && document.body.dataset.ready === 'true') void engine.call('flushDerived').catch(() => undefined);
 });
 
 if ('serviceWorker' in navigator && import.meta.env.PROD) {

@@ -1,31 +1,21 @@
-// Search as you type: every keystroke runs the package's `search` (one at a time; keystrokes
-// that arrive meanwhile collapse into the latest query) and lists the hits under the box. A
-// direct hit opens the concept at its `pos`, where the concept view highlights the passage.
-// Keyboard: `/` focuses the box, arrows choose a hit, Enter opens it, Escape closes the list.
+// Search as you type: every keystroke asks the engine worker to search (one at a time;
+// keystrokes that arrive meanwhile collapse into the latest query) and lists the hits under
+// the box, each with its title, its id and bundle, and the passage at its `pos` with the
+// query's words marked. A direct hit opens the note at that passage. Keyboard: `/` focuses
+// the box, arrows choose a hit, Enter opens it, Escape closes the list.
 //
 // Each answered keystroke's time from the key event to the rendered list is kept in
-// `window.__notesPerf.search` (milliseconds), for the test run to report.
+// `window.__notesPerf.search` (milliseconds), for the benchmark (bench/www) to report.
 
 import type { App } from './app.js';
+import type { SearchAnswer, SearchHit } from './engine/types.js';
 import { h, fill } from './lib/dom.js';
-import { parseSearch, type Hit } from './lib/tsv.js';
-import { badge, routes, showError } from './ui.js';
-
-declare global {
-  interface Window {
-    __notesPerf: {
-      search: Array<{ query: string; total: number; engine: number }>;
-      /** Milliseconds from navigation start: module evaluated, connection open, first data, search index ready. */
-      marks: Record<string, number>;
-      interactive?: number;
-    };
-  }
-}
+import { badge, markedText, noteName, routes, showError, typing } from './ui.js';
 
 export function setupSearch(app: App): void {
   const input = document.getElementById('q') as HTMLInputElement;
   const list = document.getElementById('results') as HTMLUListElement;
-  let hits: Hit[] = [];
+  let hits: SearchHit[] = [];
   let active = -1;
   let running = false;
   let pending: { query: string; stamp: number } | null = null;
@@ -38,7 +28,7 @@ export function setupSearch(app: App): void {
     active = -1;
   };
 
-  const open = (hit: Hit, query: string) => {
+  const open = (hit: SearchHit, query: string) => {
     close();
     location.hash = hit.pos !== null ? routes.concept(hit.id, { q: query, pos: hit.pos }) : routes.concept(hit.id);
   };
@@ -52,13 +42,13 @@ export function setupSearch(app: App): void {
     } else input.removeAttribute('aria-activedescendant');
   };
 
-  const show = (query: string, text: string) => {
-    const result = parseSearch(text);
-    hits = result.hits;
+  const show = (query: string, answer: SearchAnswer) => {
+    hits = answer.hits;
     shown = query;
     const options: HTMLElement[] = [];
     hits.forEach((hit, i) => {
-      if (i === result.direct && result.linked > 0) options.push(h('li', { role: 'presentation', class: 'group' }, 'Linked from the hits'));
+      if (i === answer.direct && answer.linked > 0) options.push(h('li', { role: 'presentation', class: 'group' }, 'Linked from the hits'));
+      const secondary = [hit.title !== null && hit.title !== hit.id ? hit.id : null, hit.bundle].filter(Boolean).join(' · ');
       options.push(
         h(
           'li',
@@ -66,14 +56,12 @@ export function setupSearch(app: App): void {
             id: `hit-${i}`,
             role: 'option',
             'aria-selected': 'false',
+            'data-id': hit.id,
             onmousedown: (e: Event) => e.preventDefault(),
             onclick: () => open(hit, query),
           },
-          h('span', { class: 'hit-id' }, hit.id),
-          ' ',
-          badge(hit.status),
-          hit.direct ? null : h('span', { class: 'badge linked' }, 'linked'),
-          h('span', { class: 'hit-summary' }, `${hit.bundle} · ${hit.summary}`),
+          h('span', { class: 'hit-head' }, h('span', { class: 'hit-title' }, noteName(hit)), h('span', { class: 'hit-meta' }, secondary), badge(hit.status), hit.direct ? null : h('span', { class: 'badge linked' }, 'linked')),
+          hit.passage ? h('span', { class: 'hit-passage-text' }, markedText(hit.passage)) : h('span', { class: 'hit-summary' }, hit.summary !== '-' ? hit.summary : ''),
         ),
       );
     });
@@ -88,12 +76,10 @@ export function setupSearch(app: App): void {
   const run = async (query: string, stamp: number) => {
     running = true;
     try {
-      const t0 = performance.now();
-      const text = await app.conn.search(query);
-      const engine = performance.now() - t0;
+      const answer = await app.call('search', query);
       if (input.value.trim() === query) {
-        show(query, text);
-        window.__notesPerf.search.push({ query, total: performance.now() - stamp, engine });
+        show(query, answer);
+        window.__notesPerf.search.push({ query, total: performance.now() - stamp, engine: answer.ms, parts: { search: answer.searchMs, passages: answer.passagesMs } });
       }
     } catch (e) {
       showError(e, 'search');
@@ -149,9 +135,7 @@ export function setupSearch(app: App): void {
 
   // `/` anywhere outside a text field focuses the search box.
   document.addEventListener('keydown', (e) => {
-    if (e.key !== '/' || e.ctrlKey || e.metaKey || e.altKey) return;
-    const t = e.target as HTMLElement;
-    if (t.closest('input, textarea, select, [contenteditable="true"]')) return;
+    if (e.key !== '/' || e.ctrlKey || e.metaKey || e.altKey || typing(e) || document.querySelector('dialog[open]')) return;
     e.preventDefault();
     input.focus();
     input.select();

@@ -1,19 +1,25 @@
-// Shared bits of the views: routes, status badges, announcements, errors and the confirm dialog.
+// Shared bits of the views: routes, status badges, note labels (title first, id second),
+// announcements, notifications, errors in words and the confirm dialog.
 
 import { h } from './lib/dom.js';
-import { describe } from './app.js';
+import { explain } from './lib/messages.js';
+import type { NoteRef, Marked } from './engine/types.js';
+
+const seg = (path: string) => path.split('/').map(encodeURIComponent).join('/');
 
 export const routes = {
   concept: (id: string, query?: Record<string, string | number>) => `#/c/${encodeURIComponent(id)}${qs(query)}`,
-  document: (bundle: string, path: string) => `#/d/${encodeURIComponent(bundle)}/${path.split('/').map(encodeURIComponent).join('/')}`,
-  edit: (bundle: string, path: string) => `#/edit/${encodeURIComponent(bundle)}/${path.split('/').map(encodeURIComponent).join('/')}`,
+  document: (bundle: string, path: string) => `#/d/${encodeURIComponent(bundle)}/${seg(path)}`,
+  edit: (bundle: string, path: string) => `#/edit/${encodeURIComponent(bundle)}/${seg(path)}`,
+  noteHistory: (bundle: string, path: string) => `#/log/${encodeURIComponent(bundle)}/${seg(path)}`,
   revision: (id: string) => `#/history/${id}`,
+  create: (fields: { bundle?: string; path?: string; title?: string }) => `#/new${qs(fields as Record<string, string>)}`,
 };
 
-function qs(query?: Record<string, string | number>): string {
+function qs(query?: Record<string, string | number | undefined>): string {
   if (!query) return '';
   const p = new URLSearchParams();
-  for (const [k, v] of Object.entries(query)) p.set(k, String(v));
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) p.set(k, String(v));
   const s = p.toString();
   return s ? `?${s}` : '';
 }
@@ -25,6 +31,27 @@ export function badge(status: string): HTMLElement | null {
   return h('span', { class: `badge ${known}`, title: `status: ${status}` }, status);
 }
 
+/** What a person reads for a note: its title, or its id when it has none. */
+export function noteName(ref: Pick<NoteRef, 'title' | 'id'>): string {
+  return ref.title ?? ref.id;
+}
+
+/** A note's title with its id as secondary text (left out when the title is the id). */
+export function noteLabel(ref: NoteRef, withBundle = false): HTMLElement {
+  const secondary = [ref.title !== null && ref.title !== ref.id ? ref.id : null, withBundle ? ref.bundle : null].filter(Boolean).join(' · ');
+  return h('span', { class: 'note-label' }, h('span', { class: 'note-title' }, noteName(ref)), secondary ? h('span', { class: 'note-id' }, secondary) : null);
+}
+
+/** A link to a note, its title first. */
+export function noteLink(ref: NoteRef, withBundle = false): HTMLElement {
+  return h('a', { href: routes.concept(ref.id), class: 'note-link', 'data-id': ref.id }, noteLabel(ref, withBundle), ' ', badge(ref.status));
+}
+
+/** Marked text as elements: the marked parts in <mark>. */
+export function markedText(m: Marked): Array<Node | string> {
+  return m.map(([text, marked]) => (marked ? h('mark', null, text) : text));
+}
+
 /** Tells screen readers (and the status line) what just happened. */
 export function announce(message: string): void {
   const el = document.getElementById('announce')!;
@@ -33,16 +60,44 @@ export function announce(message: string): void {
   setTimeout(() => (el.textContent = message), 30);
 }
 
-let toastTimer: number | undefined;
+const MAX_NOTICES = 4;
 
-/** Shows an error in the corner for a while (role=alert). */
-export function showError(error: unknown, context?: string): void {
-  const el = document.getElementById('toast')!;
-  el.textContent = `${context ? `${context}: ` : ''}${describe(error)}`;
-  el.hidden = false;
-  clearTimeout(toastTimer);
-  toastTimer = window.setTimeout(() => (el.hidden = true), 8000);
-  console.warn(context ?? 'error', error);
+/**
+ * A notification at the bottom of the page: dismissable with its close button (or Escape
+ * while it has focus); information closes by itself after a while, errors stay until closed.
+ */
+export function notify(kind: 'info' | 'error', message: string, detail?: string): HTMLElement {
+  const area = document.getElementById('notices')!;
+  const close = h('button', { type: 'button', class: 'close', 'aria-label': 'Dismiss this notification', title: 'Dismiss' }, '×');
+  const item = h(
+    'div',
+    { class: `notice ${kind}`, role: kind === 'error' ? 'alert' : 'status' },
+    h('div', { class: 'notice-text' }, h('p', null, message), detail ? h('details', null, h('summary', null, 'Details'), h('code', null, detail)) : null),
+    close,
+  );
+  const dismiss = () => {
+    item.remove();
+    area.hidden = area.childElementCount === 0;
+  };
+  close.addEventListener('click', dismiss);
+  item.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape') {
+      e.stopPropagation();
+      dismiss();
+    }
+  });
+  area.append(item);
+  area.hidden = false;
+  while (area.childElementCount > MAX_NOTICES) area.firstElementChild?.remove();
+  if (kind === 'info') setTimeout(dismiss, 6000);
+  return item;
+}
+
+/** Shows a failure in words (the code only in its details). */
+export function showError(error: unknown, action?: string): void {
+  const { message, detail } = explain(error, action);
+  notify('error', message, detail);
+  console.warn(action ?? 'error', error);
 }
 
 /** A modal confirm dialog; resolves true when the person confirms. */
@@ -79,4 +134,14 @@ export function setTitle(title: string): void {
 export function replaceRoute(hash: string): void {
   history.replaceState(null, '', hash);
   window.dispatchEvent(new Event('routereplaced'));
+}
+
+/** Whether a key event comes from a place where typing goes (a field, the editor). */
+export function typing(e: Event): boolean {
+  const t = e.target as HTMLElement | null;
+  return !!t?.closest?.('input, textarea, select, [contenteditable="true"], .cm-editor');
+}
+
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
 }

@@ -625,6 +625,12 @@ pub fn verify() -> ConnOp<'static, VerifyResult> {
     ConnOp::maintain(false, false, |e, _| e.verify())
 }
 
+/// `warm` (`Engine::warm`): exclusive, like a commit, so that it never runs while one is in
+/// flight; no refresh and no store access.
+pub fn warm() -> ConnOp<'static, bool> {
+    ConnOp::maintain(false, false, |e, _| e.warm_op())
+}
+
 /// `repair` (engine.md §11.4): exclusive, no refresh (it runs on a tenant that fails
 /// closed).
 pub fn repair(req: RepairRequest) -> ConnOp<'static, RepairResult> {

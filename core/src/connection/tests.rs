@@ -182,3 +182,19 @@ fn a_mismatched_answer_fails_the_op() {
     }
     let _ = store.read_head("t");
 }
+
+/// A host's own delay moves every deadline by that delay instead of the default one.
+#[test]
+fn a_chosen_delay_sets_the_deadline() {
+    let mut timer = DerivedTimer::with_delay(false, 5_000);
+    assert_eq!(timer.after_op(100, true, true), Some(5_100));
+    assert!(!timer.fire(1_200), "not at the default delay");
+    assert_eq!(
+        timer.after_op(3_000, true, true),
+        Some(8_000),
+        "a later commit moves it on"
+    );
+    assert!(timer.fire(8_000));
+    assert_eq!(timer.deadline(), None);
+    assert_eq!(DerivedTimer::default(), DerivedTimer::new(false));
+}

@@ -9,22 +9,37 @@
 /// usually has its record, long enough that a burst of commits encodes the state once.
 pub const DERIVED_DELAY_MS: u64 = 1_000;
 
+impl Default for DerivedTimer {
+    fn default() -> DerivedTimer {
+        DerivedTimer::new(false)
+    }
+}
+
 /// The derived record schedule of one connection.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DerivedTimer {
     /// When the pending record is to be written (host milliseconds), if one is pending.
     deadline: Option<u64>,
     closed: bool,
     read_only: bool,
+    /// The pause, in milliseconds; [`DERIVED_DELAY_MS`] unless a host chose another.
+    delay: u64,
 }
 
 impl DerivedTimer {
     /// The schedule of a connection; a read-only one never writes.
     pub fn new(read_only: bool) -> DerivedTimer {
+        DerivedTimer::with_delay(read_only, DERIVED_DELAY_MS)
+    }
+
+    /// The schedule of a connection whose host waits `delay` milliseconds instead (a notes
+    /// page, whose saves come seconds apart and should not wait for the encoding).
+    pub fn with_delay(read_only: bool, delay: u64) -> DerivedTimer {
         DerivedTimer {
             deadline: None,
             closed: false,
             read_only,
+            delay,
         }
     }
 
@@ -36,7 +51,7 @@ impl DerivedTimer {
         if !due || self.read_only || self.closed || (self.deadline.is_some() && !exclusive) {
             return None;
         }
-        let at = now.saturating_add(DERIVED_DELAY_MS);
+        let at = now.saturating_add(self.delay);
         self.deadline = Some(at);
         Some(at)
     }

@@ -31,6 +31,7 @@ mod served;
 mod state;
 mod step;
 pub mod store;
+mod warm;
 
 pub use commit::{ImportRequest, NOT_RETAINED};
 pub use history::{decode_cursor, encode_cursor, CURSOR_EXPIRED};

@@ -143,7 +143,7 @@ function transact(db, stores, mode, body) {
     };
     tx.oncomplete = () => done(() => resolve(result));
     tx.onabort = () =>
-      done(() => reject(failure ?? storeError(`IndexedDB transaction aborted: ${tx.error?.message ?? 'aborted'}`, tx.error)));
+      done(() => reject(failure ?? storeError(`IndexedDB transaction aborted: ${abortReason(tx.error)}`, tx.error)));
     const api = {
       finish(v) {
         result = v;
@@ -163,6 +163,16 @@ function transact(db, stores, mode, body) {
       api.fail(e);
     }
   });
+}
+
+/**
+ * Why a transaction aborted, in words: the browser's message, or its error's name when the
+ * message is empty (Chromium reports a full quota as a QuotaExceededError with no message).
+ */
+function abortReason(error) {
+  if (!error) return 'aborted';
+  if (error.name === 'QuotaExceededError') return `the browser's storage quota is exceeded (QuotaExceededError)${error.message ? `: ${error.message}` : ''}`;
+  return error.message || error.name || 'aborted';
 }
 
 const request = (req, onSuccess, api) => {

@@ -18,7 +18,18 @@ test('the Node entry loads the wasm module and returns the package version', () 
 });
 
 test('the Node entry exports the shared API and the files store, not IndexedDB', () => {
-  assert.deepEqual(Object.keys(langonrock).sort(), ['CODES', 'LangonrockError', 'createMcpServer', 'exportFolder', 'files', 'importFolder', 'memory', 'open', 'planFolder', 'version']);
+  assert.deepEqual(Object.keys(langonrock).sort(), ['CODES', 'LangonrockError', 'checkBundleName', 'checkDocumentPath', 'createMcpServer', 'endsWithMd', 'exportFolder', 'files', 'importFolder', 'memory', 'nfc', 'open', 'planFolder', 'version']);
+});
+
+test('the name rules of compile.md §10 are callable before any connection, with the exact messages', () => {
+  assert.equal(langonrock.checkBundleName('notes'), undefined);
+  assert.throws(() => langonrock.checkBundleName('My Notes'), (e) => e instanceof LangonrockError && e.code === 'INVALID' && e.message.startsWith('invalid bundle name "My Notes"'));
+  assert.equal(langonrock.checkDocumentPath('Notes/Cafe\u0301.md'), 'Notes/Caf\u00e9.md', 'the path comes back in NFC');
+  assert.throws(() => langonrock.checkDocumentPath('a:b.md'), (e) => e.code === 'INVALID' && /^invalid path "a:b\.md"/.test(e.message));
+  assert.throws(() => langonrock.checkDocumentPath('notes.txt'), (e) => e.code === 'INVALID' && /^invalid path "notes\.txt"/.test(e.message));
+  assert.equal(langonrock.endsWithMd('Read.MD'), true);
+  assert.equal(langonrock.endsWithMd('read.txt'), false);
+  assert.equal(langonrock.nfc('Cafe\u0301'), 'Caf\u00e9');
 });
 
 test('LangonrockError is a real Error with a code and the optional fields only when given', () => {

@@ -1,7 +1,12 @@
 // Following links by clicking. Markdown links resolve by path within the linking bundle
 // (compile.md §6.2), wiki links by path or id (§6.3). The engine decides which links a concept
 // has (the manifest's links column); the page only finds which of those a click means, so a
-// link the engine left unresolved is shown as broken, never pointed somewhere else.
+// link the engine left unresolved is shown as broken, never pointed somewhere else. A broken
+// link names the document that would resolve it (`create`): the path a Markdown link points
+// at, or `<target>.md` from the bundle root for a wiki link (§6.3 rule 2.1).
+//
+// This stands in for the compiler's link resolution until the package reports where each
+// link of a concept goes; it runs in the engine worker, beside src/lib/rows.ts.
 
 import type { SourceEntry } from 'langonrock';
 
@@ -10,7 +15,7 @@ export type Target =
   | { kind: 'anchor'; fragment: string }
   | { kind: 'concept'; id: string }
   | { kind: 'document'; bundle: string; path: string }
-  | { kind: 'unresolved' };
+  | { kind: 'unresolved'; create?: { bundle: string; path: string; title: string } };
 
 export interface Documents {
   /** `<bundle>\n<path>` → entry. */
@@ -69,7 +74,11 @@ export function resolveMarkdown(docs: Documents, bundle: string, path: string, d
     } else segments.push(seg);
   }
   if (segments.length === 0) return { kind: 'unresolved' };
-  return lookup(docs, bundle, withMd(segments.join('/')));
+  const to = withMd(segments.join('/')).normalize('NFC');
+  const found = lookup(docs, bundle, to);
+  if (found.kind !== 'unresolved') return found;
+  const base = segments[segments.length - 1].replace(/\.md$/i, '');
+  return { kind: 'unresolved', create: { bundle, path: to, title: base } };
 }
 
 /**
@@ -100,7 +109,8 @@ export function resolveWiki(docs: Documents, bundle: string, links: readonly str
     // 3. a public id anywhere.
     if (links.includes(t) && docs.byId.has(t)) return { kind: 'concept', id: t };
   }
-  return { kind: 'unresolved' };
+  const path = withMd(target.replace(/^\/+/, ''));
+  return { kind: 'unresolved', create: { bundle, path, title: target.replace(/^\/+/, '').replace(/\.md$/i, '').split('/').pop() ?? target } };
 }
 
 /** The route of a target. */

@@ -1,7 +1,8 @@
-// What changed in one revision. The connection's `history` names revisions and their parents;
-// the documents of each are in the store's revision and bundle records (docs/records.md), read
-// here through the tenant store's `get`, read-only. Bundles whose record digest is equal in a
-// revision and its parent are unchanged and not read.
+// What changed in one revision, and in which revisions one note changed. The connection's
+// `history` names revisions and their parents; the documents of each are in the store's
+// revision and bundle records (docs/records.md), read here through the tenant store's `get`,
+// read-only, in the engine worker. Bundles whose record digest is equal in a revision and its
+// parent are unchanged and not read.
 
 import type { TenantStore } from 'langonrock';
 
@@ -21,7 +22,7 @@ interface RevisionRecord {
   bundles: Array<{ name: string; record: string }>;
 }
 
-type Documents = Array<[string, string]>;
+type Documents = Map<string, string>;
 
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -53,8 +54,10 @@ export class RevisionReader {
     if (!d) {
       const v = await this.json('record', digest);
       if (v.format !== 'langonrock/bundle' || v.version !== 1) throw new Error(`bundle record ${digest.slice(0, 12)} has a format this page does not read`);
-      d = v.documents as Documents;
+      d = new Map(v.documents as Array<[string, string]>);
       this.bundles.set(digest, d);
+      // Bundle records of big tenants are large: keep the most recent few hundred.
+      if (this.bundles.size > 400) this.bundles.delete(this.bundles.keys().next().value!);
     }
     return d;
   }
@@ -71,8 +74,8 @@ export class RevisionReader {
       const a = before.get(name);
       const b = after.get(name);
       if (a === b) continue;
-      const old = new Map(a ? await this.bundle(a) : []);
-      const now = new Map(b ? await this.bundle(b) : []);
+      const old = a ? await this.bundle(a) : new Map<string, string>();
+      const now = b ? await this.bundle(b) : new Map<string, string>();
       const paths = [...new Set([...old.keys(), ...now.keys()])].sort();
       for (const path of paths) {
         const x = old.get(path);
@@ -84,6 +87,36 @@ export class RevisionReader {
       }
     }
     return out;
+  }
+
+  /** The source hash of `bundle/path` in a revision (bundle names compare ignoring case). */
+  async hashAt(id: string, bundle: string, path: string): Promise<string | undefined> {
+    const rev = await this.revision(id);
+    const lower = bundle.toLowerCase();
+    const b = rev.bundles.find((x) => x.name.toLowerCase() === lower);
+    return b ? (await this.bundle(b.record)).get(path) : undefined;
+  }
+
+  /** The record digest of a bundle in a revision, or undefined. */
+  async bundleRecord(id: string, bundle: string): Promise<string | undefined> {
+    const lower = bundle.toLowerCase();
+    return (await this.revision(id)).bundles.find((x) => x.name.toLowerCase() === lower)?.record;
+  }
+
+  /**
+   * The baseline the head keeps for an import location (docs/records.md, "Baseline record"):
+   * `bundle\npath` → source hash, or null when the location has none.
+   */
+  async baseline(location: string): Promise<Map<string, string> | null> {
+    const head = await this.store.readHead();
+    if (head === null) return null;
+    const h = JSON.parse(decoder.decode(head)) as { format?: string; baselines?: Array<{ location: string; record: string }> };
+    if (h.format !== 'langonrock/head') throw new Error('the head record has a format this page does not read');
+    const entry = h.baselines?.find((b) => b.location === location);
+    if (!entry) return null;
+    const v = await this.json('record', entry.record);
+    if (v.format !== 'langonrock/baseline' || v.version !== 1) throw new Error(`baseline record ${entry.record.slice(0, 12)} has a format this page does not read`);
+    return new Map((v.documents as Array<[string, string, string]>).map(([b, p, hash]) => [`${b.toLowerCase()}\n${p}`, hash]));
   }
 
   /** A stored source text by its hash. */

@@ -5,9 +5,13 @@
 
 import type { App } from '../app.js';
 import { h, fill } from '../lib/dom.js';
-import { tokens } from '../lib/tsv.js';
 import { setTitle, showError } from '../ui.js';
 import type { View } from './view.js';
+
+/** The token estimate of agent.md and cli.md: ceil(UTF-16 length / 4). */
+function tokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
 
 export function agentView(app: App, main: HTMLElement): View {
   setTitle('What an agent sees');
@@ -17,12 +21,12 @@ export function agentView(app: App, main: HTMLElement): View {
     const rows = manifest.split('\n').filter((l) => l !== '' && !l.startsWith('#') && !l.startsWith('id\t')).length;
     return [
       h('strong', null, `~${tokens(manifest).toLocaleString('en-US')} tokens`),
-      ` (ceil(UTF-16 length / 4)): ${manifest.length.toLocaleString('en-US')} characters, ${rows.toLocaleString('en-US')} concept${rows === 1 ? '' : 's'}, ${app.bundles.length} bundle${app.bundles.length === 1 ? '' : 's'}.`,
+      ` (ceil(UTF-16 length / 4)): ${manifest.length.toLocaleString('en-US')} characters, ${rows.toLocaleString('en-US')} note${rows === 1 ? '' : 's'}, ${app.bundles.length} bundle${app.bundles.length === 1 ? '' : 's'}.`,
     ];
   };
 
   const update = async () => {
-    const manifest = await app.conn.manifest();
+    const manifest = await app.call('manifest');
     const pre = main.querySelector('#manifest-tsv');
     const size = main.querySelector('#manifest-size');
     if (disposed || !pre || !size) return;
@@ -31,16 +35,15 @@ export function agentView(app: App, main: HTMLElement): View {
   };
 
   const draw = async () => {
-    const manifest = await app.conn.manifest();
+    const { manifest, tools, firstId } = await app.call('agent');
     if (disposed) return;
-    const tools = app.conn.tools();
     const toolSelect = h('select', { id: 'tool-name' }, tools.map((t) => h('option', { value: t.name }, `${t.name}: ${t.title}`)));
     const args = h('textarea', { id: 'tool-args', class: 'source', style: 'min-height: 5rem', spellcheck: 'false' }, '{"query": "revenue"}');
     const out = h('pre', { class: 'code', id: 'tool-out', tabindex: '0', 'aria-live': 'polite' }, '');
     const examples: Record<string, string> = {
       manifest: '{}',
       search: '{"query": "revenue"}',
-      get: `{"ids": [${JSON.stringify(app.manifest.rows[0]?.id ?? 'some-id')}], "limit": 400}`,
+      get: `{"ids": [${JSON.stringify(firstId ?? 'some-id')}], "limit": 400}`,
       snapshot: '{}',
       write: '{"bundle": "notes", "path": "example.md", "content": "---\\ntype: note\\n---\\n\\nHello."}',
       delete: '{"bundle": "notes", "path": "example.md"}',
@@ -60,7 +63,7 @@ export function agentView(app: App, main: HTMLElement): View {
             out.textContent = `arguments are not JSON: ${(err as Error).message}`;
             return;
           }
-          const r = await app.conn.callTool(toolSelect.value, parsed);
+          const r = await app.call('callTool', toolSelect.value, parsed);
           out.textContent = `${r.isError ? '[isError] ' : ''}${r.text}`;
         },
       },
@@ -140,9 +143,9 @@ npx langonrock mcp "okf:///$HOME/.local/share/langonrock?tenant=${app.tenant}"`;
       ),
     );
   };
-  void draw().catch((e) => showError(e, 'agent view'));
+  void draw().catch((e) => showError(e, 'show what an agent sees'));
   return {
-    refresh: () => void update().catch((e) => showError(e, 'agent view')),
+    refresh: () => void update().catch((e) => showError(e, 'show what an agent sees')),
     dispose: () => {
       disposed = true;
     },

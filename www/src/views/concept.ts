@@ -1,33 +1,31 @@
-// The concept view: the rendered body, the manifest row (kind, status, grain, summary), the
-// outline of its sections, outgoing links and backlinks, and the diagnostics the last save
-// reported. Opened from a search hit (`?q=…&pos=…`), it scrolls to the passage at `pos` and
-// highlights the query's words there.
+// The note view: the title, the full description, the rendered body, the outline of its
+// headings, its links and its backlinks (titles first, each backlink with the sentence it
+// links from), and the diagnostics the last save reported. The worker renders; this view
+// sanitises and shows. Opened from a search hit (`?q=…&pos=…`), it scrolls to the passage at
+// `pos` and marks the query's words there. A long note renders its first part, then the rest
+// on request.
 
-import type { App, Section } from '../app.js';
+import type { App } from '../app.js';
+import type { ConceptModel, Marked } from '../engine/types.js';
 import { h, fill } from '../lib/dom.js';
-import { render, lineOf, type LinkContext } from '../lib/markdown.js';
-import { resolveMarkdown, resolveWiki } from '../lib/links.js';
-import { readFields, split } from '../lib/frontmatter.js';
-import { badge, routes, setTitle, confirmDialog, showError, announce } from '../ui.js';
-import type { View } from './view.js';
+import { sanitized } from '../lib/sanitize.js';
+import { occurrences } from '../lib/passage.js';
+import { badge, routes, setTitle, confirmDialog, showError, announce, noteLink, markedText, noteName, typing, plural } from '../ui.js';
+import type { Command } from '../palette.js';
+import { currentChanged, type View } from './view.js';
 
 export interface ConceptParams {
   id: string;
   q?: string;
   pos?: number;
   anchor?: string;
+  section?: string;
 }
 
-export function linkContext(app: App, bundle: string, path: string, links: readonly string[], self: string): LinkContext {
-  return {
-    markdown: (d) => resolveMarkdown(app.docs, bundle, path, d),
-    wiki: (inner) => resolveWiki(app.docs, bundle, links, inner),
-    anchor: (fragment) => `${self}?anchor=${encodeURIComponent(fragment)}`,
-  };
-}
+const MORE = 200_000;
 
-export function diagnosticsList(list: { message: string }[] | undefined, heading = 'Diagnostics'): HTMLElement | null {
-  if (list === undefined) return null;
+export function diagnosticsList(list: { message: string }[] | null | undefined, heading = 'Diagnostics'): HTMLElement | null {
+  if (list === undefined || list === null) return null;
   return h(
     'section',
     { class: 'diagnostics-panel', 'aria-label': heading },
@@ -41,59 +39,80 @@ export function diagnosticsList(list: { message: string }[] | undefined, heading
 export function conceptView(app: App, main: HTMLElement, params: ConceptParams): View {
   let disposed = false;
   let shown = '';
+  let model: ConceptModel | null = null;
+  let rendered: HTMLElement | null = null;
+  let moreButton: HTMLButtonElement | null = null;
+
+  const remove = async () => {
+    if (!model) return;
+    const { bundle, path } = model.note;
+    if (!(await confirmDialog(`Delete “${noteName(model.note)}” (${bundle}/${path})? Its history keeps it, so it can be restored.`, 'Delete', true))) return;
+    try {
+      await app.call('remove', bundle, path, model.hash);
+      announce(`Deleted ${bundle}/${path}`);
+      location.hash = '#/';
+    } catch (e) {
+      showError(e, 'delete the note');
+      if ((e as { code?: string }).code === 'CONFLICT') void draw(true);
+    }
+  };
+
+  const renderRest = async (untilLine?: number) => {
+    if (!model || !rendered) return;
+    while (model.renderedTo < model.bodyLength) {
+      const part = await app.call('renderMore', model.note.id, model.renderedTo, MORE);
+      if (!part || disposed) return;
+      rendered.append(sanitized(part.html));
+      model.renderedTo = part.renderedTo;
+      if (untilLine === undefined || lastLine(rendered) > untilLine) break;
+    }
+    if (moreButton) {
+      moreButton.hidden = model.renderedTo >= model.bodyLength;
+      moreButton.textContent = `Show the rest of the note (${plural(model.bodyLength - model.renderedTo, 'more character')})`;
+    }
+  };
+
+  const goToLine = async (line: number, focus: boolean) => {
+    if (!rendered || !model) return;
+    if (lastLine(rendered) < line && model.renderedTo < model.bodyLength) await renderRest(line);
+    scrollToLine(rendered, line, focus);
+  };
 
   const draw = async (first: boolean) => {
-    const { id } = params;
-    const [bodies, sources] = await Promise.all([app.conn.get([id]), app.conn.get([id], { source: true })]);
+    const m = await app.call('concept', params.id, first && params.q !== undefined && params.pos !== undefined ? { q: params.q, pos: params.pos } : {});
     if (disposed) return;
-    const body = bodies.get(id);
-    const source = sources.get(id);
-    if (!body || !source) {
+    if (!m) {
       setTitle('Not found');
       fill(
         main,
         h('h1', null, 'No such note'),
-        h('p', null, `There is no concept “${id}” in this tenant (any more). Its id may have changed when another note was added or removed; search for it.`),
+        h('p', null, `There is no note “${params.id}” here (any more). Its id may have changed when another note was added or removed: search for it, or open it from the list.`),
       );
       return;
     }
-    const row = app.rows.get(id);
-    const signature = JSON.stringify([source.hash, row, app.backlinks.get(id), app.diagnosticsOf(source.bundle!, source.path!)]);
+    const signature = JSON.stringify([m.hash, m.note, m.links, m.backlinks, m.diagnostics, m.outline]);
     if (!first && signature === shown) return;
     shown = signature;
-    const bundle = source.bundle!;
-    const path = source.path!;
-    const fields = readFields(source.text).fields;
-    const hasFrontmatter = split(source.text).has;
-    const self = routes.concept(id);
-    const sections = await app.sections(id, body.text).catch(() => [] as Section[]);
-    if (disposed) return;
-    const html = render(body.text, linkContext(app, bundle, path, row?.links ?? [], self));
-    const rendered = h('article', { class: 'rendered', 'aria-label': 'Note' });
-    rendered.innerHTML = html;
-
-    const title = fields.title || id;
+    model = m;
+    currentChanged();
+    app.visited(m.note.id);
+    const { bundle, path } = m.note;
+    const title = noteName(m.note);
     setTitle(title);
-    const back = app.backlinks.get(id) ?? [];
+    const self = routes.concept(m.note.id);
+    rendered = h('article', { class: 'rendered', 'aria-label': 'The note' });
+    rendered.append(sanitized(m.html));
+    moreButton = h('button', { type: 'button', hidden: m.renderedTo >= m.bodyLength }, `Show the rest of the note (${plural(m.bodyLength - m.renderedTo, 'more character')})`);
+    moreButton.addEventListener('click', () => void renderRest().catch((e) => showError(e, 'show the rest of the note')));
     const del = h('button', { class: 'danger', type: 'button' }, 'Delete');
-    del.addEventListener('click', async () => {
-      if (!(await confirmDialog(`Delete ${bundle}/${path}? Its history keeps it, so a restore can bring it back.`, 'Delete', true))) return;
-      try {
-        await app.conn.delete(bundle, path, source.hash!);
-        announce(`Deleted ${bundle}/${path}`);
-        await app.refresh();
-        location.hash = '#/';
-      } catch (e) {
-        showError(e, 'delete');
-        if ((e as { code?: string }).code === 'CONFLICT') void draw(true);
-      }
-    });
+    del.addEventListener('click', () => void remove());
 
+    const description = m.description ?? (m.summary !== '-' ? m.summary : null);
     fill(
       main,
       h(
         'div',
-        { class: 'concept', dataset: { id } },
+        { class: 'concept', dataset: { id: m.note.id } },
         h(
           'div',
           null,
@@ -102,20 +121,21 @@ export function conceptView(app: App, main: HTMLElement, params: ConceptParams):
             { class: 'concept-head' },
             h('div', { class: 'path' }, `${bundle} / ${path}`),
             h('h1', null, title),
+            description ? h('p', { class: m.description ? 'description' : 'description muted' }, description) : null,
             h(
               'div',
               { class: 'meta' },
-              title !== id ? h('code', null, id) : null,
-              row && row.kind !== '-' ? h('span', null, `kind: ${row.kind}`) : null,
-              row ? badge(row.status) : null,
-              row && row.grain !== '-' ? h('span', null, `grain: ${row.grain}`) : null,
-              hasFrontmatter ? null : h('span', null, 'no frontmatter'),
+              title !== m.note.id ? h('code', { title: 'The note’s id: agents and links use it' }, m.note.id) : null,
+              m.kind !== '-' ? h('span', null, `kind: ${m.kind}`) : null,
+              badge(m.note.status),
+              m.grain !== '-' ? h('span', null, `grain: ${m.grain}`) : null,
+              m.hasFrontmatter ? null : h('span', null, 'no frontmatter'),
             ),
-            row && row.summary !== '-' ? h('p', { class: 'summary muted' }, row.summary) : null,
             h(
               'div',
               { class: 'toolbar' },
-              h('a', { class: 'button primary', href: routes.edit(bundle, path), 'aria-keyshortcuts': 'e' }, 'Edit'),
+              h('a', { class: 'button primary', href: routes.edit(bundle, path), 'aria-keyshortcuts': 'e', id: 'edit-note' }, 'Edit'),
+              h('a', { class: 'button', href: routes.noteHistory(bundle, path), 'aria-keyshortcuts': 'h' }, 'History'),
               del,
             ),
           ),
@@ -123,6 +143,7 @@ export function conceptView(app: App, main: HTMLElement, params: ConceptParams):
             ? h('p', { class: 'banner', id: 'passage-note' }, `Opened at the passage for “${params.q}”. `, h('a', { href: self }, 'Clear the highlight'))
             : null,
           rendered,
+          moreButton,
         ),
         h(
           'div',
@@ -131,80 +152,100 @@ export function conceptView(app: App, main: HTMLElement, params: ConceptParams):
             'section',
             { 'aria-labelledby': 'outline-h' },
             h('h2', { id: 'outline-h' }, 'Outline'),
-            sections.length
+            m.outline.length
               ? h(
                   'ul',
                   { class: 'outline' },
-                  sections.map((s) =>
+                  m.outline.map((s) =>
                     h(
                       'li',
-                      null,
+                      { class: `level-${s.level}` },
                       h(
                         'a',
                         {
                           href: `${self}?section=${encodeURIComponent(s.name)}`,
+                          'data-section': s.name,
                           onclick: (e: Event) => {
                             e.preventDefault();
-                            scrollToLine(rendered, lineOf(body.text, s.start), true);
+                            void goToLine(s.line, true);
                           },
                         },
-                        s.name,
+                        s.text,
                       ),
                     ),
                   ),
                 )
-              : h('p', { class: 'muted' }, 'No sections.'),
+              : h('p', { class: 'muted' }, 'No headings.'),
           ),
           h(
             'section',
             { 'aria-labelledby': 'links-h' },
-            h('h2', { id: 'links-h' }, `Links (${row?.links.length ?? 0})`),
-            row && row.links.length ? h('ul', { class: 'links' }, row.links.map((l) => h('li', null, h('a', { href: routes.concept(l) }, l), ' ', badge(app.rows.get(l)?.status ?? '-')))) : h('p', { class: 'muted' }, 'None.'),
+            h('h2', { id: 'links-h' }, `Links (${m.links.length})`),
+            m.links.length ? h('ul', { class: 'links' }, m.links.map((l) => h('li', null, noteLink(l)))) : h('p', { class: 'muted' }, 'None.'),
           ),
           h(
             'section',
             { 'aria-labelledby': 'backlinks-h' },
-            h('h2', { id: 'backlinks-h' }, `Backlinks (${back.length})`),
-            back.length ? h('ul', { class: 'backlinks' }, back.map((l) => h('li', null, h('a', { href: routes.concept(l) }, l)))) : h('p', { class: 'muted' }, 'None.'),
+            h('h2', { id: 'backlinks-h' }, `Backlinks (${m.backlinks.length})`),
+            m.backlinks.length
+              ? h(
+                  'ul',
+                  { class: 'backlinks' },
+                  m.backlinks.map((b) => h('li', null, noteLink(b), b.contexts.map((c: Marked) => h('span', { class: 'context' }, markedText(c))))),
+                )
+              : h('p', { class: 'muted' }, 'None.'),
           ),
-          diagnosticsList(app.diagnosticsOf(bundle, path)),
+          diagnosticsList(m.diagnostics),
         ),
       ),
     );
 
     if (first) {
-      if (params.q !== undefined && params.pos !== undefined) await highlight(app, rendered, id, body.text, params.q, params.pos);
+      if (m.hit) highlight(rendered, m.hit.fromLine, m.hit.toLine, m.hit.words);
       else if (params.anchor) scrollToAnchor(rendered, params.anchor);
-      else if (new URLSearchParams(location.hash.split('?')[1] ?? '').get('section')) {
-        const name = new URLSearchParams(location.hash.split('?')[1]).get('section');
-        const s = sections.find((x) => x.name === name);
-        if (s) scrollToLine(rendered, lineOf(body.text, s.start), false);
+      else if (params.section) {
+        const s = m.outline.find((x) => x.name === params.section);
+        if (s) void goToLine(s.line, false);
       }
     }
   };
 
-  void draw(true).catch((e) => showError(e, 'open note'));
+  void draw(true).catch((e) => showError(e, 'open the note'));
 
   const keys = (e: KeyboardEvent) => {
-    if (e.key !== 'e' || e.ctrlKey || e.metaKey || e.altKey) return;
-    if ((e.target as HTMLElement).closest('input, textarea, select, dialog')) return;
-    const edit = main.querySelector<HTMLAnchorElement>('.toolbar a.button.primary');
-    if (edit) {
+    if (e.key !== 'e' || e.ctrlKey || e.metaKey || e.altKey || typing(e) || document.querySelector('dialog[open]')) return;
+    if (model) {
       e.preventDefault();
-      location.hash = edit.getAttribute('href')!;
+      location.hash = routes.edit(model.note.bundle, model.note.path);
     }
   };
   document.addEventListener('keydown', keys);
 
   return {
     refresh: () => {
-      void draw(false).catch((e) => showError(e, 'refresh note'));
+      void draw(false).catch((e) => showError(e, 'show the note'));
     },
     dispose: () => {
       disposed = true;
       document.removeEventListener('keydown', keys);
     },
+    current: () => {
+      if (!model) return { id: params.id };
+      const { bundle, path } = model.note;
+      const commands: Command[] = [
+        { label: `Edit “${noteName(model.note)}”`, keys: 'e', run: () => (location.hash = routes.edit(bundle, path)) },
+        { label: 'History of this note', keys: 'h', run: () => (location.hash = routes.noteHistory(bundle, path)) },
+        { label: 'Delete this note', run: () => void remove() },
+      ];
+      return { id: params.id, bundle, path, commands };
+    },
   };
+}
+
+function lastLine(root: HTMLElement): number {
+  const all = root.querySelectorAll<HTMLElement>('[data-line-end]');
+  const last = all[all.length - 1];
+  return last ? Number(last.dataset.lineEnd) : 0;
 }
 
 /** The innermost rendered blocks whose source lines meet [from, to]. */
@@ -234,67 +275,9 @@ function scrollToAnchor(root: HTMLElement, fragment: string): void {
   heading?.scrollIntoView({ block: 'start' });
 }
 
-interface Occurrence {
-  at: number;
-  end: number;
-  word: string;
-}
-
-/** Whole-word occurrences of `words` (search.md §6 rules 2–4), sorted by offset. */
-function occurrences(text: string, query: string): Occurrence[] {
-  let words = [...new Set(query.match(/[\p{L}\p{N}]+/gu) ?? [])];
-  let hay = text;
-  const lower = text.toLowerCase();
-  if (lower.length === text.length) {
-    hay = lower;
-    words = [...new Set(words.map((w) => w.toLowerCase()))];
-  }
-  const isWord = (c: string | undefined) => c !== undefined && /[\p{L}\p{N}]/u.test(c);
-  const before = (i: number) => {
-    if (i <= 0) return undefined;
-    const c = hay.charCodeAt(i - 1);
-    return c >= 0xdc00 && c <= 0xdfff && i >= 2 ? hay.slice(i - 2, i) : hay[i - 1];
-  };
-  const after = (i: number) => (i < hay.length ? String.fromCodePoint(hay.codePointAt(i)!) : undefined);
-  const out: Occurrence[] = [];
-  for (const word of words) {
-    let i = hay.indexOf(word);
-    while (i >= 0) {
-      if (!isWord(before(i)) && !isWord(after(i + word.length))) out.push({ at: i, end: i + word.length, word });
-      i = hay.indexOf(word, i + 1);
-    }
-  }
-  return out.sort((a, b) => a.at - b.at || a.end - b.end);
-}
-
-/** The densest cluster (search.md §6 rule 5) of the occurrences. */
-function cluster(occ: Occurrence[]): Occurrence[] {
-  let best: Occurrence[] = [];
-  let bestCount = 0;
-  for (let i = 0; i < occ.length; i++) {
-    const window = [occ[i]];
-    for (let j = i + 1; j < occ.length && occ[j].end <= occ[i].at + 2000; j++) window.push(occ[j]);
-    const count = new Set(window.map((o) => o.word)).size;
-    if (count > bestCount) {
-      bestCount = count;
-      best = window;
-    }
-  }
-  return best;
-}
-
-/**
- * Scrolls to the passage a search hit points at: `get(id, {offset: pos, limit: 2000})` is the
- * window search.md §6 intends; the densest cluster of the query's words in it is marked.
- */
-async function highlight(app: App, root: HTMLElement, id: string, body: string, query: string, pos: number): Promise<void> {
-  const window = (await app.conn.get([id], { offset: pos, limit: 2000 })).get(id);
-  if (!window) return;
-  const found = cluster(occurrences(window.text, query));
-  const from = window.start + (found[0]?.at ?? 0);
-  const to = window.start + (found.length ? found[found.length - 1].end : Math.min(window.text.length, 200));
-  const blocks = blocksFor(root, lineOf(body, from), lineOf(body, Math.max(from, to - 1)));
-  const words = new Set(found.map((o) => o.word));
+/** Marks the passage of a search hit (its body lines) and the query's words in it. */
+function highlight(root: HTMLElement, fromLine: number, toLine: number, words: string[]): void {
+  const blocks = blocksFor(root, fromLine, toLine);
   for (const block of blocks) {
     block.classList.add('hit-passage');
     markWords(block, words);
@@ -309,15 +292,14 @@ async function highlight(app: App, root: HTMLElement, id: string, body: string, 
 }
 
 /** Wraps whole-word occurrences of `words` in the text under `el` in <mark>. */
-function markWords(el: HTMLElement, words: Set<string>): void {
-  if (words.size === 0) return;
+function markWords(el: HTMLElement, words: string[]): void {
+  if (words.length === 0) return;
   const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
   const nodes: Text[] = [];
   while (walker.nextNode()) nodes.push(walker.currentNode as Text);
-  const query = [...words].join(' ');
   for (const node of nodes) {
     const text = node.data;
-    const occ = occurrences(text, query);
+    const occ = occurrences(text, words);
     if (occ.length === 0) continue;
     const frag = document.createDocumentFragment();
     let at = 0;

@@ -1,26 +1,44 @@
-// The editor: the whole stored text (Markdown with frontmatter) in a text area, and a small
-// form for type, title, description and status that rewrites the frontmatter. Every save
-// names the version it replaces (the source hash read when editing began, or none for a new
-// note). When the note changed meanwhile (another tab, an import), the save is refused by the
-// engine and the editor shows both versions: keep yours, take theirs, or merge the two; it
-// never overwrites silently. The compiler's diagnostics for the note follow each save.
+// The editor: the note's frontmatter as a form (type, title, description, status), with the
+// raw YAML one click away, and its Markdown body in CodeMirror (src/views/codemirror.ts),
+// beside a live preview (write, split or preview). `[[` completes note titles and ids; a
+// broken link in the preview creates the note it names. A frontmatter that does not parse
+// shows as raw YAML with the parser's error; the note can still be saved.
+//
+// Every save names the version it replaces (the source hash read when editing began, or none
+// for a new note). When the note changed meanwhile (another tab, an import), the engine
+// refuses the save and the editor shows both versions: keep yours, take theirs, or merge the
+// two; it never overwrites silently. The compiler's diagnostics follow each save. The stored
+// bytes are exactly what was typed: the form rewrites only the lines of the fields it
+// changes, and a note written with CRLF line breaks keeps them.
 
+import type { EditorView } from '@codemirror/view';
 import type { App } from '../app.js';
-import { describe } from '../app.js';
-import type { LangonrockError, SourceText } from 'langonrock';
+import type { SourceText, WriteResult } from 'langonrock';
 import { h, fill } from '../lib/dom.js';
-import { FIELDS, readFields, setField, type Field } from '../lib/frontmatter.js';
-import { diffLines, merge } from '../lib/diff.js';
-import { routes, setTitle, announce, confirmDialog, showError, replaceRoute } from '../ui.js';
+import { FIELDS, readFields, setField, split, type Field } from '../lib/frontmatter.js';
+import { merge } from '../lib/diff.js';
+import { diffBlock } from './diffview.js';
+import { sanitized } from '../lib/sanitize.js';
+import { explain } from '../lib/messages.js';
+import { routes, setTitle, announce, confirmDialog, showError, replaceRoute, noteName } from '../ui.js';
+import { SHORTCUTS, type Command } from '../palette.js';
 import { diagnosticsList } from './concept.js';
-import type { View } from './view.js';
+import { createEditor, setText } from './codemirror.js';
+import { currentChanged, type View } from './view.js';
 
 export interface EditorParams {
   bundle?: string;
   path?: string;
+  /** A new note, with what the route asked for (a broken link's target, a title). */
+  fresh?: { bundle?: string; path?: string; title?: string };
 }
 
-const TEMPLATE = '---\ntype: note\n---\n\n';
+type Mode = 'write' | 'split' | 'preview';
+const MODE_KEY = 'langonrock-notes:editor-mode';
+const TEMPLATE_HEAD = '---\ntype: note\n---\n';
+const PREVIEW_LIMIT = 100_000;
+/** Above this many characters the preview follows the text only when asked. */
+const LIVE_PREVIEW_MAX = 500_000;
 
 const LABELS: Record<Field, string> = { type: 'Type', title: 'Title', description: 'Description', status: 'Status' };
 
@@ -33,75 +51,188 @@ function slugPath(title: string): string {
   return `${s || 'untitled'}.md`;
 }
 
-/** A diff of `a` to `b` as a block of lines. */
-export function diffBlock(a: string, b: string, label: string): HTMLElement {
-  const lines = diffLines(a, b);
-  return h(
-    'div',
-    { class: 'diff', role: 'region', 'aria-label': label, tabindex: '0' },
-    lines.length === 0
-      ? h('div', { class: 'skip' }, 'No difference.')
-      : lines.map((l) =>
-          l.op === '…'
-            ? h('div', { class: 'skip' }, `… ${l.skipped} unchanged line${l.skipped === 1 ? '' : 's'}`)
-            : h('div', { class: l.op === '+' ? 'add' : l.op === '-' ? 'del' : '' }, `${l.op} ${l.text}`),
-        ),
-  );
-}
+const onlyCrlf = (s: string) => /\r\n/.test(s) && !/(^|[^\r])\n/.test(s);
 
 export function editorView(app: App, main: HTMLElement, params: EditorParams): View {
   let isNew = params.bundle === undefined;
   let bundle = params.bundle ?? '';
   let path = params.path ?? '';
   let base: SourceText | null = null;
-  let crlf = false;
   let saving = false;
-  let pathTouched = false;
+  let pathTouched = !!params.fresh?.path;
   let disposed = false;
+  let mode: Mode = (localStorage.getItem(MODE_KEY) as Mode | null) ?? 'split';
+  if (!['write', 'split', 'preview'].includes(mode)) mode = 'split';
+
+  // The text is head + body: the head is the BOM and the frontmatter block as written (empty
+  // when there is none), the body is in CodeMirror.
+  let head = '';
+  let headCrlf = false;
+  let bodyCrlf = false;
+  let editor: EditorView | null = null;
+  let yamlMode = false;
+  /** The YAML text area holds edits not yet taken into the head. */
+  let yamlEdited = false;
 
   const notices = h('div', { class: 'notices' });
   const conflictArea = h('div', { class: 'conflict-area' });
   const diagArea = h('div', { class: 'diag-area', 'aria-live': 'polite' });
-  const textarea = h('textarea', { class: 'source', id: 'source', spellcheck: 'false', 'aria-describedby': 'source-help' });
-  const inputs = {} as Record<Field, HTMLInputElement>;
-  for (const f of FIELDS) inputs[f] = h('input', { id: `field-${f}`, name: f, type: 'text', autocomplete: 'off', list: f === 'status' ? 'statuses' : null });
+  const inputs = {} as Record<Field, HTMLInputElement | HTMLTextAreaElement>;
+  for (const f of FIELDS) {
+    inputs[f] =
+      f === 'description'
+        ? h('textarea', { id: `field-${f}`, name: f, rows: 2, class: 'description-input' })
+        : h('input', { id: `field-${f}`, name: f, type: 'text', autocomplete: 'off', list: f === 'status' ? 'statuses' : f === 'type' ? 'types' : null });
+  }
   const bundleInput = h('input', { id: 'field-bundle', name: 'bundle', type: 'text', list: 'bundles', required: true, autocomplete: 'off' });
   const pathInput = h('input', { id: 'field-path', name: 'path', type: 'text', required: true, autocomplete: 'off', 'aria-describedby': 'path-help' });
-  const formProblem = h('p', { class: 'banner warn', hidden: true });
-  const saveButton = h('button', { type: 'submit', class: 'primary', 'aria-keyshortcuts': 'Control+S' }, 'Save');
-  const deleteButton = h('button', { type: 'button', class: 'danger' }, 'Delete');
+  const yamlArea = h('textarea', { id: 'yaml', class: 'yaml', spellcheck: 'false', 'aria-describedby': 'yaml-help', rows: 6 });
+  const yamlProblem = h('p', { class: 'banner warn', id: 'yaml-problem', role: 'status', hidden: true });
+  const yamlToggle = h('button', { type: 'button', id: 'yaml-toggle', 'aria-pressed': 'false' }, 'Edit the raw YAML');
+  const formPart = h(
+    'div',
+    { class: 'fields', id: 'frontmatter-form' },
+    FIELDS.map((f) => h('div', { class: 'field' }, h('label', { for: `field-${f}` }, LABELS[f]), inputs[f])),
+  );
+  const yamlPart = h(
+    'div',
+    { class: 'field', id: 'yaml-part', hidden: true },
+    h('label', { for: 'yaml' }, 'Frontmatter YAML (between the --- lines)'),
+    yamlArea,
+    h('small', { id: 'yaml-help', class: 'muted' }, 'Saved exactly as written. Clear it to save the note without frontmatter.'),
+  );
+  const writePane = h('div', { class: 'write-pane' });
+  const previewBody = h('div', { class: 'rendered', 'aria-live': 'off' });
+  const previewNote = h('p', { class: 'muted', hidden: true });
+  const previewUpdate = h('button', { type: 'button', hidden: true }, 'Update the preview');
+  const previewPane = h('section', { class: 'preview-pane', 'aria-label': 'Preview', tabindex: '-1' }, previewNote, previewUpdate, previewBody);
+  const panes = h('div', { class: 'panes', 'data-mode': mode }, writePane, previewPane);
+  const modeButtons = (['write', 'split', 'preview'] as Mode[]).map((m) =>
+    h('button', { type: 'button', 'aria-pressed': String(m === mode), 'data-mode': m, onclick: () => setMode(m) }, m === 'write' ? 'Write' : m === 'split' ? 'Split' : 'Preview'),
+  );
+  const saveButton = h('button', { type: 'submit', class: 'primary', 'aria-keyshortcuts': 'Control+S', id: 'save' }, 'Save');
+  const deleteButton = h('button', { type: 'button', class: 'danger', id: 'delete' }, 'Delete');
+  const historyLink = h('a', { class: 'button', id: 'note-history' }, 'History');
   const closeButton = h('button', { type: 'button' }, 'Close');
-  const heading = h('h1', null, '');
+  const heading = h('h1', { id: 'editor-h' }, '');
+  const bundlesList = h('datalist', { id: 'bundles' }, app.bundles.map((b) => h('option', { value: b })));
 
-  const stored = () => (crlf ? textarea.value.replace(/\r?\n/g, '\r\n') : textarea.value);
-  const dirty = () => (base ? stored() !== base.content : textarea.value !== TEMPLATE && textarea.value.trim() !== '');
+  const body = () => editor?.state.doc.toString() ?? '';
+  const stored = () => head + body();
+  const dirty = () => (base ? stored() !== base.content : body().trim() !== '' || head !== TEMPLATE_HEAD);
 
+  const setMode = (m: Mode) => {
+    // The pane a mode hides takes the focus with it: the focus moves to the pane left showing,
+    // so the keyboard stays in the editor (and Ctrl+Shift+E keeps cycling).
+    const active = document.activeElement;
+    const fromWrite = active instanceof Node && writePane.contains(active);
+    const fromPreview = active instanceof Node && previewPane.contains(active);
+    mode = m;
+    panes.dataset.mode = m;
+    if (m === 'preview' && fromWrite) previewPane.focus();
+    else if (m !== 'preview' && fromPreview) editor?.focus();
+    for (const b of modeButtons) b.setAttribute('aria-pressed', String(b.dataset.mode === m));
+    try {
+      localStorage.setItem(MODE_KEY, m);
+    } catch {
+      // A preference only.
+    }
+    if (m !== 'write') schedulePreview(true);
+  };
+  const cycleMode = () => setMode(mode === 'write' ? 'split' : mode === 'split' ? 'preview' : 'write');
+
+  /** The head's YAML and fences, and whether it parses for the form. */
   const syncForm = () => {
-    const r = readFields(textarea.value);
-    formProblem.hidden = !r.problem;
-    formProblem.textContent = r.problem ? `The form is off: ${r.problem}. Edit the text below.` : '';
+    const s = split(head);
+    const r = readFields(head);
+    const problem = r.problem;
+    yamlProblem.hidden = !problem;
+    yamlProblem.textContent = problem ? `The form cannot show this frontmatter: ${problem}. Edit the YAML below; the note can still be saved as it is.` : '';
+    if (problem && !yamlMode) showYaml(true, false);
     for (const f of FIELDS) {
-      inputs[f].disabled = !!r.problem;
+      inputs[f].disabled = !!problem;
       if (document.activeElement !== inputs[f]) inputs[f].value = r.fields[f];
     }
+    if (document.activeElement !== yamlArea && !yamlEdited) yamlArea.value = s.has ? s.yaml.replace(/\r\n/g, '\n').replace(/\n$/, '') : '';
+  };
+
+  const showYaml = (on: boolean, focus = true) => {
+    yamlMode = on;
+    yamlToggle.setAttribute('aria-pressed', String(on));
+    yamlToggle.textContent = on ? 'Back to the form' : 'Edit the raw YAML';
+    yamlPart.hidden = !on;
+    formPart.hidden = on;
+    if (on && focus) yamlArea.focus();
+  };
+
+  /** The head from the YAML text area: the fences kept as written, or new ones. */
+  const headFromYaml = () => {
+    if (!yamlEdited) return;
+    yamlEdited = false;
+    const s = split(head);
+    const eol = headCrlf ? '\r\n' : '\n';
+    const yaml = yamlArea.value;
+    if (yaml.trim() === '' && !s.has) return;
+    if (yaml === '' && s.has) {
+      // An empty text area removes the block (compile.md §2: no frontmatter).
+      head = s.bom;
+      return;
+    }
+    // The text area shows the YAML without its last line break; it comes back here.
+    const inner = `${yaml}\n`.replace(/\n/g, eol);
+    head = s.bom + (s.has ? s.open : `---${eol}`) + inner + (s.has && s.close ? s.close : `---${eol}`);
   };
 
   const setHeading = () => {
-    heading.textContent = isNew ? 'New note' : `Editing ${bundle} / ${path}`;
-    setTitle(isNew ? 'New note' : `Edit ${path}`);
+    const fields = readFields(head).fields;
+    const name = fields.title || path || 'New note';
+    heading.textContent = isNew ? 'New note' : `Editing “${name}”`;
+    setTitle(isNew ? 'New note' : `Edit ${name}`);
     bundleInput.disabled = !isNew;
     pathInput.disabled = !isNew;
     deleteButton.hidden = isNew;
+    historyLink.hidden = isNew;
+    if (!isNew) historyLink.setAttribute('href', routes.noteHistory(bundle, path));
+    currentChanged();
   };
 
-  const load = (text: string) => {
-    textarea.value = text;
-    syncForm();
-  };
+  // --------------------------------------------------------------- preview
 
-  const elsewhereNotice = () => {
+  let previewTimer: number | undefined;
+  let previewSeq = 0;
+  const renderPreview = async () => {
+    if (mode === 'write' || !editor) return;
+    const my = ++previewSeq;
+    const p = await app.call('preview', bundleInput.value.trim() || bundle || 'notes', pathInput.value.trim() || path || 'untitled.md', stored(), PREVIEW_LIMIT);
+    if (my !== previewSeq || disposed) return;
+    fill(previewBody, sanitized(p.html));
+    previewNote.hidden = p.renderedTo >= p.length;
+    previewNote.textContent = `The preview shows the first ${p.renderedTo.toLocaleString('en-US')} of ${p.length.toLocaleString('en-US')} characters.`;
+  };
+  const schedulePreview = (now = false) => {
+    clearTimeout(previewTimer);
+    const big = (editor?.state.doc.length ?? 0) > LIVE_PREVIEW_MAX;
+    previewUpdate.hidden = !big;
+    if (big && !now) return;
+    previewTimer = window.setTimeout(() => void renderPreview().catch((e) => showError(e, 'show the preview')), now ? 0 : 250);
+  };
+  previewUpdate.addEventListener('click', () => schedulePreview(true));
+  // A broken link in the preview creates its note; other links open as in the note view.
+  previewBody.addEventListener('click', (e) => {
+    const a = (e.target as HTMLElement).closest('a');
+    if (!a) return;
+    const href = a.getAttribute('href');
+    if (!href || !href.startsWith('#')) return;
+    e.preventDefault();
+    location.hash = href;
+  });
+
+  // --------------------------------------------------------------- saving
+
+  const elsewhereNotice = async () => {
     if (isNew || !base || saving) return;
-    const now = app.entry(bundle, path);
+    const now = await app.call('entry', bundle, path);
+    if (disposed || saving || !base) return;
     const changed = !now || now.hash !== base.hash;
     const existing = notices.querySelector('.elsewhere');
     if (!changed) {
@@ -120,32 +251,42 @@ export function editorView(app: App, main: HTMLElement, params: EditorParams): V
     );
   };
 
-  const showDiagnostics = (list: { message: string }[]) => {
-    fill(diagArea, diagnosticsList(list, 'Diagnostics from this save'));
-  };
+  const showDiagnostics = (list: { message: string }[]) => fill(diagArea, diagnosticsList(list, 'Diagnostics from this save'));
 
   const write = async (content: string, replaces: string | undefined) => {
     saving = true;
     saveButton.disabled = true;
+    const started = performance.now();
     try {
-      const result = await app.conn.write(bundle, path, content, replaces);
+      const result: WriteResult = await app.call('write', bundle, path, content, replaces);
+      window.__notesPerf.marks.lastSaveMs = performance.now() - started;
       base = { content, hash: result.hash };
       if (isNew) {
         isNew = false;
         replaceRoute(routes.edit(bundle, path));
-        setHeading();
       }
+      setHeading();
       fill(conflictArea);
       notices.querySelector('.elsewhere')?.remove();
-      app.noteDiagnostics(bundle, path, result.diagnostics);
       showDiagnostics(result.diagnostics);
       const renamed = result.renamed.length ? ` Renamed: ${result.renamed.map((r) => `${r.from} → ${r.to}`).join(', ')}.` : '';
       announce(`Saved ${bundle}/${path}.${renamed}`);
-      fill(notices, h('p', { class: 'banner saved', role: 'status' }, `Saved ${bundle}/${path}`, result.id ? [' as ', h('a', { href: routes.concept(result.id) }, result.id)] : ' (a navigation document)', `.${renamed}`));
-      await app.refresh();
+      fill(
+        notices,
+        h(
+          'p',
+          { class: 'banner saved', role: 'status' },
+          `Saved ${bundle}/${path}`,
+          result.id ? [' as ', h('a', { href: routes.concept(result.id) }, readFields(head).fields.title || result.id)] : ' (a navigation document)',
+          `.${renamed}`,
+        ),
+      );
     } catch (e) {
-      if ((e as LangonrockError).code === 'CONFLICT') await conflict(content, (e as LangonrockError).reason);
-      else showError(e, 'save');
+      if ((e as { code?: string }).code === 'CONFLICT') await conflict(content, (e as { reason?: string }).reason);
+      else {
+        const { message, detail } = explain(e, 'save the note');
+        fill(notices, h('div', { class: 'banner error save-failed', role: 'alert' }, message, detail ? h('details', null, h('summary', null, 'Details'), h('code', null, detail)) : null));
+      }
     } finally {
       saving = false;
       saveButton.disabled = false;
@@ -153,11 +294,13 @@ export function editorView(app: App, main: HTMLElement, params: EditorParams): V
   };
 
   const save = async () => {
+    if (saving) return;
+    if (yamlMode) headFromYaml();
     if (isNew) {
       bundle = bundleInput.value.trim();
       path = pathInput.value.trim().normalize('NFC');
       if (!bundle || !path) {
-        showError(new Error('a new note needs a bundle and a file name'), 'save');
+        showError(new Error('a new note needs a bundle and a file name'), 'save the note');
         return;
       }
       if (!/\.md$/i.test(path)) path += '.md';
@@ -167,6 +310,7 @@ export function editorView(app: App, main: HTMLElement, params: EditorParams): V
   };
 
   const compare = async () => {
+    if (yamlMode) headFromYaml();
     await conflict(stored(), 'changed');
   };
 
@@ -176,15 +320,15 @@ export function editorView(app: App, main: HTMLElement, params: EditorParams): V
     if (isNew) {
       isNew = false;
       replaceRoute(routes.edit(bundle, path));
-      setHeading();
     }
+    setHeading();
   };
 
   /** Both versions side by side, and the three ways out. */
   const conflict = async (mine: string, reason: string | undefined) => {
     let theirs: SourceText | null;
     try {
-      theirs = await app.conn.readSource(bundle, path);
+      theirs = await app.call('readSource', bundle, path);
     } catch (e) {
       showError(e, 'read the other version');
       return;
@@ -205,10 +349,10 @@ export function editorView(app: App, main: HTMLElement, params: EditorParams): V
       fill(conflictArea);
       if (theirs) {
         adopt(theirs);
-        crlf = /\r\n/.test(theirs.content) && !/(^|[^\r])\n/.test(theirs.content);
         load(theirs.content);
         announce('Took the other version.');
       } else {
+        base = null;
         location.hash = '#/';
       }
     });
@@ -216,7 +360,6 @@ export function editorView(app: App, main: HTMLElement, params: EditorParams): V
     mergeButton.addEventListener('click', () => {
       const m = merge(base?.content ?? '', mine, theirs!.content);
       adopt(theirs!);
-      crlf = false;
       load(m.text);
       fill(
         conflictArea,
@@ -228,7 +371,7 @@ export function editorView(app: App, main: HTMLElement, params: EditorParams): V
             : `Merged with ${m.conflicts} region${m.conflicts === 1 ? '' : 's'} both sides changed, kept between <<<<<<< yours and >>>>>>> theirs. Edit them, then save.`,
         ),
       );
-      textarea.focus();
+      editor?.focus();
       announce('Merged both versions into the editor.');
     });
     fill(
@@ -255,45 +398,114 @@ export function editorView(app: App, main: HTMLElement, params: EditorParams): V
 
   const remove = async () => {
     if (!base) return;
-    if (!(await confirmDialog(`Delete ${bundle}/${path}? Its history keeps it, so a restore can bring it back.`, 'Delete', true))) return;
+    if (!(await confirmDialog(`Delete ${bundle}/${path}? Its history keeps it, so it can be restored.`, 'Delete', true))) return;
     try {
-      await app.conn.delete(bundle, path, base.hash);
+      await app.call('remove', bundle, path, base.hash);
       base = null;
       announce(`Deleted ${bundle}/${path}`);
-      await app.refresh();
       location.hash = '#/';
     } catch (e) {
-      showError(e, 'delete');
-      if ((e as LangonrockError).code === 'CONFLICT') await conflict(stored(), (e as LangonrockError).reason);
+      showError(e, 'delete the note');
+      if ((e as { code?: string }).code === 'CONFLICT') await conflict(stored(), (e as { reason?: string }).reason);
     }
+  };
+
+  // --------------------------------------------------------------- loading
+
+  /** Puts a whole text in the editor: the head in the form, the body in CodeMirror. */
+  const load = (text: string) => {
+    const s = split(text);
+    head = s.bom + s.open + s.yaml + s.close;
+    headCrlf = s.open.endsWith('\r\n');
+    const crlf = onlyCrlf(s.body);
+    if (!editor || crlf !== bodyCrlf) {
+      bodyCrlf = crlf;
+      editor?.destroy();
+      fill(writePane);
+      editor = createEditor(writePane, s.body, crlf, {
+        complete: (q) => (q === '' ? app.call('refs', app.recent().slice(0, 12)) : app.call('switcher', q, 30)),
+        changed: () => schedulePreview(),
+      });
+    } else setText(editor, s.body);
+    syncForm();
+    setHeading();
+    schedulePreview(true);
   };
 
   for (const f of FIELDS) {
     inputs[f].addEventListener('input', () => {
       try {
-        const at = textarea.selectionStart;
-        textarea.value = setField(textarea.value, f, inputs[f].value);
-        textarea.selectionStart = textarea.selectionEnd = at;
+        head = setField(head, f, inputs[f].value);
+        if (!headCrlf) headCrlf = split(head).open.endsWith('\r\n');
       } catch (e) {
-        formProblem.hidden = false;
-        formProblem.textContent = describe(e);
+        yamlProblem.hidden = false;
+        yamlProblem.textContent = explain(e).message;
       }
       if (f === 'title' && isNew && !pathTouched) pathInput.value = slugPath(inputs.title.value);
+      if (f === 'title') setHeading();
+      syncYamlArea();
+      schedulePreview();
     });
   }
-  pathInput.addEventListener('input', () => (pathTouched = true));
-  let syncTimer: number | undefined;
-  textarea.addEventListener('input', () => {
-    clearTimeout(syncTimer);
-    syncTimer = window.setTimeout(syncForm, 120);
+  const syncYamlArea = () => {
+    yamlEdited = false;
+    const s = split(head);
+    yamlArea.value = s.has ? s.yaml.replace(/\r\n/g, '\n').replace(/\n$/, '') : '';
+  };
+  let yamlTimer: number | undefined;
+  yamlArea.addEventListener('input', () => {
+    yamlEdited = true;
+    clearTimeout(yamlTimer);
+    yamlTimer = window.setTimeout(() => {
+      headFromYaml();
+      syncForm();
+      schedulePreview();
+    }, 150);
   });
-  closeButton.addEventListener('click', () => {
-    location.hash = isNew ? '#/' : (() => {
-      const e = app.entry(bundle, path);
-      return e?.id ? routes.concept(e.id) : e ? routes.document(bundle, path) : '#/';
-    })();
+  yamlToggle.addEventListener('click', () => {
+    if (yamlMode) {
+      headFromYaml();
+      if (readFields(head).problem) {
+        yamlArea.focus();
+        return;
+      }
+      showYaml(false);
+      syncForm();
+      inputs.title.focus();
+    } else {
+      syncYamlArea();
+      showYaml(true);
+    }
+  });
+  pathInput.addEventListener('input', () => (pathTouched = true));
+  closeButton.addEventListener('click', async () => {
+    if (isNew) {
+      location.hash = '#/';
+      return;
+    }
+    const e = await app.call('entry', bundle, path);
+    location.hash = e?.id ? routes.concept(e.id) : e ? routes.document(bundle, path) : '#/';
   });
   deleteButton.addEventListener('click', () => void remove());
+
+  const help = h(
+    'p',
+    { id: 'editor-help', class: 'shortcuts-help' },
+    'Markdown. ',
+    h('kbd', null, '[['),
+    ' links a note (type its title); ',
+    h('kbd', null, 'Ctrl+S'),
+    ' saves; ',
+    h('kbd', null, 'Ctrl+Shift+E'),
+    ' switches write, split and preview; ',
+    h('kbd', null, 'Ctrl+B'),
+    ' bold, ',
+    h('kbd', null, 'Ctrl+I'),
+    ' italic, ',
+    h('kbd', null, 'Ctrl+F'),
+    ' find; Tab leaves the editor. ',
+    h('button', { type: 'button', class: 'linklike', onclick: () => document.getElementById('shortcuts-button')?.click() }, `All ${SHORTCUTS.length} shortcuts`),
+  );
 
   const form = h(
     'form',
@@ -305,9 +517,12 @@ export function editorView(app: App, main: HTMLElement, params: EditorParams): V
         void save();
       },
       onkeydown: (e: KeyboardEvent) => {
-        if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 's') {
+        if ((e.ctrlKey || e.metaKey) && !e.shiftKey && e.key.toLowerCase() === 's') {
           e.preventDefault();
           void save();
+        } else if ((e.ctrlKey || e.metaKey) && e.shiftKey && e.key.toLowerCase() === 'e') {
+          e.preventDefault();
+          cycleMode();
         }
       },
     },
@@ -317,47 +532,43 @@ export function editorView(app: App, main: HTMLElement, params: EditorParams): V
       h('div', { class: 'field' }, h('label', { for: 'field-bundle' }, 'Bundle'), bundleInput),
       h('div', { class: 'field' }, h('label', { for: 'field-path' }, 'File'), pathInput, h('small', { id: 'path-help', class: 'muted' }, 'A path in the bundle, ending in .md')),
     ),
-    h(
-      'div',
-      { class: 'fields' },
-      FIELDS.map((f) => h('div', { class: 'field' }, h('label', { for: `field-${f}` }, LABELS[f]), inputs[f])),
-    ),
-    formProblem,
-    h('div', { class: 'field' }, h('label', { for: 'source' }, 'Markdown, with its frontmatter'), textarea, h('small', { id: 'source-help', class: 'muted' }, 'Link other notes with [[id]] or [text](path.md). Ctrl+S saves.')),
-    h('div', { class: 'toolbar' }, saveButton, closeButton, deleteButton),
+    h('fieldset', { class: 'frontmatter' }, h('legend', null, 'Frontmatter'), yamlProblem, formPart, yamlPart, h('div', { class: 'toolbar' }, yamlToggle)),
+    h('div', { class: 'toolbar' }, h('div', { class: 'editor-modes', role: 'group', 'aria-label': 'View' }, modeButtons), help),
+    panes,
+    h('div', { class: 'toolbar' }, saveButton, closeButton, historyLink, deleteButton),
     h('datalist', { id: 'statuses' }, ['current', 'draft', 'deprecated', 'stable'].map((s) => h('option', { value: s }))),
-    h('datalist', { id: 'bundles' }, app.bundles.map((b) => h('option', { value: b }))),
+    h('datalist', { id: 'types' }, ['note', 'concept', 'runbook', 'decision', 'table'].map((s) => h('option', { value: s }))),
+    bundlesList,
   );
 
-  heading.id = 'editor-h';
   fill(main, h('div', { class: 'editor-view' }, heading, notices, diagArea, conflictArea, form));
-  setHeading();
 
   const start = async () => {
     if (isNew) {
-      bundleInput.value = app.bundles[0] ?? 'notes';
-      pathInput.value = 'untitled.md';
-      load(TEMPLATE);
-      inputs.title.focus();
+      const fresh = params.fresh ?? {};
+      bundleInput.value = fresh.bundle ?? app.bundles[0] ?? 'notes';
+      let text = TEMPLATE_HEAD + '\n';
+      if (fresh.title) text = setField(text, 'title', fresh.title);
+      pathInput.value = fresh.path ?? (fresh.title ? slugPath(fresh.title) : 'untitled.md');
+      load(text);
+      (fresh.title ? editor! : inputs.title).focus();
       return;
     }
     bundleInput.value = bundle;
     pathInput.value = path;
-    const source = await app.conn.readSource(bundle, path);
+    const [source, diags] = await Promise.all([app.call('readSource', bundle, path), app.call('diagnosticsOf', bundle, path)]);
     if (disposed) return;
     if (!source) {
       fill(main, h('h1', null, 'No such document'), h('p', null, `${bundle}/${path} does not exist (any more).`));
       return;
     }
     base = source;
-    crlf = /\r\n/.test(source.content) && !/(^|[^\r])\n/.test(source.content);
-    load(source.content);
-    const diags = app.diagnosticsOf(bundle, path);
+    // The diagnostics first, so that nothing moves under the cursor once the text is in.
     if (diags) showDiagnostics(diags);
-    textarea.focus();
-    textarea.setSelectionRange(0, 0);
+    load(source.content);
+    editor?.focus();
   };
-  void start().catch((e) => showError(e, 'open editor'));
+  void start().catch((e) => showError(e, 'open the editor'));
 
   const unload = (e: BeforeUnloadEvent) => {
     if (dirty()) e.preventDefault();
@@ -365,11 +576,23 @@ export function editorView(app: App, main: HTMLElement, params: EditorParams): V
   window.addEventListener('beforeunload', unload);
 
   return {
-    refresh: elsewhereNotice,
+    refresh: () => void elsewhereNotice().catch((e) => showError(e, 'check the note')),
     dirty,
     dispose: () => {
       disposed = true;
+      clearTimeout(previewTimer);
+      editor?.destroy();
       window.removeEventListener('beforeunload', unload);
+    },
+    current: () => {
+      const commands: Command[] = [
+        { label: 'Save', keys: 'Ctrl+S', run: () => void save() },
+        { label: 'Editor: write only', run: () => setMode('write') },
+        { label: 'Editor: split view', run: () => setMode('split') },
+        { label: 'Editor: preview only', run: () => setMode('preview') },
+        { label: yamlMode ? 'Edit the frontmatter with the form' : 'Edit the raw YAML', run: () => yamlToggle.click() },
+      ];
+      return isNew ? { editing: true, commands } : { bundle, path, editing: true, commands: [...commands, { label: `History of “${noteName({ id: path, title: readFields(head).fields.title || null })}”`, run: () => (location.hash = routes.noteHistory(bundle, path)) }] };
     },
   };
 }

@@ -1,20 +1,26 @@
-// History: the retained revisions, newest first (the connection's `history`, a page at a
-// time), what one revision changed against its parent, and restore, which commits the old
-// state as a new revision on top of the head (history is never rewritten).
+// History: the retained revisions, newest first (a page at a time), what one revision
+// changed against its parent, and restore, which commits the old state as a new revision on
+// top of the head (history is never rewritten). And one note's history: the revisions in
+// which it changed, each with its diff, and restoring one version of it (a save of that
+// text over the current one, which the engine refuses if the note changed meanwhile).
 
 import type { App } from '../app.js';
-import type { LangonrockError, RevisionInfo } from 'langonrock';
+import type { RevisionInfo } from 'langonrock';
+import type { NoteVersion } from '../engine/types.js';
 import { h, fill } from '../lib/dom.js';
-import { routes, setTitle, formatTime, shortHash, announce, confirmDialog, showError } from '../ui.js';
-import { diffBlock } from './editor.js';
+import { routes, setTitle, formatTime, shortHash, announce, confirmDialog, showError, plural } from '../ui.js';
+import { diffBlock } from './diffview.js';
 import type { View } from './view.js';
+
+const changeBadge = (change: string) => h('span', { class: `badge ${change === 'removed' ? 'deprecated' : change === 'added' ? 'other' : 'draft'}` }, change);
 
 export function historyView(app: App, main: HTMLElement): View {
   setTitle('History');
   const body = h('tbody');
-  const more = h('button', { type: 'button', hidden: true }, 'Older revisions');
+  const more = h('button', { type: 'button', hidden: true, id: 'older' }, 'Older revisions');
   let next: string | undefined;
   let disposed = false;
+  let first = true;
 
   const row = (r: RevisionInfo, head: boolean) =>
     h(
@@ -27,27 +33,29 @@ export function historyView(app: App, main: HTMLElement): View {
     );
 
   const page = async (reset: boolean) => {
-    const result = await app.conn.history(reset ? { limit: 20 } : { limit: 20, before: next });
+    const result = await app.call('history', reset ? undefined : next, 20);
     if (disposed) return;
     if (reset) fill(body);
-    const first = reset;
-    result.revisions.forEach((r, i) => body.append(row(r, first && i === 0)));
+    result.revisions.forEach((r, i) => body.append(row(r, reset && i === 0)));
     next = result.next;
     more.hidden = next === undefined;
     if (reset && result.revisions.length === 0) body.append(h('tr', null, h('td', { colspan: '4', class: 'muted' }, 'No revisions yet: the first save makes one.')));
+    first = false;
   };
-  more.addEventListener('click', () => void page(false).catch((e) => showError(e, 'history')));
+  more.addEventListener('click', () => void page(false).catch((e) => showError(e, 'read the history')));
 
   fill(
     main,
     h('h1', null, 'History'),
-    h('p', { class: 'muted' }, 'Every save, delete, import and restore is a revision. Open one to see what it changed, or to restore it.'),
-    h('table', { class: 'list' }, h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'When'), h('th', { scope: 'col' }, 'Revision'), h('th', { scope: 'col' }, 'Concepts'), h('th', { scope: 'col' }, 'Bundles'))), body),
+    h('p', { class: 'muted' }, 'Every save, delete, import and restore is a revision. Open one to see what it changed, or to restore it. Each note’s own history is under its History button.'),
+    h('div', { class: 'table-wrap' }, h('table', { class: 'list' }, h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'When'), h('th', { scope: 'col' }, 'Revision'), h('th', { scope: 'col' }, 'Notes'), h('th', { scope: 'col' }, 'Bundles'))), body)),
     h('div', { class: 'toolbar' }, more),
   );
-  void page(true).catch((e) => showError(e, 'history'));
+  void page(true).catch((e) => showError(e, 'read the history'));
   return {
-    refresh: () => void page(true).catch((e) => showError(e, 'history')),
+    refresh: () => {
+      if (!first) void page(true).catch((e) => showError(e, 'read the history'));
+    },
     dispose: () => {
       disposed = true;
     },
@@ -59,34 +67,32 @@ export function revisionView(app: App, main: HTMLElement, revision: string): Vie
   let disposed = false;
 
   const draw = async () => {
-    const [head, rev, changes] = await Promise.all([app.conn.history({ limit: 1 }), app.reader.revision(revision), app.reader.changes(revision)]);
+    const rev = await app.call('revision', revision);
     if (disposed) return;
-    const current = head.revisions[0]?.revision;
+    const current = rev.head;
     const restore = h('button', { type: 'button', class: 'primary', disabled: current === revision }, current === revision ? 'This is the current revision' : 'Restore this revision');
     restore.addEventListener('click', async () => {
       if (!(await confirmDialog('Restore the notes as they were in this revision? This makes a new revision; nothing in history is lost.', 'Restore'))) return;
       try {
-        const latest = (await app.conn.history({ limit: 1 })).revisions[0]?.revision;
+        const latest = await app.call('headRevision');
         if (!latest) return;
-        const result = await app.conn.restore({ revision, expectedRevision: latest });
-        app.noteTenantDiagnostics(result.diagnostics);
+        const result = await app.call('restore', revision, latest);
         announce(`Restored: new revision ${shortHash(result.revision)}.`);
-        await app.refresh();
         location.hash = '#/history';
       } catch (e) {
-        showError(e, 'restore');
-        if ((e as LangonrockError).code === 'CONFLICT') void draw();
+        showError(e, 'restore the revision');
+        if ((e as { code?: string }).code === 'CONFLICT') void draw();
       }
     });
-    const list = changes.map((c) => {
-      const details = h('details', { class: 'change' }, h('summary', null, h('span', { class: `badge ${c.change === 'removed' ? 'deprecated' : c.change === 'added' ? 'other' : 'draft'}` }, c.change), ' ', `${c.bundle}/${c.path}`));
+    const list = rev.changes.map((c) => {
+      const details = h('details', { class: 'change' }, h('summary', null, changeBadge(c.change), ' ', `${c.bundle}/${c.path}`));
       let loaded = false;
       details.addEventListener('toggle', async () => {
         if (!details.open || loaded) return;
         loaded = true;
         try {
-          const [before, after] = await Promise.all([c.before ? app.reader.source(c.before) : '', c.after ? app.reader.source(c.after) : '']);
-          details.append(diffBlock(before, after, `Changes to ${c.bundle}/${c.path}`));
+          const [before, after] = await Promise.all([c.before ? app.call('source', c.before) : '', c.after ? app.call('source', c.after) : '']);
+          details.append(diffBlock(before, after, `Changes to ${c.bundle}/${c.path}`), h('p', null, h('a', { href: routes.noteHistory(c.bundle, c.path) }, `History of ${c.bundle}/${c.path}`)));
         } catch (e) {
           details.append(h('p', { class: 'banner error' }, String((e as Error).message)));
         }
@@ -106,20 +112,109 @@ export function revisionView(app: App, main: HTMLElement, revision: string): Vie
         h('dd', null, rev.parent ? h('a', { href: routes.revision(rev.parent) }, shortHash(rev.parent)) : 'none (the first revision)'),
       ),
       h('div', { class: 'toolbar' }, restore),
-      h('h2', null, `What changed (${changes.length} document${changes.length === 1 ? '' : 's'})`),
-      changes.length ? h('ul', { class: 'changes' }, list) : h('p', { class: 'muted' }, 'No document changed (an import baseline or a restore of the same state).'),
+      h('h2', null, `What changed (${plural(rev.changes.length, 'document')})`),
+      rev.changes.length ? h('ul', { class: 'changes' }, list) : h('p', { class: 'muted' }, 'No document changed (an import baseline or a restore of the same state).'),
     );
-    const firstDetails = main.querySelector('details');
-    if (firstDetails && changes.length <= 5) for (const d of main.querySelectorAll('details')) (d as HTMLDetailsElement).open = true;
+    if (rev.changes.length <= 5) for (const d of main.querySelectorAll('details')) (d as HTMLDetailsElement).open = true;
   };
   void draw().catch((e) => {
-    showError(e, 'revision');
+    showError(e, 'read the revision');
     fill(main, h('p', null, h('a', { href: '#/history' }, '← History')), h('h1', null, `Revision ${shortHash(revision)}`), h('p', { class: 'banner error' }, String((e as Error).message)));
   });
   return {
-    refresh: () => void draw().catch((e) => showError(e, 'revision')),
+    refresh: () => void draw().catch((e) => showError(e, 'read the revision')),
     dispose: () => {
       disposed = true;
     },
+  };
+}
+
+/** One note's versions, newest first, each with its diff and a restore. */
+export function noteHistoryView(app: App, main: HTMLElement, bundle: string, path: string): View {
+  setTitle(`History of ${path}`);
+  let disposed = false;
+  let next: string | undefined;
+  const list = h('ul', { class: 'versions-list', id: 'note-versions' });
+  const more = h('button', { type: 'button', hidden: true, id: 'older-versions' }, 'Look further back');
+  const status = h('p', { class: 'muted', 'aria-live': 'polite' }, 'Reading the history…');
+  const back = h('p', null);
+  let found = 0;
+
+  const item = (v: NoteVersion) => {
+    const diffArea = h('div');
+    const showDiff = h('button', { type: 'button', 'aria-expanded': 'false' }, 'Show the changes');
+    showDiff.addEventListener('click', async () => {
+      if (diffArea.childElementCount) {
+        fill(diffArea);
+        showDiff.setAttribute('aria-expanded', 'false');
+        showDiff.textContent = 'Show the changes';
+        return;
+      }
+      try {
+        const [before, after] = await Promise.all([v.before ? app.call('source', v.before) : '', v.after ? app.call('source', v.after) : '']);
+        fill(diffArea, diffBlock(before, after, `Changes in revision ${shortHash(v.revision)}`));
+        showDiff.setAttribute('aria-expanded', 'true');
+        showDiff.textContent = 'Hide the changes';
+      } catch (e) {
+        showError(e, 'read that version');
+      }
+    });
+    const restoreHash = v.after ?? v.before;
+    const restore = h('button', { type: 'button', class: 'restore' }, v.change === 'removed' ? 'Restore the note as it was before' : 'Restore this version');
+    restore.addEventListener('click', async () => {
+      if (!restoreHash) return;
+      if (!(await confirmDialog(`Make this version of ${bundle}/${path} the current one? This saves it as a new revision; nothing in history is lost.`, 'Restore'))) return;
+      try {
+        const [content, now] = await Promise.all([app.call('source', restoreHash), app.call('entry', bundle, path)]);
+        if (now?.hash === restoreHash) {
+          announce('This version is already the current one.');
+          return;
+        }
+        await app.call('write', bundle, path, content, now?.hash);
+        announce(`Restored the version of ${formatTime(v.created)}.`);
+      } catch (e) {
+        showError(e, 'restore that version');
+      }
+    });
+    return h(
+      'li',
+      { 'data-revision': v.revision },
+      h('div', { class: 'hit-head' }, changeBadge(v.change), h('a', { href: routes.revision(v.revision) }, formatTime(v.created)), h('code', { class: 'hash', title: v.revision }, shortHash(v.revision))),
+      h('div', { class: 'toolbar' }, showDiff, restore),
+      diffArea,
+    );
+  };
+
+  const page = async (reset: boolean) => {
+    if (reset) {
+      next = undefined;
+      found = 0;
+    }
+    const p = await app.call('noteHistory', bundle, path, reset ? undefined : next);
+    if (disposed) return;
+    if (reset) fill(list);
+    for (const v of p.versions) list.append(item(v));
+    found += p.versions.length;
+    next = p.next;
+    more.hidden = next === undefined;
+    status.textContent =
+      found === 0
+        ? next
+          ? `No change to this note in the last ${plural(p.scanned, 'revision')}.`
+          : 'This note has no retained history.'
+        : `${plural(found, 'version')}${next ? ' so far' : ''}, newest first.`;
+    const entry = await app.call('entry', bundle, path);
+    fill(back, entry?.id ? h('a', { href: routes.concept(entry.id) }, '← The note') : entry ? h('a', { href: routes.document(bundle, path) }, '← The document') : 'The note is deleted now; restore a version to bring it back.');
+  };
+  more.addEventListener('click', () => void page(false).catch((e) => showError(e, 'read the history')));
+
+  fill(main, back, h('h1', null, `History of ${bundle} / ${path}`), status, list, h('div', { class: 'toolbar' }, more));
+  void page(true).catch((e) => showError(e, 'read the history'));
+  return {
+    refresh: () => void page(true).catch((e) => showError(e, 'read the history')),
+    dispose: () => {
+      disposed = true;
+    },
+    current: () => ({ bundle, path }),
   };
 }

@@ -1,17 +1,16 @@
-// Import and export. Import reads a folder of Markdown as the CLI does (compile.md §1.1: each
-// folder in it is a bundle, `.md` files at any depth are documents, names starting with `.`
-// are skipped), or a set of files as one bundle, from a picker or a drop. It compares each
-// file with the stored version by source hash: new files are created, equal ones skipped,
-// and ones that differ are replaced only when the person says so (each such write names the
-// hash it replaces). The writes commit through `transact`, in batches within its limits
-// (1,000 changes, 16 MiB), with a progress bar. Export zips every stored document, exact
-// bytes, as `<bundle>/<path>`.
+// Import and export. A folder (picked or dropped) is read as the command line reads one: each
+// folder in it is a bundle, or the whole folder one bundle; it is imported as ONE revision
+// (the engine's import, src/engine/importer.ts), with progress and Cancel (nothing committed
+// on cancel). Loose Markdown files go into one bundle in one revision too. Before anything
+// is committed the page shows the plan: what is new, what is already stored, what differs,
+// what an earlier import of the folder brought that is gone now, and every file whose name
+// the notes cannot take (none is imported unless the person skips them). Export zips every
+// stored document, exact bytes, as `<bundle>/<path>`.
 
 import type { App } from '../app.js';
-import type { Change, Diagnostic, RevisionResult } from 'langonrock';
-import { zipSync } from 'fflate';
+import type { ImportOptions, ImportOutcome, ImportPlan, ImportProgress } from '../engine/types.js';
 import { h, fill } from '../lib/dom.js';
-import { routes, setTitle, announce, showError } from '../ui.js';
+import { routes, setTitle, announce, showError, plural } from '../ui.js';
 import type { View } from './view.js';
 
 interface Picked {
@@ -20,24 +19,13 @@ interface Picked {
   file: File;
 }
 
-interface Planned {
-  bundle: string;
-  path: string;
-  content: string;
-  bytes: number;
-  hash: string;
-  state: 'new' | 'same' | 'differs';
-  replaces?: string;
+interface Choice {
+  files: Picked[];
+  folder: string;
+  loose: boolean;
 }
 
-const MAX_CHANGES = 1000;
-const MAX_BYTES = 16 * 1024 * 1024;
-const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-async function sha256(bytes: Uint8Array): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes.slice() as Uint8Array<ArrayBuffer>));
-  return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
-}
+let nextJob = 1;
 
 /** Walks a dropped directory entry. */
 async function walk(entry: FileSystemEntry, prefix: string, out: Picked[]): Promise<void> {
@@ -55,284 +43,303 @@ async function walk(entry: FileSystemEntry, prefix: string, out: Picked[]): Prom
 }
 
 /** The files of a drop: one folder is taken as the chosen folder, several as its bundles. */
-async function dropped(data: DataTransfer): Promise<Picked[]> {
-  const entries = [...data.items].map((i) => i.webkitGetAsEntry()).filter((e): e is FileSystemEntry => e !== null);
+async function dropped(data: DataTransfer): Promise<Choice> {
+  const entries = [...data.items].map((i) => i.webkitGetAsEntry?.() ?? null).filter((e): e is FileSystemEntry => e !== null);
+  // Files put on the drag by a page rather than a file manager have no entries: loose files.
+  if (entries.length === 0) return { files: [...data.files].map((file) => ({ rel: file.name, file })), folder: 'files', loose: true };
   const out: Picked[] = [];
-  // Files put on the drag by a page rather than a file manager have no entries: take them as
-  // loose files.
-  if (entries.length === 0) return [...data.files].map((file) => ({ rel: file.name, file }));
   const dirs = entries.filter((e) => e.isDirectory);
   if (dirs.length === 1 && entries.length === 1) {
     await walk(dirs[0], '', out);
-    return out.map((p) => ({ ...p, rel: p.rel.slice(dirs[0].name.length + 1) }));
+    return { files: out.map((p) => ({ ...p, rel: p.rel.slice(dirs[0].name.length + 1) })), folder: dirs[0].name, loose: false };
   }
   for (const e of entries) await walk(e, '', out);
-  return out;
+  return { files: out, folder: 'dropped', loose: out.every((p) => !p.rel.includes('/')) };
 }
 
 export function transferView(app: App, main: HTMLElement): View {
   setTitle('Import & export');
-  // The pickers open from the buttons below; the inputs themselves stay out of sight.
   const folderInput = h('input', { type: 'file', id: 'folder-input', multiple: true, webkitdirectory: true, hidden: true, 'aria-label': 'Folder to import' });
   const filesInput = h('input', { type: 'file', id: 'files-input', multiple: true, accept: '.md,text/markdown', hidden: true, 'aria-label': 'Markdown files to import' });
   const oneBundle = h('input', { type: 'checkbox', id: 'one-bundle' });
-  const bundleName = h('input', { type: 'text', id: 'bundle-name', value: 'notes', autocomplete: 'off' });
-  const planArea = h('div', { class: 'plan', 'aria-live': 'polite' });
+  const bundleName = h('input', { type: 'text', id: 'bundle-name', value: 'notes', autocomplete: 'off', 'aria-describedby': 'bundle-name-help' });
+  const planArea = h('div', { class: 'plan' });
   const progress = h('progress', { id: 'import-progress', max: 1, value: 0, 'aria-label': 'Import progress', hidden: true });
   const progressText = h('p', { id: 'import-progress-text', class: 'muted', 'aria-live': 'polite' });
+  const cancel = h('button', { type: 'button', id: 'import-cancel', hidden: true }, 'Cancel the import');
   const exportButton = h('button', { type: 'button', class: 'primary', id: 'export' }, 'Export all notes as a zip');
-  const exportProgress = h('progress', { max: 1, value: 0, 'aria-label': 'Export progress', hidden: true });
   const exportText = h('p', { class: 'muted', 'aria-live': 'polite' });
   let busy = false;
+  let job = 0;
+  let last: Choice | null = null;
+  let disposed = false;
 
-  const setProgress = (done: number, total: number, text: string) => {
+  const setProgress = (p: ImportProgress) => {
     progress.hidden = false;
-    progress.max = Math.max(1, total);
-    progress.value = done;
-    progressText.textContent = text;
+    if (p.phase === 'read') {
+      progress.max = Math.max(1, p.total);
+      progress.value = p.done;
+      progressText.textContent = `Reading the files: ${p.done.toLocaleString('en-US')} of ${p.total.toLocaleString('en-US')}`;
+    } else if (p.phase === 'compile') {
+      progress.removeAttribute('value');
+      progressText.textContent = `Checking and compiling ${plural(p.documents, 'document')}…`;
+    } else if (p.phase === 'store') {
+      progress.removeAttribute('value');
+      progressText.textContent = 'Saving in this browser… (this can no longer be cancelled)';
+      cancel.hidden = true;
+    }
+  };
+  const onProgress = (e: Event) => {
+    const { job: j, progress: p } = (e as CustomEvent<{ job: number; progress: ImportProgress }>).detail;
+    if (j === job) setProgress(p);
+  };
+  app.engine.addEventListener('progress', onProgress);
+  cancel.addEventListener('click', async () => {
+    cancel.disabled = true;
+    const ok = await app.call('importCancel', job);
+    if (!ok) progressText.textContent = 'Too late to cancel: the import is being saved.';
+  });
+  const idle = () => {
+    busy = false;
+    cancel.hidden = true;
+    cancel.disabled = false;
+    progress.hidden = true;
   };
 
-  const plan = async (picked: Picked[], looseFilesAsBundle: boolean) => {
+  const plan = async (choice: Choice) => {
     if (busy) return;
     busy = true;
-    const started = performance.now();
+    last = choice;
+    job = nextJob++;
+    fill(planArea);
+    cancel.hidden = false;
+    progressText.textContent = `Reading ${plural(choice.files.length, 'file')}…`;
+    const options: ImportOptions = {
+      bundle: choice.loose || oneBundle.checked ? bundleName.value.trim() || choice.folder : null,
+      loose: choice.loose,
+      folder: choice.folder,
+    };
     try {
-      const warnings: string[] = [];
-      const problems: string[] = [];
-      let others = 0;
-      const asOne = oneBundle.checked || looseFilesAsBundle;
-      const single = bundleName.value.trim();
-      if (asOne && !single) throw new Error('name the bundle to import into');
-      const existingBundles = new Map(app.bundles.map((b) => [b.toLowerCase(), b]));
-      const docs: Array<{ bundle: string; path: string; file: File }> = [];
-      for (const p of picked.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0))) {
-        const segments = p.rel.split('/');
-        if (segments.some((s) => s.startsWith('.'))) continue;
-        if (!/\.md$/i.test(p.rel)) {
-          others++;
-          continue;
+      // The files cross to the worker as Blobs made of them, a slice at a time, each slice
+      // cut after ~25 ms on this thread (a File's size can cost the browser a trip to disk
+      // the first time it is asked): the page never holds still for long, however many files.
+      const keep = choice.files.filter((f) => !f.rel.split('/').some((s) => s.startsWith('.')));
+      let parts: File[] = [];
+      let meta: Array<{ rel: string; size: number }> = [];
+      let sliceStart = performance.now();
+      for (let i = 0; i < keep.length; i++) {
+        const f = keep[i];
+        const md = /\.md$/i.test(f.rel);
+        meta.push({ rel: f.rel, size: md ? f.file.size : 0 });
+        if (md) parts.push(f.file);
+        if (i === keep.length - 1 || meta.length >= 2000 || performance.now() - sliceStart > 25) {
+          await app.call('importFiles', job, new Blob(parts), meta);
+          progressText.textContent = `Handing over the files: ${(i + 1).toLocaleString('en-US')} of ${keep.length.toLocaleString('en-US')}`;
+          parts = [];
+          meta = [];
+          sliceStart = performance.now();
         }
-        let bundle: string;
-        let path: string;
-        if (asOne) {
-          bundle = single;
-          path = p.rel;
-        } else if (segments.length === 1) {
-          warnings.push(`${p.rel}: not inside a bundle folder, ignored (import it with “Import into one bundle”)`);
-          continue;
-        } else {
-          bundle = segments[0];
-          path = segments.slice(1).join('/');
-        }
-        bundle = existingBundles.get(bundle.toLowerCase()) ?? bundle.normalize('NFC');
-        docs.push({ bundle, path: path.normalize('NFC'), file: p.file });
       }
-      // Files are read a chunk at a time through one Blob: a browser reads one blob of many
-      // files far faster than many small files one by one.
-      const planned: Planned[] = [];
-      const CHUNK = 256;
-      for (let i = 0; i < docs.length; i += CHUNK) {
-        setProgress(i, docs.length, `Reading files: ${i} of ${docs.length}`);
-        const chunk = docs.slice(i, i + CHUNK);
-        const all = new Uint8Array(await new Blob(chunk.map((d) => d.file)).arrayBuffer());
-        let at = 0;
-        const read = chunk.map((d) => {
-          const bytes = all.subarray(at, at + d.file.size);
-          at += d.file.size;
-          return { d, bytes };
-        });
-        const hashes = await Promise.all(read.map((r) => sha256(r.bytes)));
-        read.forEach(({ d, bytes }, j) => {
-          let content: string;
-          try {
-            content = decoder.decode(bytes);
-          } catch {
-            problems.push(`${d.bundle}/${d.path}: source must contain valid UTF-8`);
-            return;
-          }
-          const existing = app.entry(d.bundle, d.path);
-          const hash = hashes[j];
-          const state = !existing ? 'new' : existing.hash === hash ? 'same' : 'differs';
-          planned.push({ bundle: d.bundle, path: d.path, content, bytes: bytes.length, hash, state, replaces: existing?.hash });
-        });
-      }
-      progress.hidden = true;
+      window.__notesPerf.marks.importPosted = performance.now();
+      const p = await app.call('importPlan', job, options);
+      if (disposed) return;
+      window.__notesPerf.marks.importPlanMs = p.ms;
       progressText.textContent = '';
-      window.__notesPerf.marks.importPlanMs = performance.now() - started;
-      showPlan(planned, warnings, problems, others);
+      showPlan(p);
     } catch (e) {
-      showError(e, 'import');
+      if ((e as Error).name === 'CancelledError') {
+        progressText.textContent = 'Cancelled: nothing was imported.';
+        announce(progressText.textContent);
+      } else {
+        progressText.textContent = '';
+        showError(e, 'read the files');
+      }
     } finally {
-      busy = false;
+      idle();
     }
   };
 
-  const showPlan = (planned: Planned[], warnings: string[], problems: string[], others: number) => {
-    const fresh = planned.filter((p) => p.state === 'new');
-    const same = planned.filter((p) => p.state === 'same');
-    const differs = planned.filter((p) => p.state === 'differs');
+  const showPlan = (p: ImportPlan) => {
+    const skip = h('input', { type: 'checkbox', id: 'skip-invalid' });
     const replace = h('input', { type: 'checkbox', id: 'replace-differing' });
+    const drop = h('input', { type: 'checkbox', id: 'delete-missing' });
     const go = h('button', { type: 'button', class: 'primary', id: 'import-go' }, '');
-    const count = () => fresh.length + (replace.checked ? differs.length : 0);
+    const discard = h('button', { type: 'button', id: 'import-discard' }, 'Discard');
+    const count = () => p.fresh + (replace.checked ? p.differs : 0) + (drop.checked ? p.missing : 0);
     const label = () => {
-      go.textContent = `Import ${count()} document${count() === 1 ? '' : 's'}`;
-      go.disabled = count() === 0;
+      const n = count();
+      go.textContent = n === 0 ? 'Nothing to import' : `Import ${plural(n, 'change')} as one revision`;
+      go.disabled = n === 0 || (p.invalid.length > 0 && !skip.checked);
     };
-    replace.addEventListener('change', label);
+    for (const c of [skip, replace, drop]) c.addEventListener('change', label);
     label();
-    go.addEventListener('click', () => void commit([...fresh, ...(replace.checked ? differs : [])]));
-    const bundles = [...new Set(planned.map((p) => p.bundle))];
+    go.addEventListener('click', () => void commit(p, { skipInvalid: skip.checked, keepStored: !replace.checked, keepMissing: !drop.checked }));
+    discard.addEventListener('click', () => {
+      void app.call('importDiscard', p.job);
+      fill(planArea);
+    });
+    // The folder rule decides (docs/import.md); the person may make the folder one bundle of
+    // a name they choose, and hand the decision back.
+    const chosen = !last?.loose && oneBundle.checked;
+    const switchLayout =
+      p.layout === 'files'
+        ? null
+        : p.layout === 'bundles'
+          ? h('button', { type: 'button', id: 'switch-layout', onclick: () => ((oneBundle.checked = true), last && void plan(last)) }, `Import the folder as one bundle (${bundleName.value.trim() || last?.folder})`)
+          : chosen
+            ? h('button', { type: 'button', id: 'switch-layout', onclick: () => ((oneBundle.checked = false), last && void plan(last)) }, 'Let the folder decide')
+            : null;
+    // The rule's line is the command line's; its flag is the checkbox here.
+    const reason = p.layoutReason.replace(/; --bundle <name> names it$/, '').replace(/^reading /, 'Reading ');
     fill(
       planArea,
       h(
         'section',
-        { class: 'banner', 'aria-labelledby': 'plan-h' },
+        { class: 'banner', 'aria-labelledby': 'plan-h', id: 'import-plan' },
         h('h3', { id: 'plan-h' }, 'Ready to import'),
+        h('p', { id: 'plan-layout' }, reason, p.layout === 'bundle' && !chosen ? '. Tick “Import the folder as one bundle” above to name the bundle yourself. ' : '. ', switchLayout),
         h(
           'p',
-          null,
-          `${planned.length} Markdown file${planned.length === 1 ? '' : 's'} in ${bundles.length} bundle${bundles.length === 1 ? '' : 's'} (${bundles.join(', ')}): `,
-          `${fresh.length} new, ${same.length} already stored as they are, ${differs.length} different from the stored version.`,
-          others ? ` ${others} other file${others === 1 ? '' : 's'} ignored.` : '',
+          { id: 'plan-summary' },
+          `${plural(p.documents, 'Markdown file')} in ${plural(p.bundles.length, 'bundle')}${p.bundles.length ? ` (${p.bundles.slice(0, 8).join(', ')}${p.bundles.length > 8 ? ', …' : ''})` : ''}: `,
+          `${p.fresh.toLocaleString('en-US')} new, ${p.same.toLocaleString('en-US')} already stored as they are, ${p.differs.toLocaleString('en-US')} different from the stored version.`,
+          p.ignored ? ` ${plural(p.ignored, 'other file')} left out (not Markdown).` : '',
         ),
-        differs.length
+        p.invalid.length
+          ? h(
+              'div',
+              { class: 'banner error', id: 'invalid-names' },
+              h('p', null, `${plural(p.invalid.length, 'file')} cannot be imported as ${p.invalid.length === 1 ? 'it is' : 'they are'}. Nothing is imported unless you skip ${p.invalid.length === 1 ? 'it' : 'them'}:`),
+              h('ul', { class: 'problems' }, p.invalid.slice(0, 50).map((i) => h('li', null, h('code', null, i.file), `: ${i.problem}`))),
+              p.invalid.length > 50 ? h('p', null, `… and ${plural(p.invalid.length - 50, 'more')}.`) : null,
+              h('div', null, skip, h('label', { for: 'skip-invalid' }, ` Skip ${p.invalid.length === 1 ? 'it' : `these ${p.invalid.length.toLocaleString('en-US')}`} and import the rest`)),
+            )
+          : null,
+        p.differs
           ? h(
               'div',
               null,
               replace,
-              h('label', { for: 'replace-differing' }, ` Also replace the ${differs.length} stored note${differs.length === 1 ? '' : 's'} that differ: `),
-              h('span', { class: 'muted' }, differs.slice(0, 10).map((d) => `${d.bundle}/${d.path}`).join(', ') + (differs.length > 10 ? ', …' : '')),
+              h('label', { for: 'replace-differing' }, ` Replace the ${plural(p.differs, 'stored note')} that differ${p.differs === 1 ? 's' : ''}: `),
+              h('span', { class: 'muted' }, p.differing.join(', ') + (p.differs > p.differing.length ? ', …' : '')),
+              h(
+                'p',
+                { class: 'muted' },
+                'As on the command line, a note is replaced only when it did not change here since this folder was last imported; if it did, nothing is imported and the page names it. Unticked, the stored versions are kept.',
+              ),
             )
           : null,
-        warnings.length ? h('ul', { class: 'warnings' }, warnings.map((w) => h('li', null, `warn: ${w}`))) : null,
-        problems.length ? h('ul', { class: 'problems' }, problems.map((w) => h('li', null, `skipped: ${w}`))) : null,
-        h('div', { class: 'toolbar' }, go),
+        p.missing
+          ? h(
+              'div',
+              null,
+              drop,
+              h('label', { for: 'delete-missing' }, ` Delete the ${plural(p.missing, 'note')} an earlier import of this folder brought in that ${p.missing === 1 ? 'is' : 'are'} gone from it: `),
+              h('span', { class: 'muted' }, p.missingExamples.join(', ') + (p.missing > p.missingExamples.length ? ', …' : '')),
+            )
+          : null,
+        p.warnings.length ? h('ul', { class: 'warnings' }, p.warnings.slice(0, 20).map((w) => h('li', null, w))) : null,
+        h('div', { class: 'toolbar' }, go, discard),
       ),
     );
     go.focus();
   };
 
-  const commit = async (docs: Planned[]) => {
+  const commit = async (p: ImportPlan, choices: { skipInvalid: boolean; keepStored: boolean; keepMissing: boolean }) => {
     if (busy) return;
     busy = true;
-    const batches: Planned[][] = [];
-    let batch: Planned[] = [];
-    let bytes = 0;
-    for (const d of docs) {
-      if (batch.length && (batch.length >= MAX_CHANGES || bytes + d.bytes > MAX_BYTES)) {
-        batches.push(batch);
-        batch = [];
-        bytes = 0;
-      }
-      batch.push(d);
-      bytes += d.bytes;
-    }
-    if (batch.length) batches.push(batch);
-    let done = 0;
-    let last: RevisionResult | null = null;
-    const started = performance.now();
+    job = p.job;
+    cancel.hidden = false;
+    fill(planArea);
+    setProgress({ phase: 'compile', documents: p.documents });
+    let outcome: ImportOutcome;
     try {
-      setProgress(0, docs.length, `Importing: 0 of ${docs.length}`);
-      for (const b of batches) {
-        const changes: Change[] = b.map((d) =>
-          d.state === 'differs' ? { operation: 'write', bundle: d.bundle, path: d.path, content: d.content, replaces: d.replaces } : { operation: 'write', bundle: d.bundle, path: d.path, content: d.content },
-        );
-        last = await app.conn.transact({ changes });
-        done += b.length;
-        setProgress(done, docs.length, `Importing: ${done} of ${docs.length}`);
-      }
-      const ms = performance.now() - started;
-      if (last) app.noteTenantDiagnostics(last.diagnostics);
-      await app.refresh();
-      const imported = new Set(docs.map((d) => `${d.bundle}\n${d.path}`));
-      const diags: Diagnostic[] = (last?.diagnostics ?? []).filter((d) => imported.has(`${d.bundle}\n${d.path}`));
-      progressText.textContent = `Imported ${docs.length} document${docs.length === 1 ? '' : 's'} in ${batches.length} revision${batches.length === 1 ? '' : 's'}.`;
-      announce(progressText.textContent);
-      window.__notesPerf.marks.importCommitMs = ms;
-      fill(
-        planArea,
-        h(
-          'section',
-          { class: 'banner', id: 'import-done', 'aria-labelledby': 'done-h' },
-          h('h3', { id: 'done-h' }, 'Imported'),
-          h('p', null, `${docs.length} document${docs.length === 1 ? '' : 's'}; the tenant now holds ${last?.concepts ?? app.snapshot.concepts} concepts.`, ` ${diags.length} diagnostic${diags.length === 1 ? '' : 's'} in the imported files.`),
-          diags.length
-            ? h(
-                'details',
-                null,
-                h('summary', null, 'Diagnostics'),
-                h('ul', { class: 'diagnostics' }, diags.slice(0, 200).map((d) => h('li', null, h('a', { href: routes.edit(d.bundle, d.path) }, `${d.bundle}/${d.path}`), `: ${d.message}`))),
-              )
-            : null,
-        ),
-      );
+      outcome = await app.call('importCommit', p.job, choices);
     } catch (e) {
-      progressText.textContent = `Stopped after ${done} of ${docs.length} documents.`;
-      showError(e, (e as { code?: string }).code === 'CONFLICT' ? 'import (a note changed meanwhile: choose the folder again)' : 'import');
-      await app.refresh();
-    } finally {
-      busy = false;
+      progressText.textContent = 'Nothing was imported.';
+      showError(e, 'import the files');
+      idle();
+      return;
     }
+    idle();
+    if (disposed) return;
+    window.__notesPerf.marks.importCommitMs = outcome.ms;
+    if (outcome.cancelled) {
+      progressText.textContent = 'Cancelled: nothing was imported.';
+      announce(progressText.textContent);
+      return;
+    }
+    progressText.textContent = outcome.committed ? `Imported ${plural(outcome.documents, 'change')} in one revision.` : 'Nothing changed: every file is already stored as it is.';
+    announce(progressText.textContent);
+    fill(
+      planArea,
+      h(
+        'section',
+        { class: 'banner', id: 'import-done', 'aria-labelledby': 'done-h' },
+        h('h3', { id: 'done-h' }, outcome.committed ? 'Imported' : 'Nothing to import'),
+        h(
+          'p',
+          null,
+          outcome.committed ? [`One revision, `, h('a', { href: routes.revision(outcome.revision) }, outcome.revision.slice(0, 12)), `; the notes now hold ${plural(outcome.concepts, 'note')}.`] : '',
+          ` ${plural(outcome.diagnostics.length, 'diagnostic')} in the imported files.`,
+        ),
+        outcome.diagnostics.length
+          ? h(
+              'details',
+              null,
+              h('summary', null, 'Diagnostics'),
+              h('ul', { class: 'diagnostics' }, outcome.diagnostics.slice(0, 200).map((d) => h('li', null, h('a', { href: routes.edit(d.bundle, d.path) }, `${d.bundle}/${d.path}`), `: ${d.message}`))),
+            )
+          : null,
+      ),
+    );
   };
 
   const exportZip = async () => {
-    if (busy) return;
-    busy = true;
     exportButton.disabled = true;
+    exportText.textContent = 'Reading every document…';
     try {
-      const entries = await app.conn.listSource();
-      const encoder = new TextEncoder();
-      const files: Record<string, [Uint8Array, { mtime: Date }]> = {};
-      const mtime = new Date(1980, 0, 1);
-      exportProgress.hidden = false;
-      exportProgress.max = Math.max(1, entries.length);
-      let done = 0;
-      for (let i = 0; i < entries.length; i += 32) {
-        const slice = entries.slice(i, i + 32);
-        const texts = await Promise.all(slice.map((e) => app.conn.readSource(e.bundle, e.path)));
-        slice.forEach((e, j) => {
-          const t = texts[j];
-          if (t) files[`${e.bundle}/${e.path}`] = [encoder.encode(t.content), { mtime }];
-        });
-        done += slice.length;
-        exportProgress.value = done;
-        exportText.textContent = `Reading: ${done} of ${entries.length}`;
-      }
-      const zip = zipSync(files, { level: 6 });
-      const blob = new Blob([zip as Uint8Array<ArrayBuffer>], { type: 'application/zip' });
-      const url = URL.createObjectURL(blob);
+      const { bytes, files } = await app.call('exportZip');
+      const url = URL.createObjectURL(new Blob([bytes as Uint8Array<ArrayBuffer>], { type: 'application/zip' }));
       const a = h('a', { href: url, download: `${app.tenant}-notes.zip`, hidden: true });
       document.body.append(a);
       a.click();
       a.remove();
       setTimeout(() => URL.revokeObjectURL(url), 60_000);
-      exportText.textContent = `Exported ${entries.length} file${entries.length === 1 ? '' : 's'} (${zip.length.toLocaleString()} bytes).`;
+      exportText.textContent = `Exported ${plural(files, 'file')} (${bytes.length.toLocaleString('en-US')} bytes).`;
       announce(exportText.textContent);
     } catch (e) {
-      showError(e, 'export');
+      exportText.textContent = '';
+      showError(e, 'export the notes');
     } finally {
-      busy = false;
       exportButton.disabled = false;
-      exportProgress.hidden = true;
     }
   };
   exportButton.addEventListener('click', () => void exportZip());
 
   folderInput.addEventListener('change', () => {
-    const picked = [...(folderInput.files ?? [])].map((file) => ({ rel: file.webkitRelativePath.split('/').slice(1).join('/'), file }));
+    window.__notesPerf.marks.importPicked = performance.now();
+    const files = [...(folderInput.files ?? [])];
+    const folder = files[0]?.webkitRelativePath.split('/')[0] ?? 'folder';
+    const picked = files.map((file) => ({ rel: file.webkitRelativePath.split('/').slice(1).join('/'), file }));
     folderInput.value = '';
-    void plan(picked, false);
+    if (!oneBundle.checked || bundleName.value.trim() === '' || bundleName.dataset.auto === 'true') {
+      bundleName.value = folder.toLowerCase().replace(/[^a-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 64) || 'notes';
+      bundleName.dataset.auto = 'true';
+    }
+    void plan({ files: picked, folder, loose: false });
   });
+  bundleName.addEventListener('input', () => (bundleName.dataset.auto = 'false'));
   filesInput.addEventListener('change', () => {
     const picked = [...(filesInput.files ?? [])].map((file) => ({ rel: file.name, file }));
     filesInput.value = '';
-    void plan(picked, true);
+    void plan({ files: picked, folder: 'files', loose: true });
   });
 
   const zone = h(
     'div',
     { class: 'dropzone', id: 'dropzone' },
-    h('p', null, 'Drop a folder (or Markdown files) here, or'),
+    h('p', null, 'Drop a folder or Markdown files here, or'),
     h(
       'div',
       { class: 'toolbar', style: 'justify-content: center' },
@@ -351,7 +358,7 @@ export function transferView(app: App, main: HTMLElement): View {
     e.preventDefault();
     zone.classList.remove('over');
     if (!e.dataTransfer) return;
-    void dropped(e.dataTransfer).then((picked) => plan(picked, picked.every((p) => !p.rel.includes('/'))));
+    void dropped(e.dataTransfer).then(plan, (err) => showError(err, 'read the dropped files'));
   });
 
   fill(
@@ -361,11 +368,21 @@ export function transferView(app: App, main: HTMLElement): View {
       'section',
       { 'aria-labelledby': 'import-h' },
       h('h2', { id: 'import-h' }, 'Import a folder of Markdown'),
-      h('p', null, 'Each folder inside the chosen folder becomes a bundle, and every .md file in it, at any depth, a note. Files and folders whose names start with a dot are skipped. Loose files go into one bundle.'),
-      h('div', { class: 'fields' }, h('div', null, oneBundle, h('label', { for: 'one-bundle' }, ' Import into one bundle, named:')), h('div', { class: 'field' }, h('label', { for: 'bundle-name', class: 'sr-only' }, 'Bundle name'), bundleName)),
+      h(
+        'p',
+        null,
+        'Each folder inside the chosen folder becomes a bundle, and every .md file in it, at any depth, a note; or the whole folder is one bundle. Names starting with a dot are skipped. The import is one revision, as on the command line: it lands whole or not at all.',
+      ),
+      h(
+        'div',
+        { class: 'fields' },
+        h('div', null, oneBundle, h('label', { for: 'one-bundle' }, ' Import the folder as one bundle, named:')),
+        h('div', { class: 'field' }, h('label', { for: 'bundle-name', class: 'sr-only' }, 'Bundle name'), bundleName, h('small', { id: 'bundle-name-help', class: 'muted' }, 'Also the bundle that loose files go into.')),
+      ),
       zone,
       progress,
       progressText,
+      h('div', { class: 'toolbar' }, cancel),
       planArea,
     ),
     h(
@@ -374,9 +391,13 @@ export function transferView(app: App, main: HTMLElement): View {
       h('h2', { id: 'export-h' }, 'Export'),
       h('p', null, 'Every stored document, byte for byte, as ', h('code', null, '<bundle>/<path>'), ' in one zip: the same layout as the command line’s export, ready for ', h('code', null, 'langonrock import'), '.'),
       h('div', { class: 'toolbar' }, exportButton),
-      exportProgress,
       exportText,
     ),
   );
-  return {};
+  return {
+    dispose: () => {
+      disposed = true;
+      app.engine.removeEventListener('progress', onProgress);
+    },
+  };
 }

@@ -1,0 +1,47 @@
+//! Readying a state decoded from a derived record for commits, ahead of the first one.
+//!
+//! A connection that opened from a derived record (engine.md §9.1 rule 4) serves reads at
+//! once but has no incremental linker yet: its first commit checks every served text and
+//! builds the linker from the decoded parses ("the first edit after opening",
+//! docs/benchmarks.md). `warm` does that work when the host chooses (a page's worker when it
+//! is idle after opening), so the first commit costs what every later one does.
+
+use super::step::{Op, Progress};
+use super::Engine;
+use crate::compile::{Ambiguity, Linker};
+use crate::engine::state::TenantState;
+
+impl Engine {
+    /// Checks the served texts and builds the incremental linker, exactly as the first
+    /// commit after a derived-record open would (see `advance`). Returns whether it did
+    /// anything: false when the linker is ready already, or when a served text fails its
+    /// check (that failure is kept, and the next read or commit reports it as it would have).
+    pub fn warm(&mut self) -> bool {
+        if self.linker_ready {
+            return false;
+        }
+        let served = self.served.clone();
+        if served.check_all_texts().is_err() {
+            return false;
+        }
+        let mut linker = Linker::new(Ambiguity::Serve);
+        if linker
+            .apply(TenantState::default().diff(&served.state))
+            .is_err()
+        {
+            return false;
+        }
+        self.linker = linker;
+        self.linker_ready = true;
+        true
+    }
+
+    /// `warm` as an engine op, for the connection policy (`connection::warm`): it touches no
+    /// store and answers whether there was anything to do.
+    pub fn warm_op(&self) -> Op<bool> {
+        Op::new(|eng, _ctx| Ok(Progress::Done(eng.warm())))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,95 @@
+//! `warm` readies a derived-record open for commits, and the commits after it give exactly
+//! what they give without it.
+
+use super::super::{run, Engine, MemoryStore, Store};
+
+const T0: &str = "2026-05-01T09:30:00.000Z";
+const T1: &str = "2026-05-01T09:31:00.000Z";
+const TODAY: &str = "2026-06-01";
+
+fn docs() -> serde_json::Value {
+    serde_json::json!({"changes": [
+        {"operation": "write", "bundle": "sales", "path": "orders.md", "content": "---\ntype: table\ntitle: Orders\n---\nOrders, see [[customers]].\n"},
+        {"operation": "write", "bundle": "sales", "path": "customers.md", "content": "---\ntype: table\n---\nCustomers.\n"},
+        {"operation": "write", "bundle": "ops", "path": "orders.md", "content": "---\ntype: runbook\n---\nReplay [[sales/orders]].\n"},
+    ]})
+}
+
+/// A store with one revision and its derived record, as a writable connection leaves it.
+fn stored() -> MemoryStore {
+    let mut store = MemoryStore::new();
+    let mut e = Engine::new("acme").unwrap();
+    let op = e.open();
+    run(&mut e, &mut store, op).unwrap();
+    let txn = super::super::parse_transaction(&docs()).unwrap();
+    let op = e.transact(txn, T0);
+    run(&mut e, &mut store, op).unwrap();
+    let s = e.take_derived().unwrap();
+    let (key, bytes) = s.derived_record(TODAY).unwrap();
+    store.put("acme", &key, &bytes).unwrap();
+    store
+}
+
+fn open(store: &mut MemoryStore) -> Engine {
+    let mut e = Engine::new("acme").unwrap();
+    let op = e.open();
+    run(&mut e, store, op).unwrap();
+    e
+}
+
+/// The manifest and snapshot after writing a new customers text.
+fn after_edit(e: &mut Engine, store: &mut MemoryStore) -> (String, String) {
+    let hash = e
+        .read()
+        .unwrap()
+        .state
+        .doc("sales", "customers.md")
+        .unwrap()
+        .hash
+        .to_string();
+    let op = e.write(
+        "sales",
+        "customers.md",
+        "---\ntype: table\n---\nCustomers, linking [[orders]].\n",
+        Some(&hash),
+        T1,
+    );
+    run(e, store, op).unwrap();
+    let s = e.read().unwrap();
+    (
+        crate::manifest::manifest(&s.model, "acme", None, TODAY).unwrap(),
+        s.snapshot_id(),
+    )
+}
+
+#[test]
+fn warm_builds_the_linker_once_and_commits_agree_with_a_cold_first_commit() {
+    let mut cold_store = stored();
+    let mut warm_store = cold_store.clone();
+
+    let mut cold = open(&mut cold_store);
+    assert!(cold.read().unwrap().from_derived());
+    let mut warm = open(&mut warm_store);
+    assert!(warm.read().unwrap().from_derived());
+    assert!(warm.warm(), "a derived open has a linker to build");
+    assert!(!warm.warm(), "once");
+    // Reads are unchanged by it.
+    assert!(warm.read().unwrap().from_derived());
+
+    assert_eq!(
+        after_edit(&mut warm, &mut warm_store),
+        after_edit(&mut cold, &mut cold_store)
+    );
+}
+
+#[test]
+fn a_compiled_state_has_nothing_to_warm() {
+    let mut store = MemoryStore::new();
+    let mut e = Engine::new("acme").unwrap();
+    let op = e.open();
+    run(&mut e, &mut store, op).unwrap();
+    let txn = super::super::parse_transaction(&docs()).unwrap();
+    let op = e.transact(txn, T0);
+    run(&mut e, &mut store, op).unwrap();
+    assert!(!e.warm());
+}

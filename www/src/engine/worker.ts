@@ -1,0 +1,105 @@
+// The engine worker: a dedicated Web Worker that loads the langonrock package (its wasm
+// module), opens the connection on the IndexedDB store, and answers the page's requests
+// (src/engine/client.ts) by method name. Opening, every read, every commit, imports and the
+// derived record's encoding all run here, off the page's main thread. Each tab has its own
+// worker; the store's BroadcastChannel tells the others when one moved the head.
+
+import { open, indexedDb } from 'langonrock';
+import { Notes } from './notes.js';
+import { Importer } from './importer.js';
+import type { Request, Reply, WireError, WorkerEvent, Summary } from './types.js';
+
+const scope = self as unknown as {
+  postMessage(message: Reply | WorkerEvent, transfer?: Transferable[]): void;
+  onmessage: ((e: MessageEvent<Request>) => void) | null;
+};
+
+/** A time on the page's clock (its `performance.timeOrigin`), so marks compare across threads. */
+const stamp = () => performance.timeOrigin + performance.now();
+const marks: Record<string, number> = { workerLoaded: stamp() };
+
+let notes: Notes | null = null;
+let importer: Importer | null = null;
+let opening: Promise<Summary> | null = null;
+
+function emit(event: WorkerEvent): void {
+  scope.postMessage(event);
+}
+
+async function openNotes(database: string, tenant: string): Promise<Summary> {
+  const store = indexedDb({ name: database });
+  // The derived record (61 MB at 20,000 notes: a second or two of encoding here) is written
+  // 5 s after an operation rather than 1 s, so that a person's next save seldom waits for it;
+  // an import writes it at once, and the page asks for it when it is hidden.
+  const conn = await open({ tenant, store, derivedDelayMs: 5_000 });
+  marks.open = stamp();
+  const tenantStore = await store.open(conn.tenant);
+  notes = new Notes(conn, tenantStore, database, (summary, cause) => emit({ event: 'data', summary, cause }));
+  importer = new Importer(notes, (job, progress) => emit({ event: 'progress', job, progress }));
+  await notes.openQuick();
+  marks.data = stamp();
+  emit({ event: 'ready', marks });
+  // The engine builds its search index on the first search, and readies its first commit
+  // when asked: do both now, so neither the first keystroke nor the first save waits.
+  setTimeout(() => {
+    void (async () => {
+      await notes!.conn.search('warm');
+      marks.searchReady = stamp();
+      await notes!.conn.warm();
+      marks.warm = stamp();
+      emit({ event: 'ready', marks });
+    })().catch((e) => console.warn('warm', e));
+  }, 0);
+  return notes.summary();
+}
+
+/** What crosses back of a failure: the package's error fields, and whether storage is full. */
+async function wire(error: unknown): Promise<WireError> {
+  const e = (error ?? {}) as Record<string, unknown>;
+  const out: WireError = { name: String(e.name ?? 'Error'), message: String(e.message ?? error) };
+  for (const k of ['code', 'reason', 'revision'] as const) if (typeof e[k] === 'string') out[k] = e[k] as string;
+  if (Array.isArray(e.changes)) out.changes = e.changes as WireError['changes'];
+  if (out.code === 'STORE' || out.name === 'QuotaExceededError') {
+    let full = /quota/i.test(out.message);
+    if (!full && navigator.storage?.estimate) {
+      const { usage = 0, quota = Infinity } = await navigator.storage.estimate().catch(() => ({ usage: 0, quota: Infinity }));
+      full = quota - usage < 1024 * 1024;
+    }
+    if (full) out.quota = true;
+  }
+  return out;
+}
+
+const methods: Record<string, (...args: never[]) => unknown> = {
+  open: (database: string, tenant: string) => (opening ??= openNotes(database, tenant)),
+  importFiles: (...args: Parameters<Importer['add']>) => importer!.add(...args),
+  importPlan: (...args: Parameters<Importer['plan']>) => importer!.plan(...args),
+  importCommit: (...args: Parameters<Importer['commit']>) => importer!.commit(...args),
+  importCancel: (job: number) => importer!.cancel(job),
+  importDiscard: (job: number) => importer!.discard(job),
+};
+
+scope.onmessage = async (e: MessageEvent<Request>) => {
+  const { id, method, args } = e.data;
+  try {
+    let value: unknown;
+    const own = methods[method];
+    if (own) value = await (own as (...a: unknown[]) => unknown)(...args);
+    else {
+      if (!notes) throw new Error('the notes are not open yet');
+      const f = (notes as unknown as Record<string, unknown>)[method];
+      if (typeof f !== 'function' || method.startsWith('_')) throw new Error(`no such request: ${method}`);
+      value = await (f as (...a: unknown[]) => unknown).apply(notes, args);
+    }
+    const transfer: Transferable[] = [];
+    if (value && typeof value === 'object' && 'bytes' in value && (value as { bytes: unknown }).bytes instanceof Uint8Array) {
+      transfer.push((value as { bytes: Uint8Array }).bytes.buffer);
+    }
+    scope.postMessage({ id, ok: true, value }, transfer);
+  } catch (error) {
+    if (!(error instanceof Error && error.name === 'CancelledError')) console.warn(method, error);
+    scope.postMessage({ id, ok: false, error: await wire(error) });
+  }
+};
+
+emit({ event: 'ready', marks });
