@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite: set-up, formatting, lints, the native tests, the wasm32 check of core,
+# The whole test suite: set-up, formatting, the docs' citations, lints, the native tests, the wasm32 check of core,
 # the JS package, the notes page, the README's lines, and last a check that the suite left
 # the checkout as it found it (no tracked file rewritten, nothing new outside .gitignore).
 # `.ci/run` runs exactly this.
@@ -12,6 +12,9 @@ step() { printf '\n== %s\n' "$*"; }
 
 step "format"
 cargo fmt --all -- --check
+
+step "doc citations: every \`X.md §N\` in code and docs names a heading of docs/X.md"
+python3 scripts/doc-refs.py
 
 step "lint"
 cargo clippy --workspace --all-targets --locked -- -D warnings

@@ -1,4 +1,4 @@
-//! The one error type of the core, with stable codes (spec README §4.4).
+//! The one error type of the core, with stable codes (docs/README.md §4.4).
 
 use std::fmt;
 
@@ -33,7 +33,7 @@ pub struct ChangeFailure {
     pub reason: ConflictReason,
 }
 
-/// Every error of the core. The message is the spec's exact text; `code()` is stable.
+/// Every error of the core. The message is the exact text the docs give; `code()` is stable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {
@@ -105,7 +105,7 @@ impl Error {
         Error::Corrupt(format!("database corruption: {detail}"))
     }
 
-    /// The message text, exactly as the spec words it.
+    /// The message text, exactly as the docs word it.
     pub fn message(&self) -> String {
         match self {
             Error::Invalid(m)

@@ -183,7 +183,7 @@ impl Slice<'_> {
 }
 
 impl Serialize for Slice<'_> {
-    /// The JSON form, keys in the spec's order: `text`, `start`, `end`, `total`, then
+    /// The JSON form, keys in the docs' order: `text`, `start`, `end`, `total`, then
     /// `matches` and `matchCount` with `find`, then `bundle`, `path`, `hash` with `source`.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let n =

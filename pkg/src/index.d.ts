@@ -2,7 +2,7 @@
 // src/node.d.ts adds the files store, src/browser.d.ts the IndexedDB store.
 
 // ---------------------------------------------------------------------------------------
-// Errors (js.md §4, README §4.4)
+// Errors (js.md §4, docs/README.md §4.4)
 
 /** The stable error codes. */
 export type ErrorCode =
@@ -17,7 +17,7 @@ export type ErrorCode =
   /** A remote server refused what the token grants. */
   | 'FORBIDDEN';
 
-/** Every error code, in README §4.4's order. */
+/** Every error code, in docs/README.md §4.4's order. */
 export declare const CODES: readonly ErrorCode[];
 
 /** Why a precondition failed (engine.md §3.2). */
@@ -31,7 +31,7 @@ export interface ChangeFailure {
 }
 
 /**
- * Every failure of the package: a real `Error` whose `message` is the spec's exact text.
+ * Every failure of the package: a real `Error` whose `message` is the exact text the docs give.
  * `INDETERMINATE_COMMIT` errors carry `revision`; a failed precondition carries `reason`; a
  * refused `transact` carries `changes`. Absent fields are left out.
  */

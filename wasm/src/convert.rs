@@ -1,7 +1,7 @@
 //! Every conversion between JS values and the core's types, in one place.
 //!
 //! Results go out through serde-wasm-bindgen's JSON-compatible serializer: plain objects
-//! with the spec's field names, `null` where the core says null, absent optional fields left
+//! with the docs' field names, `null` where the core says null, absent optional fields left
 //! out. Store steps use the shapes of the package's `serveNeed` (pkg/src/host.js), with bytes
 //! as `Uint8Array`.
 

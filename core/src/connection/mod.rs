@@ -579,7 +579,7 @@ impl<'a, T: 'static> ConnOp<'a, T> {
 }
 
 // ---------------------------------------------------------------------------------------
-// The library operations (js.md §3, README §2.5), as connection ops
+// The library operations (js.md §3, docs/README.md §2.5), as connection ops
 
 /// `history` (engine.md §6): a read.
 pub fn history(req: HistoryRequest) -> ConnOp<'static, HistoryPage> {

@@ -1,6 +1,6 @@
-//! Operation results: plain structs with the spec's field names, serialised as compact JSON
-//! with keys in the spec's order (README §4.3). Absent optional fields are left out; `null`
-//! appears only where the spec says null.
+//! Operation results: plain structs with the docs' field names, serialised as compact JSON
+//! with keys in the docs' order (docs/README.md §4.3). Absent optional fields are left out;
+//! `null` appears only where the docs say null.
 
 use crate::compile::Diagnostic;
 use serde::{Deserialize, Serialize};
