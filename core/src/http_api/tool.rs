@@ -88,7 +88,7 @@ impl RemoteTool {
                 ToolStep::Done(reply) => return RemoteStep::Done(reply),
                 ToolStep::Need(need) => match self.ask(need) {
                     Ok(request) => return RemoteStep::Send(request),
-                    Err(answer) => step = self.op.resume(Some(answer)),
+                    Err(answer) => step = self.op.resume(Some(*answer)),
                 },
             }
         }
@@ -97,7 +97,7 @@ impl RemoteTool {
     /// The request that answers `need`, remembering what it waits for; or (`Err`) the answer
     /// itself when nothing needs sending: a write of ill-formed text is refused here with the
     /// local engine's message (docs/limits.md).
-    fn ask(&mut self, need: ToolNeed) -> Result<Request, ToolAnswer> {
+    fn ask(&mut self, need: ToolNeed) -> Result<Request, Box<ToolAnswer>> {
         let p = self.prefix.as_str();
         let (request, waiting) = match need {
             ToolNeed::Manifest { bundle } => {
@@ -132,7 +132,7 @@ impl RemoteTool {
                     let refusal = check_change("write", &bundle, &path, Some(content), hash)
                         .err()
                         .unwrap_or_else(|| Error::Invalid(ILL_FORMED.into()));
-                    return Err(ToolAnswer::Written(Err(refusal)));
+                    return Err(Box::new(ToolAnswer::Written(Err(refusal))));
                 }
             },
             ToolNeed::Delete {
