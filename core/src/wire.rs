@@ -9,7 +9,7 @@
 //! - the top-level `id` (as its raw JSON text) and `method`, even of a message too long to
 //!   keep (the host feeds the bytes it discards), so the error answer can carry the id;
 //! - every string holding a lone surrogate and every number out of range, by JSON path;
-//!   with [`Scanner::repairing`] it also writes a copy of the text where such an escape is
+//!   with [`Scanner::repair`] it also writes a copy of the text where such an escape is
 //!   `\ufffd` and such a number is a string of its digits, which `serde_json` accepts.
 //!
 //! The host then answers from what was found: `tools::parse_call_with` names the argument
