@@ -427,7 +427,7 @@ test('notifications are in words, with the code in the details, and can be dismi
   await save(page);
   await page.waitForSelector('.save-failed');
   const text = await page.textContent('.save-failed');
-  assert.match(text, /^Could not save the note: invalid path "a:b\.md": segment "a:b\.md" is empty/);
+  assert.match(text, /^Could not save the note: invalid path "a:b\.md": segment "a:b\.md" holds ":", which Windows file names cannot hold/);
   assert.match(await page.textContent('.save-failed details code'), /^INVALID: invalid path/);
   const words = await page.$eval('.save-failed', (el) => [...el.childNodes].filter((n) => n.nodeName !== 'DETAILS').map((n) => n.textContent).join(''));
   assert.doesNotMatch(words, /INVALID/, 'the code is only in the details');
