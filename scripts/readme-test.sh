@@ -26,16 +26,8 @@ fail() {
   exit 1
 }
 
-# The <n>th fenced block of language <lang> in the section under heading <h> of README.md.
-block() {
-  awk -v h="$1" -v fence="\`\`\`$2" -v want="$3" '
-    $0 == h { inside = 1; next }
-    inside && /^## / { exit }
-    inside && !code && $0 == fence { code = 1; n++; next }
-    code && $0 == "```" { code = 0; if (n == want) exit; next }
-    code && n == want { print }
-  ' README.md
-}
+# block <heading> <lang> <n>: the README's fenced blocks.
+source scripts/readme-blocks.sh
 
 install=$(block '## Install' sh 1)
 agent=$(block '## Use it from an agent' sh 1)
