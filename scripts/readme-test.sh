@@ -9,7 +9,9 @@
 #      searches and gets a note;
 #   3. the Cursor JSON block, started the same way;
 #   4. the Node block (the package's bin, installed globally into a temp prefix with an
-#      empty npm cache), then the same argv again, now served by the npm bin.
+#      empty npm cache), then the same argv again, now served by the npm bin;
+#   5. the "## In Rust" lines: a fresh cargo project depending on the crate by path runs
+#      the README's src/main.rs (scripts/readme-rust-test.sh).
 # Needs what scripts/setup.sh and scripts/wasm-setup.sh install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,16 +26,8 @@ fail() {
   exit 1
 }
 
-# The <n>th fenced block of language <lang> in the section under heading <h> of README.md.
-block() {
-  awk -v h="$1" -v fence="\`\`\`$2" -v want="$3" '
-    $0 == h { inside = 1; next }
-    inside && /^## / { exit }
-    inside && !code && $0 == fence { code = 1; n++; next }
-    code && $0 == "```" { code = 0; if (n == want) exit; next }
-    code && n == want { print }
-  ' README.md
-}
+# block <heading> <lang> <n>: the README's fenced blocks.
+source scripts/readme-blocks.sh
 
 install=$(block '## Install' sh 1)
 agent=$(block '## Use it from an agent' sh 1)
@@ -81,4 +75,5 @@ rm -f "$tarball"
 [ -x "$tmp/npm/bin/langonrock" ] || fail "the Node lines installed no langonrock bin"
 [ "$(PATH="$tmp/npm/bin:$PATH" command -v langonrock)" = "$tmp/npm/bin/langonrock" ] || fail "PATH"
 PATH="$tmp/npm/bin:$PATH" "${client[@]}" --argv "$tmp/argv" "$tmp/home" "milk eggs" groceries
+bash scripts/readme-rust-test.sh
 say "the README's lines work as written"

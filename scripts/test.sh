@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite: set-up, formatting, lints, the native tests, the wasm32 check of core,
+# The whole test suite: set-up, formatting, the docs' citations, lints, the native tests, the wasm32 check of core,
 # the JS package, the notes page, the README's lines, and last a check that the suite left
 # the checkout as it found it (no tracked file rewritten, nothing new outside .gitignore).
 # `.ci/run` runs exactly this.
@@ -13,14 +13,26 @@ step() { printf '\n== %s\n' "$*"; }
 step "format"
 cargo fmt --all -- --check
 
+step "doc citations: every \`X.md §N\` in code and docs names a heading of docs/X.md"
+python3 scripts/doc-refs.py
+
 step "lint"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "the langonrock crate's features (an embedded build compiles no HTTP, TLS or PostgreSQL)"
+bash scripts/features-test.sh
+
+step "docs: the library and the core, without warnings"
+RUSTDOCFLAGS="-D warnings" cargo doc -p langonrock -p langonrock-core --no-deps --all-features --locked
 
 step "core builds for wasm32 (no host dependencies)"
 cargo check -p langonrock-core --target wasm32-unknown-unknown --locked
 
 step "native tests (with a throwaway PostgreSQL server, scripts/postgres.sh)"
 bash scripts/postgres.sh run cargo test --workspace --locked
+
+step "the library's example program runs"
+cargo run -q -p langonrock --example agent_session --locked >/dev/null
 
 step "wasm32 build of core gives the native bytes (Node)"
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \

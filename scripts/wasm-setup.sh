@@ -25,7 +25,7 @@ fi
 
 # wasm-bindgen-cli must equal the wasm-bindgen of Cargo.lock exactly, or wasm-pack
 # --mode no-install refuses to build. Not --locked: its lockfile names a crate version that
-# the index no longer has (toolchain.md §2.1).
+# the index no longer has.
 BINDGEN_VERSION=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
 if [ -z "$BINDGEN_VERSION" ]; then
   echo "wasm-setup: no wasm-bindgen in Cargo.lock" >&2
@@ -37,7 +37,7 @@ if [ "$(wasm-bindgen --version 2>/dev/null || true)" != "wasm-bindgen $BINDGEN_V
 fi
 
 # Debian's chromium and chromium-driver, for the headless browser tests. Never Debian's
-# binaryen: its wasm-opt breaks wasm-bindgen 0.2.130 output (toolchain.md §2.3).
+# binaryen: its wasm-opt breaks wasm-bindgen 0.2.130 output.
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 if ! installed chromium || ! installed chromium-driver; then
   SUDO=""

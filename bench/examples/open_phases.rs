@@ -1,5 +1,6 @@
 //! Times a cold open served from a derived record, phase by phase, as `langonrock mcp`
-//! meets them: `open_phases <data> <tenant> [query]`.
+//! meets them: `open_phases <data> <tenant> [query]`; `<data>` is a files data root or a
+//! `postgres://` DSN (docs/postgres.md).
 //!
 //! Prints the store reads, the payload digest, the decode, the whole open through the
 //! engine, the manifest and advice sentence computed at server start, and the first search
@@ -16,10 +17,20 @@ fn main() {
         eprintln!("usage: open_phases <data> <tenant> [query]");
         std::process::exit(2);
     }
-    let (data, tenant) = (std::path::PathBuf::from(&a[1]), a[2].clone());
+    let tenant = a[2].clone();
     let query = a.get(3).cloned().unwrap_or_else(|| "foo".into());
     let ms = |a: Instant| a.elapsed().as_secs_f64() * 1000.0;
-    let mut store = Files::new(&data);
+    let mut store: Box<dyn Store> = if langonrock_core::dsn::is_postgres(&a[1]) {
+        let dsn = langonrock_core::dsn::parse_postgres_dsn(&a[1]).expect("a postgres dsn");
+        let options = langonrock_postgres::Options {
+            create: false,
+            ..Default::default()
+        };
+        Box::new(langonrock_postgres::PgStore::connect(&dsn, &options).expect("it connects"))
+    } else {
+        Box::new(Files::new(std::path::Path::new(&a[1])))
+    };
+    let store = &mut *store;
 
     // The parts, by hand.
     let head = store.read_head(&tenant).unwrap().expect("a head");
@@ -65,7 +76,7 @@ fn main() {
     let t0 = Instant::now();
     let mut e = Engine::new(&tenant).unwrap();
     let op = e.open();
-    run(&mut e, &mut store, op).unwrap();
+    run(&mut e, store, op).unwrap();
     let open = ms(t0);
     let s = e.read().unwrap();
     assert!(s.from_derived(), "served from the derived record");

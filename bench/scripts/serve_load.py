@@ -2,7 +2,8 @@
 """Load benchmark of `langonrock serve` (docs/benchmarks.md, "HTTP server under load").
 
 usage: serve_load.py [--concepts 20000] [--tenants 1] [--connections 64] [--threads 2]
-                     [--seconds 20] [--bin target/release/langonrock]
+                     [--seconds 20] [--workers N] [--routes search,get]
+                     [--bin target/release/langonrock]
                      [--bench target/release/langonrock-bench] [--work DIR] [--keep]
 
 Generates the reference corpus (`langonrock-bench generate`), imports it into each tenant of
@@ -50,29 +51,47 @@ def proc_memory_mib(pid):
 
 
 class Server:
-    def __init__(self, binary, data):
+    """`serve` on a loopback port; its request log goes to a file (as an operator's would),
+    read once at the end, so the harness spends no CPU on it during the runs."""
+
+    def __init__(self, binary, data, log_path, workers=None):
+        self.log_path = log_path
+        self.log = open(log_path, "w+")
+        env = dict(os.environ)
+        if workers:
+            env["LANGONROCK_SERVE_WORKERS"] = str(workers)
         self.p = subprocess.Popen([binary, "serve", "--data", data, "--host", "127.0.0.1", "--port", "0"],
                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, text=True)
-        banner = self.p.stderr.readline()
-        m = re.search(r" on 127\.0\.0\.1:(\d+) ", banner)
-        if not m:
-            raise SystemExit(f"serve did not start: {banner}")
+                                  stderr=self.log, text=True, env=env)
+        deadline = time.time() + 120
+        while True:
+            with open(log_path) as f:
+                banner = f.readline()
+            m = re.search(r" on 127\.0\.0\.1:(\d+) ", banner)
+            if m:
+                break
+            if self.p.poll() is not None or time.time() > deadline:
+                raise SystemExit(f"serve did not start: {banner}")
+            time.sleep(0.05)
         self.port = int(m.group(1))
-        self.logged = 0
-        self.errors = 0
-        threading.Thread(target=self._drain, daemon=True).start()
 
-    def _drain(self):
-        for line in self.p.stderr:
-            self.logged += 1
-            parts = line.split(" ")
-            if len(parts) == 5 and parts[2][:1] in "45":
-                self.errors += 1
+    def counts(self):
+        """(request lines, lines with a 4xx/5xx status) of the log so far."""
+        logged = errors = 0
+        with open(self.log_path) as f:
+            next(f, None)
+            for line in f:
+                parts = line.split(" ")
+                if len(parts) == 5:
+                    logged += 1
+                    if parts[2][:1] in "45":
+                        errors += 1
+        return logged, errors
 
     def stop(self):
         self.p.terminate()
         self.p.wait(timeout=30)
+        self.log.close()
 
 
 def request(port, method, path, token, body=None, headers=None):
@@ -162,6 +181,8 @@ def main():
     ap.add_argument("--seconds", type=int, default=20)
     ap.add_argument("--bin", default="target/release/langonrock")
     ap.add_argument("--bench", default="target/release/langonrock-bench")
+    ap.add_argument("--workers", type=int, help="the server's tokio workers (LANGONROCK_SERVE_WORKERS)")
+    ap.add_argument("--routes", default="search,get")
     ap.add_argument("--work")
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
@@ -181,7 +202,7 @@ def main():
             print(f"imported {args.concepts} concepts into {t} in {time.perf_counter() - started:.1f} s",
                   flush=True)
         tokens.append(run([args.bin, "token", "--tenant", t, "--write"], env=env).stdout.decode().strip())
-    srv = Server(args.bin, data)
+    srv = Server(args.bin, data, os.path.join(work, "serve.log"), args.workers)
     try:
         # The ids and the queries come from the served manifest.
         status, body = request(srv.port, "GET", "/v1/manifest", tokens[0])
@@ -199,24 +220,29 @@ def main():
         print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} "
               f"(uptime's 1/5/15 min), {os.cpu_count()} cores; {args.tenants} tenant(s) of {args.concepts} concepts, "
               f"{args.connections} connections, {args.seconds} s per route", flush=True)
-        print("| route | requests/s | p50 ms | p99 ms | failed | server CPU | server RSS MiB (peak) | commits | missed |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for route, bodies in [("search", search_bodies), ("get", get_bodies)]:
+        print("| route | requests/s | p50 ms | p99 ms | failed | server CPU | CPU per request | server RSS MiB (peak) | commits | missed | load |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        routes = {"search": search_bodies, "get": get_bodies}
+        for route in args.routes.split(","):
+            bodies = routes[route]
             writer = Writer(srv.port, tokens)
             cpu0, t0 = proc_cpu_seconds(srv.p.pid), time.perf_counter()
             writer.start()
             r = wrk(args, srv.port, route, bodies, tokens, work)
             writer.stop.set()
             writer.join()
-            cpu = (proc_cpu_seconds(srv.p.pid) - cpu0) / (time.perf_counter() - t0) * 100
+            cpu_s = proc_cpu_seconds(srv.p.pid) - cpu0
+            cpu = cpu_s / (time.perf_counter() - t0) * 100
+            per = cpu_s / max(r["requests"], 1) * 1e6
             mem = proc_memory_mib(srv.p.pid)
             print(f"| {route} | {r['rps']:,.0f} | {r['p50']:.2f} | {r['p99']:.2f} | {r['failed'] + writer.failures} | "
-                  f"{cpu:.0f} % | {mem['VmRSS']:,.0f} ({mem['VmHWM']:,.0f}) | {writer.commits} | {writer.misses} |",
-                  flush=True)
+                  f"{cpu:.0f} % | {per:.0f} µs | {mem['VmRSS']:,.0f} ({mem['VmHWM']:,.0f}) | {writer.commits} | "
+                  f"{writer.misses} | {os.getloadavg()[0]:.1f} |", flush=True)
             if os.environ.get("SERVE_LOAD_RAW"):
                 print(r["raw"])
         time.sleep(0.5)
-        print(f"server log: {srv.logged} lines, {srv.errors} with a 4xx/5xx status")
+        logged, errors = srv.counts()
+        print(f"server log: {logged} request lines, {errors} with a 4xx/5xx status")
     finally:
         srv.stop()
         if not args.keep and not args.work:

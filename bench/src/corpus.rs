@@ -1,5 +1,6 @@
-//! The reference-corpus generator, ported from `gen.py` / `SPEC.md` of the shared bench
-//! folder (the original is langonrock's `bench/corpus.ts`, MIT; see `bench/data/NOTICE`).
+//! The reference-corpus generator (docs/reference-corpus.md), ported from `gen.py` of the
+//! shared bench folder (the original is langonrock's `bench/corpus.ts`, MIT; see
+//! `bench/data/NOTICE`).
 //!
 //! Every literal string comes from `bench/data/tables.json`, embedded at build time. The
 //! output is byte-identical to the original: [`Corpus::checksum_line`] reproduces the lines
@@ -258,7 +259,7 @@ pub fn fill(template: &str, values: &[(&str, &str)]) -> Result<String, CorpusErr
     Ok(out)
 }
 
-/// The mulberry32 generator of SPEC.md §2.
+/// The mulberry32 generator of reference-corpus.md §2.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mulberry32 {
     /// The state.
@@ -309,7 +310,7 @@ pub enum Kind {
     Metric,
 }
 
-/// One planned concept (SPEC.md §4).
+/// One planned concept (reference-corpus.md §4).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Concept {
     /// The concept name (the raw id).
@@ -393,7 +394,7 @@ fn upper_first(s: &str) -> String {
     out
 }
 
-/// `title(name)` of SPEC.md §1.
+/// `title(name)` of reference-corpus.md §1.
 pub fn title_of(name: &str) -> String {
     name.split('_')
         .map(upper_first)
@@ -669,7 +670,7 @@ impl Corpus {
     }
 
     /// Generates `bundles` bundles of `per_bundle` concepts with one generator seeded `seed`
-    /// (SPEC.md §3–5), from the embedded tables.
+    /// (reference-corpus.md §3–§5), from the embedded tables.
     pub fn generate(bundles: usize, per_bundle: usize, seed: u32) -> Result<Corpus, CorpusError> {
         Corpus::generate_with(Tables::embedded()?, bundles, per_bundle, seed)
     }
@@ -740,7 +741,7 @@ impl Corpus {
         self.files.iter().map(|f| f.text.len()).sum()
     }
 
-    /// The fixture hash of SPEC.md §6, lowercase hex.
+    /// The fixture hash of reference-corpus.md §6, lowercase hex.
     pub fn fixture_hash(&self) -> String {
         let mut entries: Vec<(&str, String)> = self
             .files

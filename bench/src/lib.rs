@@ -9,6 +9,7 @@
 //! - [`baseline`]: the ranking before docs/search.md's, for the benchmark's "before".
 //! - [`docset`]: the Django documentation as an OKF tenant.
 //! - [`host`]: the engine over the memory store and the native files store.
+//! - [`limits`]: bounded work: long histories and hostile documents.
 //! - [`measure`]: timing, on-CPU time, peak RSS, median and p95.
 //! - [`size`]: everything measured at one corpus size.
 //! - [`binary`]: the real `langonrock` binary: CLI import, MCP over stdio, the token tax.
@@ -22,9 +23,11 @@ pub mod binary;
 pub mod corpus;
 pub mod docset;
 pub mod host;
+pub mod limits;
 pub mod measure;
 pub mod postgres;
 pub mod questions;
+pub mod remote;
 pub mod rendered;
 pub mod report;
 pub mod retrieval;

@@ -18,9 +18,15 @@
 //! - `compile-phases [concepts] [--runs N]`: times the parts of a compile separately (the
 //!   per-document pass, the tenant pass, YAML alone, pulldown-cmark alone), for profiling.
 //! - `generate <dir> --bundles B [--per-bundle N] [--seed S]`: writes the tree to `dir`.
+//! - `limits [--revisions 1000,5000] [--data DIR]`: bounded work (docs/limits.md): `verify`,
+//!   a deep `history` page and `gc --dry-run` on a tenant grown to each number of revisions
+//!   without gc, and the compile of hostile documents; prints two tables.
 //! - `manifest`: our tenant manifest (core's renderer, clock pinned to 2026-09-21) at the three
 //!   sizes, in tokens, next to the reference's published sizes.
-//! - `postgres [--concepts N] [--commits N] [--opens N] [--samples N] [--search-secs S]`: the
+//! - `remote-calls <dsn>… [--calls N]`: the latency of library calls through each DSN (an
+//!   embedded one next to a `langonrock serve`'s, say), see `langonrock_bench::remote`.
+//! - `postgres [--concepts N] [--commits N] [--opens N] [--samples N] [--search-secs S]
+//!   [--clients N] [--parts …]`: the
 //!   PostgreSQL store against a real server (see `langonrock_bench::postgres`).
 //! - `sessions [--concepts N] [--turns KEY]`: the 20-question session bills from our rendered
 //!   tool output at one size (default 500); `--turns` dumps one session's turns as JSON, the
@@ -59,11 +65,37 @@ const USAGE: &str = "usage: langonrock-bench <command>
   compile-one <concepts> [--runs N]   one size, one JSON line (multiple of 500)
   compile-phases [concepts] [--runs N]  time the parts of compile (default 20000)
   generate <dir> --bundles B [--per-bundle N] [--seed S]
+  limits [--revisions 1000,5000] [--data DIR]
+                                      verify/history/gc at N revisions; hostile documents
   manifest                            our manifest size at 500, 5,000 and 20,000 concepts
   sessions [--concepts N] [--turns KEY]  session bills from our tool output (default 500)
+  remote-calls <dsn>... [--calls N]   call latency through each DSN (default 2000 calls)
   postgres [--concepts N] [--commits N] [--opens N] [--samples N] [--search-secs S]
-           [--parts cold,commit,visibility,throughput]
+           [--clients N] [--parts cold,commit,visibility,throughput]
                                       the PostgreSQL store (default 20000 concepts)";
+
+fn cmd_remote_calls(args: &[String]) -> Result<ExitCode, String> {
+    let mut dsns = Vec::new();
+    let mut calls = 2_000;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--calls" => {
+                calls = it
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .filter(|n| *n >= 4)
+                    .ok_or("--calls needs a number of at least 4")?
+            }
+            dsn => dsns.push(dsn.to_string()),
+        }
+    }
+    if dsns.is_empty() {
+        return Err(USAGE.to_string());
+    }
+    print!("{}", langonrock_bench::remote::run(&dsns, calls)?);
+    Ok(ExitCode::SUCCESS)
+}
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -79,6 +111,8 @@ fn main() -> ExitCode {
         Some("generate") => cmd_generate(&args[1..]),
         Some("sessions") => cmd_sessions(&args[1..]),
         Some("manifest") => cmd_manifest(),
+        Some("limits") => cmd_limits(&args[1..]),
+        Some("remote-calls") => cmd_remote_calls(&args[1..]),
         Some("postgres") => cmd_postgres(&args[1..]),
         _ => Err(USAGE.to_string()),
     };
@@ -89,6 +123,53 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `limits`: the tables of docs/limits.md's measurements.
+fn cmd_limits(args: &[String]) -> Result<ExitCode, String> {
+    use langonrock_bench::limits;
+    let sizes: Vec<usize> = match flag::<String>(args, "--revisions")? {
+        Some(list) => list
+            .split(',')
+            .map(|s| s.trim().parse().map_err(|_| format!("bad size {s:?}")))
+            .collect::<Result<_, _>>()?,
+        None => vec![1000, 5000],
+    };
+    let data = match flag::<PathBuf>(args, "--data")? {
+        Some(d) => d,
+        None => std::env::temp_dir().join(format!("langonrock-limits-{}", std::process::id())),
+    };
+    let _ = std::fs::remove_dir_all(&data);
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("load average before: {}", load.trim());
+    println!("| revisions | verify wall / cpu ms | deep history page wall / cpu ms | gc --dry-run wall / cpu ms |");
+    println!("|---:|---:|---:|---:|");
+    let rows = limits::history(&data, &sizes);
+    let _ = std::fs::remove_dir_all(&data);
+    for r in rows? {
+        println!(
+            "| {} | {:.0} / {:.0} | {:.0} / {:.0} | {:.0} / {:.0} |",
+            r.revisions,
+            r.verify.wall_ms,
+            r.verify.cpu_ms,
+            r.history_deep.wall_ms,
+            r.history_deep.cpu_ms,
+            r.gc_dry.wall_ms,
+            r.gc_dry.cpu_ms
+        );
+    }
+    println!();
+    println!("| document | bytes | compile wall / cpu ms | outcome |");
+    println!("|---|---:|---:|---|");
+    for d in limits::documents() {
+        println!(
+            "| {} | {} | {:.0} / {:.0} | {} |",
+            d.name, d.bytes, d.compile.wall_ms, d.compile.cpu_ms, d.outcome
+        );
+    }
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("\nload average after: {}", load.trim());
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `--name value` from `args`, parsed.
@@ -774,6 +855,7 @@ fn cmd_postgres(args: &[String]) -> Result<ExitCode, String> {
         opens: flag(args, "--opens")?.unwrap_or(11),
         samples: flag(args, "--samples")?.unwrap_or(100),
         search_secs: flag(args, "--search-secs")?.unwrap_or(10.0),
+        clients: flag(args, "--clients")?.unwrap_or(1),
         parts: flag::<String>(args, "--parts")?
             .unwrap_or_else(|| "all".into())
             .split(',')

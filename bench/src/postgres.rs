@@ -4,20 +4,26 @@
 //!
 //! - import of the generated tree with the release binary, into PostgreSQL and into files;
 //! - cold open of a replica from the derived record in the database: spawn `langonrock mcp
-//!   <postgres dsn>`, `initialize`, first search answered (and the same on files);
+//!   <postgres dsn>`, `initialize`, first search answered (and the same on files), and spawn
+//!   `langonrock serve --store <dsn>`, first search answered over its socket;
 //! - commit latency: single-document writes through one in-process connection, p50/p99,
 //!   PostgreSQL and files;
-//! - write-to-search visibility between two replica processes, with notifications and with
-//!   polling alone (`LANGONROCK_POSTGRES_LISTEN=0`), p50/p99;
-//! - search throughput through 1 and 3 replica processes, one client each.
+//! - write-to-search visibility between two `serve --store` replicas, with notifications
+//!   and with polling alone (`LANGONROCK_POSTGRES_LISTEN=0`), p50/p99;
+//! - search throughput through 1 and 3 `serve --store` replicas, `--clients` keep-alive
+//!   HTTP clients each (default 1).
 
 use crate::binary::{find_binary, Mcp};
 use crate::corpus::{Corpus, PER_BUNDLE, SEED};
 use crate::measure::{loadavg, ms};
 use langonrock::{Options, Root};
 use serde_json::json;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
 use std::path::Path;
+use std::path::PathBuf;
 use std::process::Command;
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 const TENANT: &str = "bench";
@@ -35,6 +41,8 @@ pub struct Plan {
     pub samples: usize,
     /// Seconds of searching per replica count.
     pub search_secs: f64,
+    /// HTTP clients per replica in the throughput part.
+    pub clients: usize,
     /// Which parts to run: `cold`, `commit`, `visibility`, `throughput` (the import always
     /// runs).
     pub parts: Vec<String>,
@@ -88,6 +96,149 @@ fn cold(bin: &Path, dsn: &str, query: &str) -> Result<f64, String> {
     }
     mcp.finish()?;
     Ok(t)
+}
+
+/// A `langonrock serve --store <dsn>` replica on a unix socket in its own directory.
+struct Replica {
+    child: Child,
+    sock: PathBuf,
+    spawned: Instant,
+}
+
+impl Replica {
+    /// Spawns a replica and waits for its banner.
+    fn spawn(bin: &Path, dsn: &str, dir: &Path, env: &[(&str, &str)]) -> Result<Replica, String> {
+        let _ = std::fs::remove_dir_all(dir);
+        let spawned = Instant::now();
+        let mut cmd = Command::new(bin);
+        cmd.args(["serve", "--store", dsn, "--data"])
+            .arg(dir)
+            .env("LANGONROCK_TODAY", crate::billing::EVAL_DATE)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot spawn serve: {e}"))?;
+        let stderr = child.stderr.take().ok_or("no stderr")?;
+        let mut lines = BufReader::new(stderr);
+        let mut banner = String::new();
+        lines
+            .read_line(&mut banner)
+            .map_err(|e| format!("serve: {e}"))?;
+        if !banner.starts_with("langonrock serving ") {
+            let _ = child.kill();
+            return Err(format!("serve did not start: {banner}"));
+        }
+        // The request log: drained so the server never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let mut sink = Vec::new();
+            let _ = lines.read_to_end(&mut sink);
+        });
+        Ok(Replica {
+            child,
+            sock: dir.join("langonrock.sock"),
+            spawned,
+        })
+    }
+
+    fn client(&self) -> Result<Http, String> {
+        Http::connect(&self.sock)
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        // SIGTERM: pending derived records are put before the exit.
+        let _ = Command::new("kill")
+            .arg(self.child.id().to_string())
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+/// One keep-alive HTTP/1.1 connection to a replica's socket.
+struct Http {
+    r: BufReader<UnixStream>,
+}
+
+impl Http {
+    fn connect(sock: &Path) -> Result<Http, String> {
+        let s = UnixStream::connect(sock).map_err(|e| format!("{}: {e}", sock.display()))?;
+        Ok(Http {
+            r: BufReader::new(s),
+        })
+    }
+
+    /// One request; the status and the body.
+    fn call(
+        &mut self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> Result<(u16, String), String> {
+        let mut head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: langonrock\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+        for (k, v) in headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        head.push_str("\r\n");
+        let io = |e: std::io::Error| format!("http: {e}");
+        let s = self.r.get_mut();
+        s.write_all(head.as_bytes()).map_err(io)?;
+        s.write_all(body).map_err(io)?;
+        let mut line = String::new();
+        self.r.read_line(&mut line).map_err(io)?;
+        let status: u16 = line
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| format!("http: bad status line {line:?}"))?;
+        let mut length = 0usize;
+        loop {
+            line.clear();
+            self.r.read_line(&mut line).map_err(io)?;
+            let l = line.trim_end();
+            if l.is_empty() {
+                break;
+            }
+            if let Some((k, v)) = l.split_once(':') {
+                if k.eq_ignore_ascii_case("content-length") {
+                    length = v.trim().parse().map_err(|_| "http: bad content-length")?;
+                }
+            }
+        }
+        let mut buf = vec![0; length];
+        self.r.read_exact(&mut buf).map_err(io)?;
+        Ok((status, String::from_utf8_lossy(&buf).into_owned()))
+    }
+
+    fn search(&mut self, q: &str) -> Result<String, String> {
+        let body = json!({ "q": q }).to_string();
+        let (status, text) = self.call(
+            "POST",
+            &format!("/v1/{TENANT}/search"),
+            &[("Content-Type", "application/json")],
+            body.as_bytes(),
+        )?;
+        if status != 200 {
+            return Err(format!("search: {status} {text}"));
+        }
+        Ok(text)
+    }
+}
+
+/// One cold start of a `serve --store` replica: spawn to the first search's answer, ms.
+fn cold_serve(bin: &Path, dsn: &str, dir: &Path, query: &str) -> Result<f64, String> {
+    let r = Replica::spawn(bin, dsn, dir, &[])?;
+    r.client()?.search(query)?;
+    Ok(ms(r.spawned.elapsed()))
 }
 
 fn note(n: usize, word: &str) -> String {
@@ -144,6 +295,17 @@ pub fn run(plan: &Plan) -> Result<(), String> {
             .collect::<Result<_, _>>()?;
         println!("{}", line(&format!("cold open + first search, {name}"), &v));
     }
+    if plan.wants("cold") {
+        let dir = tmp.join("cold");
+        let _ = cold_serve(&bin, &pg_base, &dir, "revenue")?;
+        let v: Vec<f64> = (0..plan.opens)
+            .map(|_| cold_serve(&bin, &pg_base, &dir, "revenue"))
+            .collect::<Result<_, _>>()?;
+        println!(
+            "{}",
+            line("cold open + first search, serve --store (PostgreSQL)", &v)
+        );
+    }
 
     // Commit latency through one connection.
     for (name, root) in [
@@ -152,7 +314,10 @@ pub fn run(plan: &Plan) -> Result<(), String> {
             Root::from_data(&pg_base).map_err(|e| e.message())?,
         ),
         ("files", Root::Files(files.clone())),
-    ] {
+    ]
+    .into_iter()
+    .take(if plan.wants("commit") { 2 } else { 0 })
+    {
         let conn = Options::default()
             .open_root(&root, TENANT)
             .map_err(|e| e.message())?;
@@ -182,28 +347,30 @@ pub fn run(plan: &Plan) -> Result<(), String> {
     .into_iter()
     .take(modes)
     {
-        let mut a = Mcp::spawn_dsn(&bin, &pg, &[], env)?;
-        a.initialize()?;
-        let mut b = Mcp::spawn_dsn(&bin, &pg, &[], env)?;
-        b.initialize()?;
+        let ra = Replica::spawn(&bin, &pg_base, &tmp.join("vis-a"), env)?;
+        let rb = Replica::spawn(&bin, &pg_base, &tmp.join("vis-b"), env)?;
+        let (mut a, mut b) = (ra.client()?, rb.client()?);
+        b.search("revenue")?;
+        std::thread::sleep(Duration::from_millis(300)); // b's listener connects
         let mut v = Vec::with_capacity(plan.samples);
         for n in 0..plan.samples {
             let word = format!("zq{}x{n}", mode.len());
-            let path = format!("seen{}-{n}.md", mode.len());
+            let id = format!("seen{}-{n}", mode.len());
             // b has served a read since a's previous commit.
-            b.call("search", &json!({"query": "revenue"}))?;
-            let (t, err) = a.call(
-                "write",
-                &json!({"bundle": "probe", "path": path, "content": note(n, &word)}),
+            b.search("revenue")?;
+            let (status, t) = a.call(
+                "PUT",
+                &format!("/v1/{TENANT}/source/probe/{id}.md"),
+                &[("If-None-Match", "*"), ("Content-Type", "text/markdown")],
+                note(n, &word).as_bytes(),
             )?;
-            if err {
-                return Err(format!("write failed: {t}"));
+            if status != 200 {
+                return Err(format!("write failed: {status} {t}"));
             }
             let acked = Instant::now();
             loop {
-                let (t, _) = b.call("search", &json!({"query": word}))?;
+                let t = b.search(&word)?;
                 // A row names the document's id (the query line names only the word).
-                let id = path.trim_end_matches(".md");
                 if t.lines().any(|l| l.starts_with(&format!("{id}\t"))) {
                     break;
                 }
@@ -219,12 +386,12 @@ pub fn run(plan: &Plan) -> Result<(), String> {
         println!(
             "{}",
             line(
-                &format!("write through one replica, seen by a search through another, {mode}"),
+                &format!(
+                    "write through one serve replica, seen by a search through another, {mode}"
+                ),
                 &v
             )
         );
-        a.finish()?;
-        b.finish()?;
     }
 
     // Search throughput through 1 and 3 replicas, one client thread each.
@@ -245,40 +412,40 @@ pub fn run(plan: &Plan) -> Result<(), String> {
     };
     for &replicas in counts {
         let mut procs = Vec::new();
-        for _ in 0..replicas {
-            let mut m = Mcp::spawn_dsn(&bin, &pg, &[], &[])?;
-            m.initialize()?;
-            m.call("search", &json!({"query": "warm"}))?;
-            procs.push(m);
+        for i in 0..replicas {
+            let r = Replica::spawn(&bin, &pg_base, &tmp.join(format!("r{i}")), &[])?;
+            r.client()?.search("warm")?;
+            procs.push(r);
         }
         let secs = plan.search_secs;
         let started = Instant::now();
-        let handles: Vec<_> = procs
-            .into_iter()
-            .map(|mut m| {
-                std::thread::spawn(move || -> Result<(usize, Mcp), String> {
-                    let mut n = 0;
+        let mut handles = Vec::new();
+        for r in &procs {
+            for c in 0..plan.clients {
+                let mut http = r.client()?;
+                handles.push(std::thread::spawn(move || -> Result<usize, String> {
+                    let mut n = c;
                     let t = Instant::now();
                     while t.elapsed().as_secs_f64() < secs {
-                        m.call("search", &json!({"query": queries[n % queries.len()]}))?;
+                        http.search(queries[n % queries.len()])?;
                         n += 1;
                     }
-                    Ok((n, m))
-                })
-            })
-            .collect();
+                    Ok(n - c)
+                }));
+            }
+        }
         let mut total = 0;
         for h in handles {
-            let (n, m) = h.join().map_err(|_| "a client panicked")??;
-            total += n;
-            m.finish()?;
+            total += h.join().map_err(|_| "a client panicked")??;
         }
         let elapsed = started.elapsed().as_secs_f64();
         println!(
-            "search throughput through {replicas} replica(s): {:.0} searches/s ({total} in {elapsed:.1} s), load {:.2}",
+            "search throughput through {replicas} serve replica(s), {} keep-alive client(s) each: {:.0} searches/s ({total} in {elapsed:.1} s), load {:.2}",
+            plan.clients,
             total as f64 / elapsed,
             loadavg().unwrap_or(f64::NAN)
         );
+        drop(procs);
     }
     let _ = std::fs::remove_dir_all(&tmp);
     let mut admin = server.admin();

@@ -1,4 +1,4 @@
-//! The 20 benchmark questions (SPEC.md §7), built over a whole generated corpus.
+//! The 20 benchmark questions (reference-corpus.md §7), built over a whole generated corpus.
 
 use crate::corpus::{fill, Corpus, CorpusError, Kind, Tables};
 use serde::Serialize;

@@ -17,10 +17,10 @@ fn reference_500_matches_checksums() {
 #[test]
 fn reference_500_draws_and_content_checks() {
     let corpus = Corpus::reference(1).unwrap();
-    // SPEC.md §2: bundle 1 of 500 consumes 14,512 draws and leaves this state.
+    // reference-corpus.md §2: bundle 1 of 500 consumes 14,512 draws and leaves this state.
     assert_eq!(corpus.rng.draws, 14_512);
     assert_eq!(corpus.rng.state, 0x9091_7077);
-    // SPEC.md §6.
+    // reference-corpus.md §6.
     assert_eq!(corpus.concepts[16].id, "orders_b1_daily");
     let tokens = |s: &str| s.encode_utf16().count().div_ceil(4);
     let concept_tokens: usize = corpus

@@ -106,7 +106,12 @@ const commitMs = await page.evaluate(() => window.__notesPerf.marks.importCommit
 // Long tasks from the moment the page has the files (before it, Playwright's setInputFiles
 // builds 20,000 File objects inside the renderer: the harness's cost, not the page's).
 const picked = await page.evaluate(() => ({ at: window.__notesPerf.marks.importPicked, posted: window.__notesPerf.marks.importPosted }));
-const importLong = (await longTasks()).filter((t) => t.start + t.duration > picked.at);
+// The task that dispatches the folder's `change` event begins with Playwright's building of the
+// File objects (seconds at 20,000 files, the harness's cost): of it, only the part from the
+// page's handler on counts.
+const importLong = (await longTasks())
+  .filter((t) => t.start + t.duration > picked.at)
+  .map((t) => (t.start < picked.at ? { start: picked.at, duration: t.start + t.duration - picked.at } : t));
 const concepts = await page.evaluate(() => window.notes.summary.concepts);
 const revisions = (await page.evaluate(() => window.notes.call('history', undefined, 100))).revisions.length;
 say(`import: ${((done - t0) / 1000).toFixed(1)} s from choosing the folder to done (${((planned - t0) / 1000).toFixed(1)} s to the plan, of which ${(planMs / 1000).toFixed(1)} s reading, hashing and comparing in the worker; ${(commitMs / 1000).toFixed(1)} s for the one-revision import); ${concepts.toLocaleString('en-US')} notes, ${revisions} revision${revisions === 1 ? '' : 's'}`);
@@ -116,6 +121,7 @@ await page.waitForTimeout(8000);
 }
 
 // 2. Open: reload to interactive.
+if (skipImport) await page.goto(`${server.url}/#/`);
 const opens = [];
 for (let i = 0; i < 3; i++) {
   await page.reload();
@@ -126,7 +132,7 @@ for (let i = 0; i < 3; i++) {
 }
 const o = stats(opens.map((x) => x.interactive));
 const last = opens[opens.length - 1];
-say(`open to interactive (navigation start to the list shown and search enabled), 3 reloads: median ${ms(o.p50)}, max ${ms(o.max)}; last: worker loaded ${ms(last.marks.workerLoaded)}, connection open ${ms(last.marks.open)}, first data ${ms(last.marks.data)}, search index ${ms(last.marks.searchReady)}, first commit readied ${ms(last.marks.warm)}`);
+say(`open to interactive (navigation start to the list shown and search enabled), 3 reloads: median ${ms(o.p50)}, max ${ms(o.max)} (${opens.map((x) => ms(x.interactive)).join(', ')}); last: worker loaded ${ms(last.marks.workerLoaded)}, connection open ${ms(last.marks.open)}, first data ${ms(last.marks.data)}, the page has it ${ms(last.marks.opened)}, search index ${ms(last.marks.searchReady)}, first commit readied ${ms(last.marks.warm)}`);
 say(`open: longest main-thread task ${ms(Math.max(...opens.map((x) => longest(x.long))))} (${opens.map((x) => x.long.map((t) => `${t.duration.toFixed(0)} ms at ${t.start.toFixed(0)}`).join(', ') || 'none').join(' | ')})`);
 await page.waitForFunction(() => window.__notesPerf.marks.warm !== undefined);
 

@@ -1,4 +1,4 @@
-//! The one error type of the core, with stable codes (spec README §4.4).
+//! The one error type of the core, with stable codes (docs/README.md §4.4).
 
 use std::fmt;
 
@@ -33,7 +33,7 @@ pub struct ChangeFailure {
     pub reason: ConflictReason,
 }
 
-/// Every error of the core. The message is the spec's exact text; `code()` is stable.
+/// Every error of the core. The message is the exact text the docs give; `code()` is stable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {
@@ -67,11 +67,17 @@ pub enum Error {
     Corrupt(String),
     /// The store failed and nothing changed.
     Store(String),
+    /// A remote server refused the request's credentials: no token, or an unknown one
+    /// (docs/http.md, code `UNAUTHORIZED`).
+    Unauthorized(String),
+    /// A remote server refused what the token grants: another tenant, or a write with a
+    /// read grant (docs/http.md, code `FORBIDDEN`).
+    Forbidden(String),
 }
 
 impl Error {
     /// The stable code: `INVALID`, `NOT_FOUND`, `CONFLICT`, `INDETERMINATE_COMMIT`, `CORRUPT`
-    /// or `STORE`.
+    /// or `STORE`; a remote connection adds `UNAUTHORIZED` and `FORBIDDEN`.
     pub fn code(&self) -> &'static str {
         match self {
             Error::Invalid(_) | Error::InvalidChange { .. } => "INVALID",
@@ -80,6 +86,8 @@ impl Error {
             Error::IndeterminateCommit { .. } => "INDETERMINATE_COMMIT",
             Error::Corrupt(_) => "CORRUPT",
             Error::Store(_) => "STORE",
+            Error::Unauthorized(_) => "UNAUTHORIZED",
+            Error::Forbidden(_) => "FORBIDDEN",
         }
     }
 
@@ -97,12 +105,15 @@ impl Error {
         Error::Corrupt(format!("database corruption: {detail}"))
     }
 
-    /// The message text, exactly as the spec words it.
+    /// The message text, exactly as the docs word it.
     pub fn message(&self) -> String {
         match self {
-            Error::Invalid(m) | Error::NotFound(m) | Error::Corrupt(m) | Error::Store(m) => {
-                m.clone()
-            }
+            Error::Invalid(m)
+            | Error::NotFound(m)
+            | Error::Corrupt(m)
+            | Error::Store(m)
+            | Error::Unauthorized(m)
+            | Error::Forbidden(m) => m.clone(),
             Error::Conflict { message, .. } | Error::InvalidChange { message, .. } => {
                 message.clone()
             }

@@ -1,4 +1,4 @@
-//! SHA-256 digests and their hex form (spec README §3: 64 lowercase hex characters).
+//! SHA-256 digests and their hex form (docs/README.md §3: 64 lowercase hex characters).
 
 use sha2::{Digest as _, Sha256};
 
@@ -27,7 +27,7 @@ pub fn hex(bytes: &[u8]) -> String {
     out
 }
 
-/// Whether `s` is a digest as the spec writes it: exactly 64 lowercase hex characters.
+/// Whether `s` is a digest as the docs write it: exactly 64 lowercase hex characters.
 pub fn is_hex_digest(s: &str) -> bool {
     s.len() == 64
         && s.bytes()

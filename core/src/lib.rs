@@ -13,6 +13,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod bounds;
 pub mod bytes;
 pub mod compile;
 pub mod conformance;
@@ -22,6 +23,7 @@ pub mod engine;
 pub mod error;
 pub mod folder;
 pub mod hash;
+pub mod http_api;
 pub mod layout;
 pub mod manifest;
 pub mod pack;
@@ -32,6 +34,7 @@ pub mod snapshot;
 pub mod text;
 pub mod tools;
 pub mod validate;
+pub mod wire;
 
 #[cfg(test)]
 mod testutil;

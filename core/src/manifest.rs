@@ -69,7 +69,8 @@ pub fn unknown_bundle(model: &Model, name: &str) -> Error {
         model.bundles.join(", ")
     };
     Error::NotFound(format!(
-        "no bundle \"{name}\" in this tenant: found {found}"
+        "no bundle \"{}\" in this tenant: found {found}",
+        crate::bounds::quote(name)
     ))
 }
 

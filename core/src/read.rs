@@ -8,7 +8,7 @@
 //! [`render_cli`] for the CLI (found ids only, with [`GetResult::missing`] for the warnings).
 //!
 //! Every offset is in UTF-16 units of the addressed text. Slices are cut through the
-//! concept's [`Utf16Map`](crate::text::Utf16Map), so no call allocates per body, and no
+//! concept's [`Utf16Map`], so no call allocates per body, and no
 //! slice ever splits a surrogate pair.
 
 use crate::compile::{Concept, Model};
@@ -100,6 +100,81 @@ pub struct Slice<'a> {
     pub source: Option<SourceRef<'a>>,
 }
 
+/// One slice of a `get` answer, owned: what the library's `get` returns for every
+/// connection, local or remote. The fields of read.md §3.2 in the spec's order; the source
+/// reference is flattened into `bundle`, `path` and `hash` (set with `source: true`). Its
+/// JSON is the same as [`Slice`]'s.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OwnedSlice {
+    /// The returned part of the addressed text.
+    pub text: String,
+    /// Its start within the addressed text, in UTF-16 units.
+    pub start: usize,
+    /// Its end.
+    pub end: usize,
+    /// The addressed text's length.
+    pub total: usize,
+    /// With `find`: the first match offsets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matches: Option<Vec<usize>>,
+    /// With `find`: the number of matches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub match_count: Option<usize>,
+    /// With `source`: the bundle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle: Option<String>,
+    /// With `source`: the path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// With `source`: the source hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash: Option<String>,
+}
+
+impl From<&Slice<'_>> for OwnedSlice {
+    fn from(s: &Slice<'_>) -> OwnedSlice {
+        OwnedSlice {
+            text: s.text.to_string(),
+            start: s.start,
+            end: s.end,
+            total: s.total,
+            matches: s.matches.clone(),
+            match_count: s.matches.as_ref().map(|m| s.match_count.unwrap_or(m.len())),
+            bundle: s.source.as_ref().map(|r| r.bundle.to_string()),
+            path: s.source.as_ref().map(|r| r.path.to_string()),
+            hash: s.source.as_ref().map(|r| r.hash.clone()),
+        }
+    }
+}
+
+impl OwnedSlice {
+    /// The slice as [`Slice`], borrowing this one's text, for the renderers.
+    pub fn as_slice(&self) -> Slice<'_> {
+        Slice {
+            text: &self.text,
+            start: self.start,
+            end: self.end,
+            total: self.total,
+            matches: self.matches.clone(),
+            match_count: self.match_count,
+            source: self.source_ref(),
+        }
+    }
+
+    /// The source reference of a slice read with `source: true` (all three fields set).
+    pub(crate) fn source_ref(&self) -> Option<SourceRef<'_>> {
+        match (&self.bundle, &self.path, &self.hash) {
+            (Some(bundle), Some(path), Some(hash)) => Some(SourceRef {
+                bundle,
+                path,
+                hash: hash.clone(),
+            }),
+            _ => None,
+        }
+    }
+}
+
 impl Slice<'_> {
     /// Whether the slice is a part of the addressed text (`start > 0` or `end < total`).
     pub fn is_partial(&self) -> bool {
@@ -108,7 +183,7 @@ impl Slice<'_> {
 }
 
 impl Serialize for Slice<'_> {
-    /// The JSON form, keys in the spec's order: `text`, `start`, `end`, `total`, then
+    /// The JSON form, keys in the docs' order: `text`, `start`, `end`, `total`, then
     /// `matches` and `matchCount` with `find`, then `bundle`, `path`, `hash` with `source`.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let n =
@@ -481,13 +556,17 @@ fn push_no_section(
 ) {
     push_frame_head(out, id, source);
     out.push_str(" no section \"");
-    out.extend(section.chars().map(|c| {
-        if matches!(c, '\r' | '\n' | '\t') {
-            ' '
-        } else {
-            c
-        }
-    }));
+    let spaced: String = section
+        .chars()
+        .map(|c| {
+            if matches!(c, '\r' | '\n' | '\t') {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    out.push_str(&crate::bounds::quote(&spaced));
     out.push_str("\":");
     if names.is_empty() {
         out.push_str(" -");
@@ -532,7 +611,7 @@ pub fn render_mcp(result: &GetResult<'_>) -> String {
             if i > 0 {
                 out.push(' ');
             }
-            out.push_str(id);
+            out.push_str(&crate::bounds::quote(id));
         }
     }
     out

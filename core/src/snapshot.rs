@@ -27,7 +27,7 @@ const BUNDLE_TAG: &str = "langonrock snapshot bundle 1";
 const ROOT_TAG: &str = "langonrock snapshot root 1";
 
 /// The library's `snapshot()` answer (read.md §5.1).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Snapshot {
     /// The snapshot id, 64 lowercase hex characters.
     pub snapshot: String,

@@ -1,6 +1,6 @@
 //! Text helpers: UTF-16 lengths and offset maps, flattening and summary truncation.
 //!
-//! Every public offset is in UTF-16 code units (spec README §4.1), while the core keeps `str`
+//! Every public offset is in UTF-16 code units (docs/README.md §4.1), while the core keeps `str`
 //! internally. [`Utf16Map`] converts between the two for one text.
 
 /// The length of `s` in UTF-16 code units.

@@ -1,5 +1,6 @@
 //! Validators for tenant ids, bundle names and document paths (compile.md §10).
 
+use crate::bounds::{self, quote};
 use crate::error::{Error, Result};
 use crate::text::utf16_len;
 use unicode_normalization::UnicodeNormalization;
@@ -35,12 +36,14 @@ fn is_device_name(segment: &str) -> bool {
 pub fn tenant_id(id: &str) -> Result<String> {
     if !name_ok(id) {
         return Err(Error::Invalid(format!(
-            "invalid tenant id \"{id}\": expected 1-64 chars of [a-z0-9_-]"
+            "invalid tenant id \"{}\": expected 1-64 chars of [a-z0-9_-]",
+            quote(id)
         )));
     }
     if is_device_name(id) {
         return Err(Error::Invalid(format!(
-            "invalid tenant id \"{id}\": a reserved device name on Windows"
+            "invalid tenant id \"{}\": a reserved device name on Windows",
+            quote(id)
         )));
     }
     Ok(id.to_ascii_lowercase())
@@ -50,12 +53,14 @@ pub fn tenant_id(id: &str) -> Result<String> {
 pub fn bundle_name(name: &str) -> Result<()> {
     if !name_ok(name) {
         return Err(Error::Invalid(format!(
-            "invalid bundle name \"{name}\": expected 1-64 chars of [a-z0-9_-]"
+            "invalid bundle name \"{}\": expected 1-64 chars of [a-z0-9_-]",
+            quote(name)
         )));
     }
     if is_device_name(name) {
         return Err(Error::Invalid(format!(
-            "invalid bundle name \"{name}\": a reserved device name on Windows"
+            "invalid bundle name \"{}\": a reserved device name on Windows",
+            quote(name)
         )));
     }
     Ok(())
@@ -70,14 +75,24 @@ pub fn nfc(s: &str) -> String {
     }
 }
 
-/// Normalises `path` to NFC and validates it (compile.md §10.3); returns the normalised path.
+/// Normalises `path` to NFC and validates it (compile.md §10.3, with the rules that keep a
+/// path exportable and unambiguous in docs/limits.md); returns the normalised path. The rules
+/// are checked in order and the first failure is the error, each with its own message.
 pub fn document_path(path: &str) -> Result<String> {
     let p = nfc(path);
-    let fail = |why: String| Err(Error::Invalid(format!("invalid path \"{p}\": {why}")));
+    let fail = |why: String| {
+        Err(Error::Invalid(format!(
+            "invalid path \"{}\": {why}",
+            quote(&p)
+        )))
+    };
     if utf16_len(&p) > 200 {
         return fail("longer than 200 characters".into());
     }
-    if p.contains('\0') || p.contains('\\') {
+    if p.contains('\0') {
+        return fail("holds a NUL byte".into());
+    }
+    if p.contains('\\') {
         return fail("use forward slashes only".into());
     }
     if p.starts_with('/') {
@@ -87,30 +102,20 @@ pub fn document_path(path: &str) -> Result<String> {
         return fail("a concept must be a .md file".into());
     }
     for seg in p.split('/') {
-        let bad = seg.is_empty()
-            || seg.starts_with('.')
-            || seg.ends_with(' ')
-            || seg.ends_with('.')
-            || seg.chars().any(|c| {
-                (c as u32) < 0x20
-                    || c == '\u{7f}'
-                    || matches!(c, '<' | '>' | ':' | '"' | '|' | '?' | '*')
-            });
-        if bad {
-            return fail(format!(
-                "segment \"{seg}\" is empty, starts with a dot, ends with a space or dot, or holds a control character or one of < > : \" | ? *"
-            ));
+        if let Some(why) = segment_problem(seg) {
+            return fail(why);
         }
     }
     for seg in p.split('/') {
         if seg.starts_with('#') {
-            return fail(format!("segment \"{seg}\" starts with #"));
+            return fail(format!("segment \"{}\" starts with #", quote(seg)));
         }
     }
     for seg in p.split('/') {
         if is_device_name(seg) {
             return fail(format!(
-                "segment \"{seg}\" is a reserved device name on Windows"
+                "segment \"{}\" is a reserved device name on Windows",
+                quote(seg)
             ));
         }
     }
@@ -119,6 +124,81 @@ pub fn document_path(path: &str) -> Result<String> {
         return fail("\"-\" cannot name a concept".into());
     }
     Ok(p)
+}
+
+/// What is wrong with one `/`-segment of a path, as the tail of the message.
+fn segment_problem(seg: &str) -> Option<String> {
+    let shown = || quote(seg);
+    if seg.is_empty() {
+        return Some("has an empty segment (two slashes in a row)".into());
+    }
+    if seg.starts_with('.') {
+        return Some(format!("segment \"{}\" starts with a dot", shown()));
+    }
+    if seg.ends_with(' ') {
+        return Some(format!("segment \"{}\" ends with a space", shown()));
+    }
+    if seg.ends_with('.') {
+        return Some(format!("segment \"{}\" ends with a dot", shown()));
+    }
+    if let Some(c) = seg.chars().find(|&c| (c as u32) < 0x20 || c == '\u{7f}') {
+        return Some(format!(
+            "segment \"{}\" holds the control character U+{:04X}",
+            shown(),
+            c as u32
+        ));
+    }
+    if let Some(c) = seg
+        .chars()
+        .find(|c| matches!(c, '<' | '>' | ':' | '"' | '|' | '?' | '*'))
+    {
+        return Some(format!(
+            "segment \"{}\" holds \"{c}\", which Windows file names cannot hold",
+            shown()
+        ));
+    }
+    if let Some(c) = seg.chars().find(|&c| bounds::is_bidi_control(c)) {
+        return Some(format!(
+            "segment \"{}\" holds U+{:04X}, a bidirectional control that can make one path look like another",
+            shown(),
+            c as u32
+        ));
+    }
+    if let Some(c) = invisible_in(seg) {
+        return Some(format!(
+            "segment \"{}\" holds U+{:04X}, an invisible character that can make one path look like another",
+            shown(),
+            c as u32
+        ));
+    }
+    if seg.len() > bounds::SEGMENT_BYTES {
+        return Some(format!(
+            "segment \"{}\" is longer than {} bytes in UTF-8",
+            shown(),
+            bounds::SEGMENT_BYTES
+        ));
+    }
+    None
+}
+
+/// The first invisible character of a segment that is refused. Zero-width joiner and
+/// non-joiner (U+200D, U+200C) are part of the spelling of Persian, Arabic and Indic words
+/// and of emoji sequences, so they pass between two visible non-ASCII characters; anywhere
+/// else (beside ASCII, at an end, in a run) they are refused like the others.
+fn invisible_in(seg: &str) -> Option<char> {
+    let chars: Vec<char> = seg.chars().collect();
+    let visible_non_ascii = |c: Option<&char>| {
+        c.is_some_and(|&c| !c.is_ascii() && !bounds::is_invisible(c) && !c.is_control())
+    };
+    chars.iter().enumerate().find_map(|(i, &c)| {
+        if !bounds::is_invisible(c) {
+            return None;
+        }
+        let joiner = matches!(c, '\u{200c}' | '\u{200d}');
+        let between =
+            i > 0 && visible_non_ascii(chars.get(i - 1)) && visible_non_ascii(chars.get(i + 1));
+        (!joiner || !between).then_some(c)
+    })
 }
 
 /// Whether `s` ends in `.md`, ignoring ASCII case.
@@ -175,7 +255,10 @@ mod tests {
             document_path("Notes/Cafe\u{301}.md").unwrap(),
             "Notes/Caf\u{e9}.md"
         );
-        assert_eq!(msg(document_path("a:b.md")), "invalid path \"a:b.md\": segment \"a:b.md\" is empty, starts with a dot, ends with a space or dot, or holds a control character or one of < > : \" | ? *");
+        assert_eq!(
+            msg(document_path("a:b.md")),
+            "invalid path \"a:b.md\": segment \"a:b.md\" holds \":\", which Windows file names cannot hold"
+        );
         assert_eq!(
             msg(document_path("a\\b.md")),
             "invalid path \"a\\b.md\": use forward slashes only"
@@ -200,11 +283,108 @@ mod tests {
             msg(document_path("x/-.MD")),
             "invalid path \"x/-.MD\": \"-\" cannot name a concept"
         );
-        assert_eq!(msg(document_path("../a.md")), "invalid path \"../a.md\": segment \"..\" is empty, starts with a dot, ends with a space or dot, or holds a control character or one of < > : \" | ? *");
+        assert_eq!(
+            msg(document_path("../a.md")),
+            "invalid path \"../a.md\": segment \"..\" starts with a dot"
+        );
         let long = format!("{}.md", "a".repeat(198));
         assert_eq!(
             msg(document_path(&long)),
-            format!("invalid path \"{long}\": longer than 200 characters")
+            format!(
+                "invalid path \"{}…\": longer than 200 characters",
+                "a".repeat(120)
+            )
         );
+    }
+
+    #[test]
+    fn each_segment_rule_has_its_own_message() {
+        let cases = [
+            ("a//b.md", "has an empty segment (two slashes in a row)"),
+            ("x/.hidden.md", "segment \".hidden.md\" starts with a dot"),
+            ("x /a.md", "segment \"x \" ends with a space"),
+            ("x./a.md", "segment \"x.\" ends with a dot"),
+            (
+                "a\tb.md",
+                "segment \"a\\u0009b.md\" holds the control character U+0009",
+            ),
+            (
+                "a\u{7f}.md",
+                "segment \"a\\u007f.md\" holds the control character U+007F",
+            ),
+            (
+                "what?.md",
+                "segment \"what?.md\" holds \"?\", which Windows file names cannot hold",
+            ),
+            (
+                "x\u{202e}dm.txt.md",
+                "segment \"x\\u202edm.txt.md\" holds U+202E, a bidirectional control that can make one path look like another",
+            ),
+            (
+                "in\u{200b}voice.md",
+                "segment \"in\\u200bvoice.md\" holds U+200B, an invisible character that can make one path look like another",
+            ),
+            (
+                "a\u{200d}b.md",
+                "segment \"a\\u200db.md\" holds U+200D, an invisible character that can make one path look like another",
+            ),
+        ];
+        for (path, why) in cases {
+            let shown = quote(path);
+            assert_eq!(
+                msg(document_path(path)),
+                format!("invalid path \"{shown}\": {why}"),
+                "{path:?}"
+            );
+        }
+        // A NUL byte is reported as what it is.
+        assert_eq!(
+            msg(document_path("a\0b.md")),
+            "invalid path \"a\\u0000b.md\": holds a NUL byte"
+        );
+    }
+
+    #[test]
+    fn segments_fit_in_255_bytes() {
+        // 130 × é is 130 UTF-16 units (under 200) but 263 bytes with ".md".
+        let seg = format!("{}.md", "é".repeat(130));
+        assert_eq!(
+            msg(document_path(&seg)),
+            format!(
+                "invalid path \"{}…\": segment \"{}…\" is longer than 255 bytes in UTF-8",
+                "é".repeat(120),
+                "é".repeat(120)
+            )
+        );
+        let fits = format!("{}.md", "é".repeat(126)); // 252 + 3 bytes
+        assert_eq!(document_path(&fits).unwrap(), fits);
+        let cjk = format!("notes/{}.md", "東".repeat(84)); // 252 + 3 bytes
+        assert!(document_path(&cjk).is_ok());
+        assert!(document_path(&format!("notes/{}.md", "東".repeat(85))).is_err());
+    }
+
+    #[test]
+    fn joiners_pass_inside_words_only() {
+        // Persian "نیم‌فاصله" spells a ZWNJ between two letters; an emoji family joins with ZWJ.
+        assert!(document_path(
+            "\u{646}\u{6cc}\u{645}\u{200c}\u{641}\u{627}\u{635}\u{644}\u{647}.md"
+        )
+        .is_ok());
+        assert!(document_path("\u{1f468}\u{200d}\u{1f469}.md").is_ok());
+        assert!(document_path("\u{200c}\u{646}.md").is_err());
+        assert!(document_path("\u{646}\u{200c}\u{200c}\u{646}.md").is_err());
+        assert!(document_path("\u{feff}a.md").is_err());
+    }
+
+    proptest::proptest! {
+        /// A valid path, under its bundle, always fits the file systems `export` writes to:
+        /// every segment within 255 bytes and the whole relative path within 665 bytes.
+        #[test]
+        fn valid_paths_are_exportable(s in "[a-zé東😀 ._/-]{1,80}\\.md") {
+            if let Ok(p) = document_path(&s) {
+                proptest::prop_assert!(p.split('/').all(|seg| seg.len() <= 255));
+                proptest::prop_assert!(64 + 1 + p.len() <= 665);
+            }
+        }
     }
 }

@@ -69,7 +69,11 @@ pub fn now_iso() -> String {
     let dur = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
-    let ms = dur.as_millis() as i64;
+    iso_of_millis(dur.as_millis() as i64)
+}
+
+/// A time in milliseconds since the Unix epoch as ISO-8601 UTC with milliseconds.
+pub fn iso_of_millis(ms: i64) -> String {
     let secs = ms.div_euclid(1000);
     let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
     let sod = secs.rem_euclid(86_400);

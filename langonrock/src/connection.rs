@@ -140,6 +140,8 @@ pub struct Options {
     read_only: bool,
     load: bool,
     clock: Arc<dyn Clock>,
+    #[cfg(feature = "remote")]
+    remote_limits: crate::remote::http::Limits,
 }
 
 impl Default for Options {
@@ -148,6 +150,8 @@ impl Default for Options {
             read_only: false,
             load: true,
             clock: Arc::new(SystemClock),
+            #[cfg(feature = "remote")]
+            remote_limits: crate::remote::http::Limits::default(),
         }
     }
 }
@@ -187,22 +191,46 @@ impl Options {
         self.read_only
     }
 
-    /// Opens the tenant a DSN names (see [`crate::open`]).
-    pub fn open(&self, dsn: &str) -> Result<Connection, Error> {
+    /// Opens the tenant a DSN names (see [`crate::open`]): a data root, or with the
+    /// `remote` feature a `langonrock serve` (docs/remote.md).
+    pub fn open(&self, dsn: &str) -> Result<crate::Connection, Error> {
         if langonrock_core::dsn::is_postgres(dsn) {
             #[cfg(feature = "postgres")]
             {
                 let d = langonrock_core::dsn::parse_postgres_dsn(dsn)?;
+                // A DSN without a tenant is refused before the database is contacted.
+                let tenant = d.require_tenant()?;
                 let db = crate::postgres::database(&d, self.read_only)?;
-                return self.open_postgres(&db, d.require_tenant()?);
+                return self.open_postgres(&db, tenant);
             }
             #[cfg(not(feature = "postgres"))]
-            return Err(Error::Invalid(
-                "a postgres: dsn needs langonrock built with the `postgres` feature".into(),
-            ));
+            return Err(Error::Invalid(format!(
+                "dsn \"{}\" names a PostgreSQL store, and this build of langonrock has no \
+                 `postgres` feature: turn it on (features = [\"postgres\"])",
+                langonrock_core::dsn::redact_dsn(dsn)
+            )));
         }
         let home = crate::data_root::home_dir(&crate::data_root::process_env);
-        let d = langonrock_core::dsn::parse_dsn_home(dsn, cfg!(windows), home.as_deref())?;
+        let d = match langonrock_core::dsn::parse_dsn_home(dsn, cfg!(windows), home.as_deref())? {
+            langonrock_core::dsn::Dsn::Embedded(d) => d,
+            #[cfg(feature = "remote")]
+            langonrock_core::dsn::Dsn::Remote(r) => {
+                return crate::Connection::remote(
+                    &r,
+                    self.read_only,
+                    self.remote_limits,
+                    self.clock.clone(),
+                )
+            }
+            #[cfg(not(feature = "remote"))]
+            langonrock_core::dsn::Dsn::Remote(_) => {
+                return Err(Error::Invalid(format!(
+                    "dsn \"{}\" names a remote server, and this build of langonrock has no \
+                     `remote` feature: turn it on (features = [\"remote\"])",
+                    langonrock_core::dsn::redact_dsn(dsn)
+                )))
+            }
+        };
         let data = match d.data {
             Some(p) => PathBuf::from(p),
             None => crate::data_root::default_root(&crate::data_root::process_env)?,
@@ -211,15 +239,16 @@ impl Options {
         return self.open_files(&data, &d.tenant);
         #[cfg(not(feature = "files"))]
         Err(Error::Invalid(format!(
-            "dsn \"{dsn}\" names a files store ({}), and this build has no `files` feature",
+            "dsn \"{dsn}\" names a files store ({}), and this build of langonrock has no \
+             `files` feature: turn it on (features = [\"files\"])",
             data.display()
         )))
     }
 
     /// Opens `tenant` of the files store under the data root `data`.
     #[cfg(feature = "files")]
-    pub fn open_files(&self, data: &Path, tenant: &str) -> Result<Connection, Error> {
-        Connection::start(Arc::new(crate::files::Files::new(data)), tenant, self)
+    pub fn open_files(&self, data: &Path, tenant: &str) -> Result<crate::Connection, Error> {
+        Connection::start(Arc::new(crate::files::Files::new(data)), tenant, self).map(Into::into)
     }
 
     /// Opens `tenant` of a PostgreSQL database (see [`crate::postgres::database`]).
@@ -228,8 +257,9 @@ impl Options {
         &self,
         db: &Arc<crate::postgres::Database>,
         tenant: &str,
-    ) -> Result<Connection, Error> {
+    ) -> Result<crate::Connection, Error> {
         Connection::start(Arc::new(crate::postgres::Backend(db.clone())), tenant, self)
+            .map(Into::into)
     }
 
     /// Opens `tenant` of a store shared with other connections (a memory store, a test
@@ -238,8 +268,16 @@ impl Options {
         &self,
         store: Arc<Mutex<S>>,
         tenant: &str,
-    ) -> Result<Connection, Error> {
-        Connection::start(Arc::new(Shared(store)), tenant, self)
+    ) -> Result<crate::Connection, Error> {
+        Connection::start(Arc::new(Shared(store)), tenant, self).map(Into::into)
+    }
+
+    /// How long a remote connection waits and how much it reads (default
+    /// [`crate::remote::http::Limits::default`]).
+    #[cfg(feature = "remote")]
+    pub fn remote_limits(mut self, limits: crate::remote::http::Limits) -> Options {
+        self.remote_limits = limits;
+        self
     }
 }
 
@@ -393,9 +431,8 @@ impl Connection {
     /// corrupt store fails closed with its `database corruption: …` error.
     #[cfg(feature = "files")]
     pub fn open(data: &Path, tenant: &str, read_only: bool) -> Result<Connection, Error> {
-        Options::default()
-            .read_only(read_only)
-            .open_files(data, tenant)
+        let opts = Options::default().read_only(read_only);
+        Connection::start(Arc::new(crate::files::Files::new(data)), tenant, &opts)
     }
 
     /// A connection to `tenant` in a fresh memory store (the core's strict store): nothing
@@ -408,7 +445,8 @@ impl Connection {
     /// # Ok::<(), langonrock::Error>(())
     /// ```
     pub fn memory(tenant: &str) -> Result<Connection, Error> {
-        Options::default().open_store(Arc::new(Mutex::new(MemoryStore::new())), tenant)
+        let store = Arc::new(Shared(Arc::new(Mutex::new(MemoryStore::new()))));
+        Connection::start(store, tenant, &Options::default())
     }
 
     fn start(store: Arc<dyn Backend>, tenant: &str, opts: &Options) -> Result<Connection, Error> {
@@ -481,6 +519,20 @@ impl Connection {
         self.inner.store.follow();
     }
 
+    /// Over a shared database: whether a read now would skip reading the head, since the
+    /// last read of it is younger than [`HEAD_POLL`], no notification said it moved since,
+    /// and the engine is open (docs/postgres.md). `serve` then answers from
+    /// [`Connection::served`] without a hop to a blocking thread. Always `false` for other
+    /// stores, and while the engine is busy with a step (the caller takes the usual path).
+    pub fn head_is_fresh(&self) -> bool {
+        self.inner.watch.as_ref().is_some_and(Watch::fresh)
+            && self
+                .inner
+                .engine
+                .try_lock()
+                .is_ok_and(|e| !e.needs_reload())
+    }
+
     /// The connection's clock.
     pub fn clock(&self) -> &dyn Clock {
         &*self.inner.clock
@@ -545,6 +597,14 @@ impl Connection {
                 self.inner.write_derived();
             }
         }
+    }
+
+    /// Waits for the exclusive operation in flight (a commit, `gc`, `verify`, `repair`,
+    /// `import`), then puts the pending derived record ([`Connection::finish_derived`]).
+    /// The caller refuses new calls first.
+    pub fn close(&self) {
+        drop(lock(&self.inner.exclusive));
+        self.finish_derived();
     }
 
     /// Runs an engine op to its end: each step under the engine lock, store IO outside it.
@@ -627,6 +687,15 @@ impl Connection {
             Busy(&inner.busy)
         });
         let busy = !exclusive && self.busy();
+        if busy {
+            // A read while a commit (or verify, gc, …) runs answers from the published state
+            // without waiting for the engine, which a commit may hold for a long compile.
+            let served = lock(&inner.published).served.clone();
+            if let Some(ConnStep::Done(r)) = op.published_read(served.as_ref()) {
+                // No `after_op`: it would wait for the engine, and a read arms no timer.
+                return r;
+            }
+        }
         let mut step = self.with_engine(|e| op.begin(e, busy, inner.read_only));
         // A read's engine op reads the store one refresh at a time.
         let mut reading: Option<MutexGuard<'_, ()>> = None;
@@ -829,6 +898,12 @@ impl Connection {
             now: 0,
         };
         self.run(connection::gc(opts), &mut |_| None)
+    }
+
+    /// `warm` (`Engine::warm`): readies a connection opened from a derived record for
+    /// commits; whether there was anything to do.
+    pub fn warm(&self) -> Result<bool, Error> {
+        self.run(connection::warm(), &mut |_| None)
     }
 
     /// `verify` (engine.md §11).

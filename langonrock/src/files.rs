@@ -97,10 +97,11 @@ pub struct FileStore {
     packs: Arc<Mutex<PackSet>>,
 }
 
-/// A held `writer.lock`; dropping it releases the lock.
+/// A held `writer.lock` (none for a tenant that has no directory yet); dropping it releases
+/// the lock.
 #[derive(Debug)]
 pub struct WriterLock {
-    _file: File,
+    _file: Option<File>,
 }
 
 impl FileStore {
@@ -823,10 +824,16 @@ impl FileStore {
         Ok((n, bytes))
     }
 
-    /// Takes the OS lock on `writer.lock`, creating the tenant directory if needed. It is
-    /// taken only by a process about to commit, so it never creates a read-only tenant.
+    /// Takes the OS lock on `writer.lock` when the tenant's directory exists (a tenant
+    /// without one has had no commit, and its first creates the directory). It is taken only
+    /// by a process about to commit.
     pub fn lock_writer(&self) -> Result<WriterLock, FileError> {
-        fs::create_dir_all(&self.dir).map_err(|e| io_error("cannot create", &self.dir, &e))?;
+        // Nothing is created for a tenant before its first commit (engine.md §9.2), not even
+        // the lock: a tenant without a directory is committed to unlocked, which is safe
+        // because the head swap decides, never the lock.
+        if !self.dir.is_dir() {
+            return Ok(WriterLock { _file: None });
+        }
         let path = self.dir.join(WRITER_LOCK);
         let file = OpenOptions::new()
             .read(true)
@@ -836,7 +843,7 @@ impl FileStore {
             .open(&path)
             .map_err(|e| io_error("cannot open", &path, &e))?;
         fs4::FileExt::lock(&file).map_err(|e| io_error("cannot lock", &path, &e))?;
-        Ok(WriterLock { _file: file })
+        Ok(WriterLock { _file: Some(file) })
     }
 
     /// Whether the tenant directory exists at all.

@@ -1,7 +1,8 @@
 //! Where tenants live: a files data root or a PostgreSQL database (`--data` of docs/cli.md
 //! §2, which also takes a `postgres://` DSN, docs/postgres.md).
 
-use crate::connection::{Connection, Options};
+use crate::connection::Options;
+use crate::Connection;
 use langonrock_core::Error;
 use std::path::{Path, PathBuf};
 

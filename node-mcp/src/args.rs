@@ -182,9 +182,16 @@ pub enum Command {
     },
     Mcp {
         dsn: String,
-        target: Target,
+        /// The data root and tenant of an embedded DSN; `None` for a remote one.
+        target: Option<Target>,
         database_tools: bool,
         read_only: bool,
+    },
+    /// `query <dsn> <verb> …` (docs/remote.md): `verb` is the data command as parsed
+    /// locally, its own target unused.
+    Query {
+        dsn: String,
+        verb: Box<Command>,
     },
     Serve(crate::serve::ServeOptions),
     Token {
@@ -193,6 +200,22 @@ pub enum Command {
         write: bool,
     },
 }
+
+/// The verbs `query <dsn> <verb>` runs, in the order its error lists them.
+pub const QUERY_VERBS: [&str; 12] = [
+    "manifest",
+    "snapshot",
+    "search",
+    "get",
+    "source",
+    "read",
+    "write",
+    "delete",
+    "delete-bundle",
+    "transact",
+    "history",
+    "restore",
+];
 
 /// Parses a strictly decimal positive integer flag value (cli.md §1.2).
 pub fn positive(flag: &str, v: &str) -> Result<usize, ArgError> {
@@ -320,12 +343,36 @@ fn data_root(f: &Flags, env: Env<'_>) -> Result<Root, ArgError> {
 /// The directory of a files data root: `serve` and `token` keep `tokens.json` (and the
 /// socket) in it, so a database root is refused.
 fn files_root(root: Root, command: &str) -> Result<PathBuf, ArgError> {
+    let hint = if command == "serve" {
+        ": serve the database's tenants with --store <dsn>"
+    } else {
+        ""
+    };
     match root.files() {
         Some(p) => Ok(p.to_path_buf()),
         None => err(format!(
-            "{command} needs a data directory (it keeps tokens.json there), not the database {root}"
+            "{command} needs a data directory (it keeps tokens.json there), not the database {root}{hint}"
         )),
     }
+}
+
+/// `serve --store`: a PostgreSQL database whose every tenant the server serves, so its DSN
+/// names no tenant (docs/postgres.md).
+fn store_root(value: &str) -> Result<Root, ArgError> {
+    if !langonrock_core::dsn::is_postgres(value) {
+        return err(format!(
+            "--store takes a postgres:// dsn, got \"{}\"; a files data root is --data <dir>",
+            langonrock_core::dsn::redact_dsn(value)
+        ));
+    }
+    let root = Root::from_data(value)?;
+    if root.tenant().is_some() {
+        return err(format!(
+            "serve --store serves every tenant of the database: drop ?tenant= from {}",
+            langonrock_core::dsn::redact_dsn(value)
+        ));
+    }
+    Ok(root)
 }
 
 fn positional(f: &Flags, i: usize, what: &str) -> Result<String, ArgError> {
@@ -381,7 +428,7 @@ commands:
   verify
   repair <revision> --expected-head <digest|missing>
   mcp <dsn> [--database-tools] [--read-only]
-  serve [--socket <path> | --host <h> --port <n>] [--tls-cert <file> --tls-key <file>] [--read-only]
+  serve [--store <postgres dsn>] [--socket <path> | --host <h> --port <n>] [--tls-cert <file> --tls-key <file>] [--read-only]
   token --tenant <t> [--write]
 
 The data root is --data, else $LANGONROCK_DATA, else the platform data directory.
@@ -633,21 +680,25 @@ pub fn parse(args: Vec<OsString>, env: Env<'_>) -> Result<Command, ArgError> {
             let f = read_flags(rest, false, &[], &["database-tools", "read-only"])?;
             at_most(&f, 1)?;
             let dsn = positional(&f, 0, "dsn")?;
+            // A remote DSN has no target here: the server opens it (docs/remote.md).
             let target = if langonrock_core::dsn::is_postgres(&dsn) {
-                let data = Root::from_data(&dsn)?;
-                let tenant = match data.tenant() {
-                    Some(t) => t.to_string(),
-                    None => return err("postgres dsn needs ?tenant="),
-                };
-                Target { data, tenant }
+                let tenant = langonrock_core::dsn::parse_postgres_dsn(&dsn)?
+                    .require_tenant()?
+                    .to_string();
+                Some(Target {
+                    data: Root::from_data(&dsn)?,
+                    tenant,
+                })
             } else {
-                let parsed = parse_dsn_env(&dsn, env)?;
-                Target {
-                    data: Root::Files(match parsed.data {
-                        Some(d) => d,
-                        None => default_data_root(env)?,
+                match parse_dsn_env(&dsn, env)? {
+                    Some(parsed) => Some(Target {
+                        data: Root::Files(match parsed.data {
+                            Some(d) => d,
+                            None => default_data_root(env)?,
+                        }),
+                        tenant: parsed.tenant,
                     }),
-                    tenant: parsed.tenant,
+                    None => None,
                 }
             };
             Command::Mcp {
@@ -657,17 +708,19 @@ pub fn parse(args: Vec<OsString>, env: Env<'_>) -> Result<Command, ArgError> {
                 read_only: f.switch("read-only"),
             }
         }
+        "query" => parse_query(rest, env)?,
         "serve" => {
             let f = read_flags(
                 rest,
                 true,
-                &["socket", "host", "port", "tls-cert", "tls-key"],
+                &["socket", "host", "port", "tls-cert", "tls-key", "store"],
                 &["read-only"],
             )?;
             at_most(&f, 0)?;
             if f.tenant.is_some() {
                 return err("unknown flag \"--tenant\"");
             }
+            let store = f.value("store").map(store_root).transpose()?;
             let port = f
                 .value("port")
                 .map(|v| {
@@ -682,6 +735,7 @@ pub fn parse(args: Vec<OsString>, env: Env<'_>) -> Result<Command, ArgError> {
                 .transpose()?;
             Command::Serve(crate::serve::ServeOptions {
                 data: files_root(data_root(&f, env)?, "serve")?,
+                store,
                 socket: f.value("socket").map(PathBuf::from),
                 host: opt(&f, "host"),
                 port,
@@ -699,11 +753,6 @@ pub fn parse(args: Vec<OsString>, env: Env<'_>) -> Result<Command, ArgError> {
                 tenant: target.tenant,
                 write: f.switch("write"),
             }
-        }
-        "query" => {
-            return err(format!(
-                "{first} is planned but not available in this version"
-            ))
         }
         f if f.starts_with('-') => return err(format!("unknown flag \"{f}\"")),
         other => return err(format!("unknown command \"{other}\"")),
@@ -724,18 +773,65 @@ pub struct Dsn {
     pub tenant: String,
 }
 
-/// Parses a DSN of docs/cli.md ("DSN"), with no home directory for `okf://~/…`.
-pub fn parse_dsn(dsn: &str) -> Result<Dsn, ArgError> {
+/// Parses a DSN (docs/remote.md), with no home directory for `okf://~/…`: `Some` for an
+/// embedded one, `None` for a remote one.
+pub fn parse_dsn(dsn: &str) -> Result<Option<Dsn>, ArgError> {
     parse_dsn_env(dsn, &|_| None)
 }
 
-/// Parses a DSN, `~` in `okf://~/…` standing for `$HOME` (`%USERPROFILE%` on Windows).
-pub fn parse_dsn_env(dsn: &str, env: Env<'_>) -> Result<Dsn, ArgError> {
+/// [`parse_dsn`], `~` in `okf://~/…` standing for `$HOME` (`%USERPROFILE%` on Windows).
+pub fn parse_dsn_env(dsn: &str, env: Env<'_>) -> Result<Option<Dsn>, ArgError> {
     let home = langonrock::data_root::home_dir(env);
-    let d = langonrock_core::dsn::parse_dsn_home(dsn, cfg!(windows), home.as_deref())?;
-    Ok(Dsn {
-        data: d.data.map(PathBuf::from),
-        tenant: d.tenant,
+    Ok(
+        match langonrock_core::dsn::parse_dsn_home(dsn, cfg!(windows), home.as_deref())? {
+            langonrock_core::dsn::Dsn::Embedded(d) => Some(Dsn {
+                data: d.data.map(PathBuf::from),
+                tenant: d.tenant,
+            }),
+            langonrock_core::dsn::Dsn::Remote(_) => None,
+        },
+    )
+}
+
+/// `query <dsn> <verb> [the verb's flags]`: the verb is parsed as the local command is,
+/// with the DSN in place of `--data` and `--tenant` (which it refuses).
+fn parse_query(rest: Vec<OsString>, env: Env<'_>) -> Result<Command, ArgError> {
+    let mut rest = rest.into_iter();
+    let dsn = match rest.next() {
+        Some(d) => to_string(d)?,
+        None => return err("missing dsn"),
+    };
+    if langonrock_core::dsn::is_postgres(&dsn) {
+        langonrock_core::dsn::parse_postgres_dsn(&dsn)?.require_tenant()?;
+    } else {
+        parse_dsn_env(&dsn, env)?;
+    }
+    let verb = match rest.next() {
+        Some(v) => to_string(v)?,
+        None => return err("missing verb"),
+    };
+    if !QUERY_VERBS.contains(&verb.as_str()) {
+        return err(format!(
+            "unknown verb \"{verb}\": expected one of {}",
+            QUERY_VERBS.join(", ")
+        ));
+    }
+    let mut args: Vec<OsString> = vec![verb.into()];
+    for a in rest {
+        let s = a.to_string_lossy();
+        let name = s.split('=').next().unwrap_or_default();
+        if name == "--data" || name == "--tenant" {
+            return err(format!("unknown flag \"{name}\""));
+        }
+        args.push(a);
+    }
+    // The verb's own parser needs a target; the DSN replaces it when the query runs.
+    args.extend(["--tenant".into(), "query".into()]);
+    args.extend(["--data".into(), "/".into()]);
+    let verb = parse(args, env)?;
+    Ok(Command::Query {
+        dsn,
+        verb: Box::new(verb),
     })
 }
 

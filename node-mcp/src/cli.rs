@@ -233,7 +233,7 @@ pub fn mcp_main(args: Vec<OsString>) -> i32 {
             read_only,
         }) => crate::mcp::run_mcp(
             &dsn,
-            &target,
+            target.as_ref(),
             crate::mcp::Mode {
                 database_tools,
                 read_only,

@@ -4,11 +4,12 @@
 use crate::args::{Command, Target, WriteMode};
 use crate::cli::{count, print_diagnostics, stats, strict_failure, write_err, CliError, Io};
 use crate::progress::Progress;
-use langonrock::clock;
-
 use langonrock::{Connection as Conn, Options, Root};
-use langonrock_core::engine::{parse_transaction, HistoryRequest, RepairRequest, RestoreRequest};
-use langonrock_core::{manifest, validate, Error};
+use langonrock_core::engine::{
+    parse_transaction, HistoryRequest, RepairRequest, RestoreRequest, Transaction,
+};
+use langonrock_core::http_api::RemoteGet;
+use langonrock_core::{validate, Error};
 
 use std::path::Path;
 
@@ -84,251 +85,75 @@ fn plural(n: u64, word: &str) -> String {
     }
 }
 
+/// The `gc` line (docs/records.md "What gc reports"): what left retained history, what left
+/// the disk, and what stays on disk until its grace period ends.
+fn gc_line(r: &langonrock_core::engine::GcResult) -> String {
+    let kept = plural(r.kept.len() as u64, "revision");
+    let removed = format!(
+        "{} and {}",
+        plural(r.removed_revisions, "revision"),
+        plural(r.removed_records, "record")
+    );
+    let mut line = if r.dry_run {
+        format!(
+            "{}: would keep {kept} and drop {} from history; would remove {removed} from disk, free {}",
+            r.tenant,
+            r.dropped_revisions,
+            plural(r.bytes_freed, "byte")
+        )
+    } else {
+        format!(
+            "{}: kept {kept}, dropped {} from history; removed {removed} from disk, freed {}",
+            r.tenant,
+            r.dropped_revisions,
+            plural(r.bytes_freed, "byte")
+        )
+    };
+    if let Some(until) = r.pending_until {
+        line.push_str(&format!(
+            "; {} ({}) written within the grace period {} until a gc after {}",
+            plural(r.pending_records, "record"),
+            plural(r.pending_bytes, "byte"),
+            if r.dry_run { "would stay" } else { "stay" },
+            langonrock::clock::iso_of_millis(i64::try_from(until).unwrap_or(i64::MAX)),
+        ));
+    }
+    line
+}
+
 /// Runs a tenant command.
 pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
     match cmd {
-        Command::Manifest { target, bundle } => {
-            let conn = open_read(&target, io)?;
-            let s = conn.read()?;
-            let text = manifest::manifest(
-                s.model(),
-                &target.tenant,
-                bundle.as_deref(),
-                &clock::today(),
-            )?;
-            io.out.write_all(text.as_bytes()).map_err(write_err)?;
-            let rows = text.lines().count().saturating_sub(3);
-            stats(io, rows, &text)?;
-            leave(conn);
-            Ok(0)
-        }
-        Command::Search {
-            target,
-            query,
-            k,
-            bundle,
-            expand,
-        } => {
-            let conn = open_read(&target, io)?;
-            let opts = langonrock_core::search::SearchOptions {
-                k: k.unwrap_or(8),
-                bundle,
-                expand,
+        Command::Query { dsn, verb } => {
+            // A query changes the tenant only with a verb that writes.
+            let writes = is_change(&verb);
+            let request = transaction_of(&verb, io)?;
+            let conn = Options::default().read_only(!writes).open(&dsn)?;
+            if let (false, Some(data)) = (writes || conn.has_head(), conn.data()) {
+                let root = Root::Files(data.to_path_buf());
+                writeln!(io.err, "{}", no_revisions(conn.tenant(), &root)).map_err(write_err)?;
+            }
+            let code = match request {
+                Some(r) => transact(&conn, &r, io)?,
+                None => data_verb(&conn, *verb, io, Surface::Query)?,
             };
-            let today = clock::today();
-            let text = conn.with_read(|s| s.search(&target.tenant, &query, &opts, &today))?;
-            io.out.write_all(text.as_bytes()).map_err(write_err)?;
-            // Rows: every line after the preamble, the hits line and the columns line.
-            let rows = text
-                .lines()
-                .filter(|l| !l.starts_with('#'))
-                .count()
-                .saturating_sub(1);
-            stats(io, rows, &text)?;
             leave(conn);
-            Ok(0)
+            Ok(code)
         }
-        Command::Get {
-            target,
-            ids,
-            section,
-            offset,
-            limit,
-            find,
-            source,
-        } => {
-            let conn = open_read(&target, io)?;
-            if source {
-                conn.read()?;
-                conn.check_sources(Some(ids.clone()))?;
+        c if is_data_verb(&c) => {
+            // A transaction is read and checked before the tenant is opened.
+            let request = transaction_of(&c, io)?;
+            if is_change(&c) {
+                let conn = open_write(target_of(&c))?;
+                return match request {
+                    Some(r) => transact(&conn, &r, io),
+                    None => data_verb(&conn, c, io, Surface::Local),
+                };
             }
-            let opts = langonrock_core::read::GetOptions {
-                section,
-                offset: offset.map(|n| n as u64),
-                limit: limit.map(|n| n as u64),
-                find,
-                source,
-            };
-            let (mut text, missing_ids, slices) = conn.with_read(|s| {
-                let r = s.get(&ids, &opts)?;
-                let missing: Vec<String> = r.missing().map(str::to_string).collect();
-                Ok((
-                    langonrock_core::read::render_cli(&r),
-                    missing,
-                    r.slices().count(),
-                ))
-            })?;
-            if !text.is_empty() {
-                text.push('\n');
-            }
-            io.out.write_all(text.as_bytes()).map_err(write_err)?;
-            // A missing id fails the command (exit 1): an error line each, after the
-            // stats of what was found.
-            let missing = missing_ids.len();
-            stats(io, slices, &text)?;
-            for id in &missing_ids {
-                writeln!(io.err, "error: no such concept or section: {id}").map_err(write_err)?;
-            }
+            let conn = open_read(target_of(&c), io)?;
+            let code = data_verb(&conn, c, io, Surface::Local)?;
             leave(conn);
-            Ok(i32::from(missing > 0))
-        }
-        Command::Snapshot { target } => {
-            let conn = open_read(&target, io)?;
-            let s = conn.read()?;
-            out_line(io, &s.snapshot_id())?;
-            writeln!(io.err, "{}", count(s.concepts(), "concept", "concepts"))
-                .map_err(write_err)?;
-            leave(conn);
-            Ok(0)
-        }
-        Command::Source { target } => {
-            let conn = open_read(&target, io)?;
-            let list = conn.read()?.list_source();
-            let mut text = String::new();
-            for e in &list {
-                text.push_str(&format!(
-                    "{}\t{}\t{}/{}\t{}\n",
-                    e.hash,
-                    e.bytes,
-                    e.bundle,
-                    e.path,
-                    e.id.as_deref().unwrap_or("-")
-                ));
-            }
-            io.out.write_all(text.as_bytes()).map_err(write_err)?;
-            writeln!(io.err, "{}", plural(list.len() as u64, "file")).map_err(write_err)?;
-            leave(conn);
-            Ok(0)
-        }
-        Command::Read {
-            target,
-            bundle,
-            path,
-        } => {
-            let conn = open_read(&target, io)?;
-            match conn.read_source(&bundle, &path)? {
-                Some(src) => {
-                    io.out
-                        .write_all(src.content.as_bytes())
-                        .map_err(write_err)?;
-                    writeln!(io.err, "{}", src.hash).map_err(write_err)?;
-                    leave(conn);
-                    Ok(0)
-                }
-                None => {
-                    let list = conn.read()?.list_source();
-                    Err(CliError(no_document(&list, &target.tenant, &bundle, &path)))
-                }
-            }
-        }
-        Command::Write {
-            target,
-            bundle,
-            path,
-            mode,
-            from,
-        } => {
-            let bytes = input_bytes(from.as_deref(), io)?;
-            let content = String::from_utf8(bytes).map_err(|_| {
-                CliError(format!("{bundle}/{path}: source must contain valid UTF-8"))
-            })?;
-            let conn = open_write(&target)?;
-            let result = match &mode {
-                WriteMode::Create => conn.write(&bundle, &path, &content, None),
-                WriteMode::Replaces(h) => conn.write(&bundle, &path, &content, Some(h)),
-                WriteMode::Force => force(&conn, &bundle, &path, |c, cur| {
-                    c.write(&bundle, &path, &content, cur.as_deref())
-                }),
-            }
-            .map_err(|e| about_file(e, &bundle, &path))?;
-            let shown_bundle = conn
-                .read()
-                .ok()
-                .and_then(|s| s.model().find_bundle(&bundle).map(str::to_string))
-                .unwrap_or(bundle.clone());
-            let shown_path = validate::nfc(&path);
-            writeln!(io.err, "wrote {shown_bundle}/{shown_path} {}", result.hash)
-                .map_err(write_err)?;
-            for d in &result.diagnostics {
-                writeln!(
-                    io.err,
-                    "{}: {}/{}: {}",
-                    d.level, d.bundle, d.path, d.message
-                )
-                .map_err(write_err)?;
-            }
-            Ok(0)
-        }
-        Command::Delete {
-            target,
-            bundle,
-            path,
-            replaces,
-        } => {
-            let conn = open_write(&target)?;
-            let shown_bundle = conn
-                .read()
-                .ok()
-                .and_then(|s| s.model().find_bundle(&bundle).map(str::to_string))
-                .unwrap_or(bundle.clone());
-            match &replaces {
-                Some(h) => conn.delete(&bundle, &path, Some(h)),
-                None => force(&conn, &bundle, &path, |c, cur| match cur {
-                    Some(h) => c.delete(&bundle, &path, Some(&h)),
-                    None => Err(Error::NotFound("no such concept".into())),
-                }),
-            }
-            .map_err(|e| about_file(e, &bundle, &path))?;
-            writeln!(io.err, "deleted {shown_bundle}/{}", validate::nfc(&path))
-                .map_err(write_err)?;
-            Ok(0)
-        }
-        Command::DeleteBundle { target, bundle } => {
-            let conn = open_write(&target)?;
-            let shown = conn
-                .read()
-                .ok()
-                .and_then(|s| s.model().find_bundle(&bundle).map(str::to_string))
-                .unwrap_or(bundle.clone());
-            conn.delete_bundle(&bundle)?;
-            writeln!(io.err, "deleted bundle {shown}").map_err(write_err)?;
-            Ok(0)
-        }
-        Command::Transact { target, from } => {
-            let bytes = input_bytes(from.as_deref(), io)?;
-            let value: serde_json::Value = serde_json::from_slice(&bytes)
-                .map_err(|_| CliError("transaction must be valid JSON".into()))?;
-            let txn = parse_transaction(&value).map_err(|e| change_error(e, &value))?;
-            let conn = open_write(&target)?;
-            let r = conn.transact(txn).map_err(|e| change_error(e, &value))?;
-            json_line(io, &r)?;
-            Ok(0)
-        }
-        Command::History {
-            target,
-            before,
-            limit,
-        } => {
-            let conn = open_read(&target, io)?;
-            let page = conn.history(HistoryRequest {
-                before,
-                limit: limit.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
-            })?;
-            json_line(io, &page)?;
-            Ok(0)
-        }
-        Command::Restore {
-            target,
-            revision,
-            expected_revision,
-        } => {
-            let conn = open_write(&target)?;
-            let r = conn.restore(RestoreRequest {
-                revision,
-                expected_revision,
-            })?;
-            json_line(io, &r)?;
-            Ok(0)
+            Ok(code)
         }
         Command::Export { target, dir } => {
             let conn = open_read(&target, io)?;
@@ -345,27 +170,14 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             for t in tenants {
                 // A dry run changes nothing, not even a derived record.
                 let conn = Options::default().read_only(dry_run).open_root(&data, &t)?;
-                let keep = keep.map_or(10, |k| i64::try_from(k).unwrap_or(i64::MAX));
-                let r = conn.gc(keep, grace_ms.unwrap_or(3_600_000), dry_run)?;
-                let kept = r.kept.len();
-                let line = if r.dry_run {
-                    format!(
-                        "{}: would remove {} and {}, keep {kept}, free {}",
-                        r.tenant,
-                        plural(r.removed_revisions, "revision"),
-                        plural(r.removed_records, "record"),
-                        plural(r.bytes_freed, "byte")
-                    )
-                } else {
-                    format!(
-                        "{}: removed {} and {}, kept {kept}, freed {}",
-                        r.tenant,
-                        plural(r.removed_revisions, "revision"),
-                        plural(r.removed_records, "record"),
-                        plural(r.bytes_freed, "byte")
-                    )
-                };
-                writeln!(io.err, "{line}").map_err(write_err)?;
+                let defaults = langonrock::GcRequest::default();
+                let keep = keep.map_or(defaults.keep, |k| i64::try_from(k).unwrap_or(i64::MAX));
+                let r = conn.gc(langonrock::GcRequest {
+                    keep,
+                    dry_run,
+                    grace_ms: grace_ms.unwrap_or(defaults.grace_ms),
+                })?;
+                writeln!(io.err, "{}", gc_line(&r)).map_err(write_err)?;
             }
             Ok(0)
         }
@@ -405,14 +217,303 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             bundle,
             strict,
         } => import(&target, &dir, bundle.as_deref(), strict, io),
-        Command::Mcp { .. }
-        | Command::Serve(_)
-        | Command::Token { .. }
-        | Command::Help
-        | Command::Version
-        | Command::Compile { .. } => Err(CliError(
+        _ => Err(CliError(
             "internal error: command routed to the store".into(),
         )),
+    }
+}
+
+/// Where a data verb runs: a local command, or `query <dsn> <verb>`, whose `get` exits 1 on
+/// a missing id without warnings (docs/remote.md).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Surface {
+    Local,
+    Query,
+}
+
+/// One `<level>: <bundle>/<path>: <message>` line per diagnostic on stderr (cli.md §1.3).
+fn diagnostic_lines(
+    io: &mut Io<'_>,
+    diagnostics: &[langonrock_core::engine::DiagnosticInfo],
+) -> Result<(), CliError> {
+    for d in diagnostics {
+        writeln!(
+            io.err,
+            "{}: {}/{}: {}",
+            d.level, d.bundle, d.path, d.message
+        )
+        .map_err(write_err)?;
+    }
+    Ok(())
+}
+
+/// Whether a command is one of the data verbs (the verbs `query` runs).
+fn is_data_verb(c: &Command) -> bool {
+    is_change(c)
+        || matches!(
+            c,
+            Command::Manifest { .. }
+                | Command::Search { .. }
+                | Command::Get { .. }
+                | Command::Snapshot { .. }
+                | Command::Source { .. }
+                | Command::Read { .. }
+                | Command::History { .. }
+        )
+}
+
+/// Whether a data verb changes the tenant.
+fn is_change(c: &Command) -> bool {
+    matches!(
+        c,
+        Command::Write { .. }
+            | Command::Delete { .. }
+            | Command::DeleteBundle { .. }
+            | Command::Transact { .. }
+            | Command::Restore { .. }
+    )
+}
+
+/// The request of a `transact` verb, read and checked; `None` for any other command.
+fn transaction_of(
+    c: &Command,
+    io: &mut Io<'_>,
+) -> Result<Option<(serde_json::Value, Transaction)>, CliError> {
+    match c {
+        Command::Transact { from, .. } => transaction_input(from.as_deref(), io).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// The target of a local data command.
+fn target_of(c: &Command) -> &Target {
+    match c {
+        Command::Manifest { target, .. }
+        | Command::Search { target, .. }
+        | Command::Get { target, .. }
+        | Command::Snapshot { target }
+        | Command::Source { target }
+        | Command::Read { target, .. }
+        | Command::History { target, .. }
+        | Command::Write { target, .. }
+        | Command::Delete { target, .. }
+        | Command::DeleteBundle { target, .. }
+        | Command::Transact { target, .. }
+        | Command::Restore { target, .. }
+        | Command::Import { target, .. }
+        | Command::Export { target, .. }
+        | Command::Repair { target, .. } => target,
+        _ => unreachable!("not a tenant command"),
+    }
+}
+
+/// The request of `transact`: the JSON of `--from` or stdin, parsed and checked.
+fn transaction_input(
+    from: Option<&Path>,
+    io: &mut Io<'_>,
+) -> Result<(serde_json::Value, Transaction), CliError> {
+    let bytes = input_bytes(from, io)?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|_| CliError("transaction must be valid JSON".into()))?;
+    let txn = parse_transaction(&value).map_err(|e| change_error(e, &value))?;
+    Ok((value, txn))
+}
+
+fn transact(
+    conn: &Conn,
+    (value, txn): &(serde_json::Value, Transaction),
+    io: &mut Io<'_>,
+) -> Result<i32, CliError> {
+    let r = conn
+        .transact(txn.clone())
+        .map_err(|e| change_error(e, value))?;
+    json_line(io, &r)?;
+    Ok(0)
+}
+
+/// Runs one data verb of cli.md §3 on a connection, local or remote: the same operations,
+/// so the same output.
+fn data_verb(
+    conn: &Conn,
+    cmd: Command,
+    io: &mut Io<'_>,
+    surface: Surface,
+) -> Result<i32, CliError> {
+    match cmd {
+        Command::Manifest { bundle, .. } => {
+            let text = conn.manifest(bundle.as_deref())?;
+            io.out.write_all(text.as_bytes()).map_err(write_err)?;
+            let rows = text.lines().count().saturating_sub(3);
+            stats(io, rows, &text)?;
+            Ok(0)
+        }
+        Command::Search {
+            query,
+            k,
+            bundle,
+            expand,
+            ..
+        } => {
+            let opts = langonrock_core::search::SearchOptions {
+                k: k.unwrap_or(8),
+                bundle,
+                expand,
+            };
+            let text = conn.search(&query, &opts)?;
+            io.out.write_all(text.as_bytes()).map_err(write_err)?;
+            // Rows: every line after the preamble, the hits line and the columns line.
+            let rows = text
+                .lines()
+                .filter(|l| !l.starts_with('#'))
+                .count()
+                .saturating_sub(1);
+            stats(io, rows, &text)?;
+            Ok(0)
+        }
+        Command::Get {
+            ids,
+            section,
+            offset,
+            limit,
+            find,
+            source,
+            ..
+        } => {
+            let opts = langonrock_core::read::GetOptions {
+                section,
+                offset: offset.map(|n| n as u64),
+                limit: limit.map(|n| n as u64),
+                find,
+                source,
+            };
+            let found = conn.get(&ids, &opts)?;
+            let slices = found.len();
+            let got = RemoteGet::new(&ids, &opts, found, None);
+            let mut text = langonrock_core::read::render_cli(&got.result());
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            io.out.write_all(text.as_bytes()).map_err(write_err)?;
+            let missing: Vec<String> = got.result().missing().map(str::to_string).collect();
+            // A missing id fails the command (exit 1): locally an error line each, after
+            // the stats of what was found; a query names none (docs/remote.md).
+            stats(io, slices, &text)?;
+            if surface == Surface::Local {
+                for id in &missing {
+                    writeln!(io.err, "error: no such concept or section: {id}")
+                        .map_err(write_err)?;
+                }
+            }
+            Ok(i32::from(!missing.is_empty()))
+        }
+        Command::Snapshot { .. } => {
+            let s = conn.snapshot()?;
+            out_line(io, &s.snapshot)?;
+            writeln!(io.err, "{}", count(s.concepts, "concept", "concepts")).map_err(write_err)?;
+            Ok(0)
+        }
+        Command::Source { .. } => {
+            let list = conn.list_source()?;
+            let mut text = String::new();
+            for e in &list {
+                text.push_str(&format!(
+                    "{}\t{}\t{}/{}\t{}\n",
+                    e.hash,
+                    e.bytes,
+                    e.bundle,
+                    e.path,
+                    e.id.as_deref().unwrap_or("-")
+                ));
+            }
+            io.out.write_all(text.as_bytes()).map_err(write_err)?;
+            writeln!(io.err, "{}", plural(list.len() as u64, "file")).map_err(write_err)?;
+            Ok(0)
+        }
+        Command::Read { bundle, path, .. } => match conn.read_source(&bundle, &path)? {
+            Some(src) => {
+                io.out
+                    .write_all(src.content.as_bytes())
+                    .map_err(write_err)?;
+                writeln!(io.err, "{}", src.hash).map_err(write_err)?;
+                Ok(0)
+            }
+            None => {
+                let list = conn.list_source()?;
+                Err(CliError(no_document(&list, conn.tenant(), &bundle, &path)))
+            }
+        },
+        Command::Write {
+            bundle,
+            path,
+            mode,
+            from,
+            ..
+        } => {
+            let bytes = input_bytes(from.as_deref(), io)?;
+            let content = String::from_utf8(bytes).map_err(|_| {
+                CliError(format!("{bundle}/{path}: source must contain valid UTF-8"))
+            })?;
+            let result = match &mode {
+                WriteMode::Create => conn.write(&bundle, &path, &content, None),
+                WriteMode::Replaces(h) => conn.write(&bundle, &path, &content, Some(h)),
+                WriteMode::Force => force(conn, &bundle, &path, |c, cur| {
+                    c.write(&bundle, &path, &content, cur.as_deref())
+                }),
+            }
+            .map_err(|e| about_file(e, &bundle, &path))?;
+            let shown_bundle = conn.stored_bundle(&bundle).unwrap_or(bundle.clone());
+            let shown_path = validate::nfc(&path);
+            writeln!(io.err, "wrote {shown_bundle}/{shown_path} {}", result.hash)
+                .map_err(write_err)?;
+            diagnostic_lines(io, &result.diagnostics)?;
+            Ok(0)
+        }
+        Command::Delete {
+            bundle,
+            path,
+            replaces,
+            ..
+        } => {
+            let shown_bundle = conn.stored_bundle(&bundle).unwrap_or(bundle.clone());
+            match &replaces {
+                Some(h) => conn.delete(&bundle, &path, Some(h)),
+                None => force(conn, &bundle, &path, |c, cur| match cur {
+                    Some(h) => c.delete(&bundle, &path, Some(&h)),
+                    None => Err(Error::NotFound("no such concept".into())),
+                }),
+            }
+            .map_err(|e| about_file(e, &bundle, &path))?;
+            writeln!(io.err, "deleted {shown_bundle}/{}", validate::nfc(&path))
+                .map_err(write_err)?;
+            Ok(0)
+        }
+        Command::DeleteBundle { bundle, .. } => {
+            let shown = conn.stored_bundle(&bundle).unwrap_or(bundle.clone());
+            conn.delete_bundle(&bundle)?;
+            writeln!(io.err, "deleted bundle {shown}").map_err(write_err)?;
+            Ok(0)
+        }
+        Command::History { before, limit, .. } => {
+            let page = conn.history(HistoryRequest {
+                before,
+                limit: limit.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
+            })?;
+            json_line(io, &page)?;
+            Ok(0)
+        }
+        Command::Restore {
+            revision,
+            expected_revision,
+            ..
+        } => {
+            let r = conn.restore(RestoreRequest {
+                revision,
+                expected_revision,
+            })?;
+            json_line(io, &r)?;
+            Ok(0)
+        }
+        _ => Err(CliError("internal error: not a data verb".into())),
     }
 }
 
@@ -470,8 +571,7 @@ fn force<T>(
     let mut tries = 0;
     loop {
         tries += 1;
-        conn.refresh()?;
-        let current = conn.read()?.source_hash(bundle, path);
+        let current = conn.current_hash(bundle, path);
         match f(conn, current) {
             Err(Error::Conflict {
                 reason: Some(_), ..

@@ -12,3 +12,4 @@ pub mod folder;
 pub mod mcp;
 pub mod progress;
 pub mod serve;
+pub mod stdio;

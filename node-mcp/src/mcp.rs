@@ -11,7 +11,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
     ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities,
-    ServerConfig, Tool,
+    ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -27,25 +27,30 @@ pub trait Backend: Send + Sync + 'static {
     fn manifest(&self) -> Result<String, String>;
 }
 
-/// Which tools the server registers (agent.md §2).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Mode {
-    /// `--database-tools`.
-    pub database_tools: bool,
-    /// `--read-only`.
-    pub read_only: bool,
-}
+/// Which tools the server registers (agent.md §2): the library's [`langonrock::ToolMode`].
+pub type Mode = langonrock::ToolMode;
 
 /// The rmcp `Tool` values of a mode, built from the core table, in its order.
 pub fn rmcp_tools(mode: Mode, advice: Option<&str>) -> Vec<Tool> {
-    tools::tool_set(mode.database_tools, mode.read_only)
+    mode.tools()
         .into_iter()
         .map(|t| {
             let schema = match t.input_schema() {
                 serde_json::Value::Object(m) => m,
                 _ => serde_json::Map::new(),
             };
-            Tool::new(t.name, t.description_with(advice), Arc::new(schema)).with_title(t.title)
+            let hints = if t.hints.read_only {
+                ToolAnnotations::new()
+                    .read_only(true)
+                    .idempotent(t.hints.idempotent)
+            } else {
+                ToolAnnotations::new()
+                    .destructive(t.hints.destructive)
+                    .idempotent(t.hints.idempotent)
+            };
+            Tool::new(t.name, t.description_with(advice), Arc::new(schema))
+                .with_title(t.title)
+                .with_annotations(hints)
         })
         .collect()
 }
@@ -75,10 +80,7 @@ impl McpServer {
     pub fn new(backend: Arc<dyn Backend>, mode: Mode, advice: Option<String>) -> McpServer {
         McpServer {
             backend,
-            names: tools::tool_set(mode.database_tools, mode.read_only)
-                .iter()
-                .map(|t| t.name)
-                .collect(),
+            names: mode.tools().iter().map(|t| t.name).collect(),
             tools: rmcp_tools(mode, advice.as_deref()),
             resource: manifest_resource(advice.as_deref()),
         }
@@ -86,10 +88,21 @@ impl McpServer {
 
     /// Runs one call as `tools/call` does: the reply text and whether it is an error.
     pub fn call(&self, name: &str, args: Option<&serde_json::Value>) -> (String, bool) {
+        self.call_with(name, args, &[])
+    }
+
+    /// [`McpServer::call`] for arguments in which the transport found strings with lone
+    /// surrogates (`ill_formed`, paths within the arguments).
+    pub fn call_with(
+        &self,
+        name: &str,
+        args: Option<&serde_json::Value>,
+        ill_formed: &[langonrock_core::wire::Path],
+    ) -> (String, bool) {
         if !self.names.contains(&name) {
-            return (format!("unknown tool \"{name}\""), true);
+            return (tools::unknown_tool(name), true);
         }
-        match tools::parse_call(name, args) {
+        match tools::parse_call_with(name, args, ill_formed) {
             Ok(call) => {
                 let r = self.backend.call(call);
                 (r.text, r.is_error)
@@ -136,18 +149,30 @@ impl ServerHandler for McpServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let args = request.arguments.map(serde_json::Value::Object);
+        // What the transport found on the wire (crate::stdio::WIRE_META): arguments that
+        // are not an object, strings with lone surrogates.
+        let wire = context.meta.get(crate::stdio::WIRE_META).cloned();
+        let args = match wire.as_ref().and_then(|w| w.get("arguments")) {
+            Some(a) => Some(a.clone()),
+            None => request.arguments.map(serde_json::Value::Object),
+        };
+        let ill_formed = wire
+            .as_ref()
+            .and_then(|w| w.get("illFormed"))
+            .map(crate::stdio::paths_from_json)
+            .unwrap_or_default();
         // The call blocks (a commit waits for its store): it runs on the blocking pool, so
         // the session goes on answering other requests meanwhile (reads of the published
         // state while a commit is in flight).
         let server = self.clone();
         let name = request.name.to_string();
-        let (text, is_error) =
-            tokio::task::spawn_blocking(move || server.call(&name, args.as_ref()))
-                .await
-                .unwrap_or_else(|_| ("the tool call failed unexpectedly".into(), true));
+        let (text, is_error) = tokio::task::spawn_blocking(move || {
+            server.call_with(&name, args.as_ref(), &ill_formed)
+        })
+        .await
+        .unwrap_or_else(|_| ("the tool call failed unexpectedly".into(), true));
         Ok(text_result(text, is_error).into())
     }
 
@@ -168,7 +193,7 @@ impl ServerHandler for McpServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         if request.uri != tools::MANIFEST_URI {
             return Err(ErrorData::resource_not_found(
-                format!("no resource \"{}\"", request.uri),
+                tools::no_resource(&request.uri),
                 Some(serde_json::json!({"uri": request.uri})),
             ));
         }
@@ -191,21 +216,27 @@ impl ServerHandler for McpServer {
 #[cfg(test)]
 mod tests;
 
-/// Serves MCP over `reader`/`writer` until the transport closes.
+/// Serves MCP over `reader`/`writer` until the transport closes, through the framing of
+/// [`crate::stdio`]. A client that closes before any session (or before the first request
+/// of protocol 2026-07-28, which has no `initialize`) is a clean end, not a failure.
 pub async fn serve<R, W>(server: McpServer, reader: R, writer: W) -> Result<(), String>
 where
     R: tokio::io::AsyncRead + Send + Unpin + 'static,
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
-    let running = server
-        .serve((reader, writer))
-        .await
-        .map_err(|e| format!("cannot start the MCP session: {e}"))?;
-    running
-        .waiting()
-        .await
-        .map_err(|e| format!("the MCP session failed: {e}"))?;
-    Ok(())
+    let (transport, written) = crate::stdio::StdioTransport::new(reader, writer);
+    let outcome = match server.serve(transport).await {
+        Ok(running) => running
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("the MCP session failed: {e}")),
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => Ok(()),
+        Err(e) => Err(format!("cannot start the MCP session: {e}")),
+    };
+    // Every answer queued before the end goes out before the process exits.
+    let _ = written.await;
+    outcome
 }
 
 // ---------------------------------------------------------------------------------------
@@ -256,21 +287,21 @@ pub fn server_for(conn: Conn, mode: Mode) -> McpServer {
 
 /// [`server_for`] over a backend the caller keeps (to finish it when the session ends).
 pub fn server_over(backend: Arc<TenantBackend>, mode: Mode) -> McpServer {
-    let advice = advice_for(&backend.conn);
+    let advice = backend.conn.advice();
     McpServer::new(backend, mode, advice)
 }
 
 /// The advice sentence of a tenant (agent.md §7.2), from its whole manifest for today;
 /// `None` when that cannot be read.
 pub fn advice_for(conn: &Conn) -> Option<String> {
-    conn.manifest(None).ok().map(|m| tools::advice(&m))
+    conn.advice()
 }
 
 /// `langonrock mcp`: the startup lines on stderr (agent.md §1.1), then MCP over
 /// `reader`/`writer` until the transport closes. Returns the exit code.
 pub fn run_mcp<R, W>(
     dsn: &str,
-    target: &crate::args::Target,
+    target: Option<&crate::args::Target>,
     mode: Mode,
     reader: R,
     writer: W,
@@ -285,22 +316,24 @@ where
         "langonrock mcp serving {} over stdio",
         crate::args::redact_dsn(dsn)
     );
-    let conn = match langonrock::Options::default()
-        .read_only(mode.read_only)
-        .open_root(&target.data, &target.tenant)
-    {
+    let opened = match target {
+        Some(t) => langonrock::Options::default()
+            .read_only(mode.read_only)
+            .open_root(&t.data, &t.tenant),
+        // A remote DSN: the same server over a remote connection (docs/remote.md).
+        None => langonrock::Options::default()
+            .read_only(mode.read_only)
+            .open(dsn),
+    };
+    let conn = match opened {
         Ok(c) => c,
         Err(e) => {
             let _ = writeln!(err, "error: {}", e.message());
             return 1;
         }
     };
-    if !conn.has_head() {
-        let _ = writeln!(
-            err,
-            "{}",
-            crate::commands::no_revisions(&target.tenant, &target.data)
-        );
+    if let (false, Some(t)) = (conn.has_head(), target) {
+        let _ = writeln!(err, "{}", crate::commands::no_revisions(&t.tenant, &t.data));
     }
     conn.follow_changes();
     // The first search needs the index: decode (or build) it on another thread while the

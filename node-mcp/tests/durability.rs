@@ -8,8 +8,9 @@
 //!   `LANGONROCK_CRASH_TRIALS` sets the number of trials (default 200 on files, 50 on
 //!   PostgreSQL) for a stress run.
 //! - `racing_writers`: server processes read the same hash and write with it as `replaces`,
-//!   round after round: exactly one wins each race, no update is lost (two on files; three
-//!   replicas on a few documents of one database, which then converge to one snapshot).
+//!   round after round: exactly one wins each race, no update is lost (two on files; the
+//!   same race between `serve` replicas on one database is `tests/serve/replicas.rs`).
+//!   `LANGONROCK_RACE_ROUNDS` sets the number of rounds on files (default 40).
 
 mod common;
 
@@ -193,23 +194,13 @@ fn retry_hash(text: &str) -> Option<String> {
 
 #[test]
 fn racing_writers() {
-    let dir = TempDir::new("race");
-    let (root, dsn) = files_root(&dir);
-    race(&root, &dsn("race"), 2, 40, 1);
-}
-
-/// Replicas on one database: three `langonrock mcp` processes, one client each, race on a
-/// few documents with the same `replaces`, round after round; every replica then converges
-/// to the same snapshot. `LANGONROCK_PG_RACE_WRITES` sets the number of writes (default
-/// 300; 10,000 for the full run).
-#[test]
-fn racing_writers_on_postgres() {
-    let (root, dsn) = postgres_root("race");
-    let writes: usize = std::env::var("LANGONROCK_PG_RACE_WRITES")
+    let rounds: usize = std::env::var("LANGONROCK_RACE_ROUNDS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(300);
-    race(&root, &dsn("race"), 3, writes.div_ceil(3), 4);
+        .unwrap_or(40);
+    let dir = TempDir::new("race");
+    let (root, dsn) = files_root(&dir);
+    race(&root, &dsn("race"), 2, rounds, 1);
 }
 
 /// A round's log entry of one writer: the round, the hash it read, whether it won, the

@@ -3,8 +3,7 @@
 
 mod common;
 
-use common::{bin, TempDir};
-use std::process::Command;
+use common::TempDir;
 
 #[test]
 fn python_sdk_drives_every_tool() {
@@ -18,29 +17,17 @@ fn python_sdk_drives_every_tool() {
         ("read_only_database_tools", true, true),
     ];
     std::fs::write(&exp, common::mcp_expected(&modes).to_string()).expect("write expected.json");
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_client/e2e.py");
-    let out = Command::new("python3")
-        .arg(script)
-        .arg(bin())
-        .arg(&data)
-        .arg(&exp)
-        .output()
-        .expect("python3 runs (scripts/setup.sh installs the MCP SDK)");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "the MCP client failed:\n{stdout}\n{stderr}"
+    common::run_client(
+        "e2e.py",
+        &data,
+        &exp,
+        &[
+            "ok: tools/list, resources and identity in mode default",
+            "ok: tools/list, resources and identity in mode read_only_database_tools",
+            "ok: write -> refusal -> retry with the hash -> success, diagnostics, renames, bad input",
+            "ok: delete's hash round trip; get with find, source, a capped read, not found",
+            "ok: transact, history and restore",
+            "ok: read-only mode",
+        ],
     );
-    for line in [
-        "ok: tools/list, resources and identity in mode default",
-        "ok: tools/list, resources and identity in mode read_only_database_tools",
-        "ok: write -> refusal -> retry with the hash -> success, diagnostics, renames, bad input",
-        "ok: delete's hash round trip; get with find, source, a capped read, not found",
-        "ok: transact, history and restore",
-        "ok: read-only mode",
-    ] {
-        assert!(stdout.contains(line), "missing {line:?} in\n{stdout}");
-    }
 }

@@ -90,7 +90,10 @@ fn data_verbs_on_postgres_answer_as_on_files() {
             "",
             &secret,
         );
-        assert!(err.starts_with("t: removed 2 revisions and "), "{err}");
+        assert!(
+            err.starts_with("t: kept 1 revision, dropped 2 from history; removed 2 revisions and "),
+            "{err}"
+        );
         answers.push(seen);
     }
     assert_eq!(answers[0], answers[1]);
@@ -101,6 +104,13 @@ fn data_verbs_on_postgres_answer_as_on_files() {
         &secret,
     );
     assert_eq!(snap, answers[1][1]);
+    // `query <postgres dsn> <verb>` prints what the local verb prints.
+    let (queried, _) = ok(
+        &["query", &format!("{pg}&tenant=t"), "snapshot"],
+        "",
+        &secret,
+    );
+    assert_eq!(queried, answers[1][1]);
 }
 
 #[test]
@@ -131,9 +141,15 @@ fn mcp_over_postgres_and_bad_input() {
     // A DSN without a tenant, for mcp.
     let no_tenant = server.dsn_with("schema=x");
     let (code, _, err) = text(&run(d.path(), &["mcp", &no_tenant], b""));
+    let shown = langonrock_core::dsn::redact_dsn(&server.dsn);
     assert_eq!(
-        (code, err.as_str()),
-        (1, "error: postgres dsn needs ?tenant=\n")
+        (code, err),
+        (
+            1,
+            format!(
+                "error: dsn \"{shown}\" names no tenant: expected postgres://<user>:<password>@<host>:<port>/<database>?tenant=<t>\n"
+            )
+        )
     );
     // A wrong password: the error names the fix and not the password.
     let (head, rest) = server.dsn.split_once('@').unwrap();

@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // `langonrock mcp <dsn> [--database-tools] [--read-only]` (js.md §6.4, agent.md §1): serves a
-// tenant of the files store over MCP stdio, without the native binary. It has no other
+// tenant of the files store, or of a `langonrock serve` named by a remote DSN (docs/remote.md),
+// over MCP stdio, without the native binary. It has no other
 // command. stdout carries JSON-RPC only; every other line goes to stderr.
 
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import { open, files, createMcpServer } from 'langonrock';
 import { parseDsn, redactDsn } from '../gen/langonrock_wasm.js';
+import { homedir } from 'node:os';
+import { defaultDataRoot } from '../src/dataroot.js';
 import { loadSdk } from '../src/sdk.js';
 
 const USAGE = 'usage: langonrock mcp <dsn> [--database-tools] [--read-only]\n';
@@ -14,26 +15,6 @@ const USAGE = 'usage: langonrock mcp <dsn> [--database-tools] [--read-only]\n';
 function fail(message) {
   process.stderr.write(`error: ${message}\n`);
   process.exit(1);
-}
-
-/** The default data root of cli.md §2: $LANGONROCK_DATA, else the platform directory. */
-function defaultDataRoot(env = process.env) {
-  const set = (k) => (env[k] ? env[k] : undefined);
-  if (set('LANGONROCK_DATA')) return env.LANGONROCK_DATA;
-  const missing = 'cannot find the data directory: pass --data or set LANGONROCK_DATA';
-  if (process.platform === 'win32') {
-    if (set('LOCALAPPDATA')) return join(env.LOCALAPPDATA, 'langonrock');
-    if (!set('USERPROFILE')) fail(missing);
-    return join(env.USERPROFILE, 'AppData', 'Local', 'langonrock');
-  }
-  const home = set('HOME') ?? homedir();
-  if (process.platform === 'darwin') {
-    if (!home) fail(missing);
-    return join(home, 'Library', 'Application Support', 'langonrock');
-  }
-  if (set('XDG_DATA_HOME')) return join(env.XDG_DATA_HOME, 'langonrock');
-  if (!set('HOME')) fail(missing);
-  return join(env.HOME, '.local', 'share', 'langonrock');
 }
 
 const args = process.argv.slice(2);
@@ -65,19 +46,28 @@ try {
 } catch (e) {
   fail(e.message);
 }
-const dataRoot = target.data ?? defaultDataRoot();
 process.stderr.write(`langonrock mcp serving ${redactDsn(dsn)} over stdio\n`);
 const readOnly = flags['--read-only'];
+const remote = target.kind === 'remote';
 let connection;
+let dataRoot;
 try {
-  connection = await open({ tenant: target.tenant, store: files({ dataRoot }), readOnly });
+  if (remote) {
+    // A server (docs/remote.md): the same MCP server over a remote connection.
+    connection = await open(dsn, { readOnly });
+  } else {
+    dataRoot = target.data ?? defaultDataRoot();
+    connection = await open({ tenant: target.tenant, store: files({ dataRoot }), readOnly });
+  }
 } catch (e) {
   fail(e.message);
 }
-const empty = await connection.history({ limit: 1 }).then(
-  (page) => page.revisions.length === 0,
-  () => false,
-);
+const empty =
+  !remote &&
+  (await connection.history({ limit: 1 }).then(
+    (page) => page.revisions.length === 0,
+    () => false,
+  ));
 if (empty) {
   process.stderr.write(`tenant "${connection.tenant}" has no revisions in ${dataRoot}; the first write creates it\n`);
 }

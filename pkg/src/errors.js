@@ -1,7 +1,7 @@
 // The package's one error type (js.md §4). Every failure is a real `Error` whose `message` is
-// the spec's exact text and whose `code` is one of README §4.4.
+// the exact text the docs give and whose `code` is one of docs/README.md §4.4.
 
-/** The error codes of README §4.4. */
+/** The error codes of docs/README.md §4.4; the last two come only from a remote connection. */
 export const CODES = Object.freeze([
   'INVALID',
   'NOT_FOUND',
@@ -9,6 +9,8 @@ export const CODES = Object.freeze([
   'INDETERMINATE_COMMIT',
   'CORRUPT',
   'STORE',
+  'UNAUTHORIZED',
+  'FORBIDDEN',
 ]);
 
 /**

@@ -2,12 +2,22 @@
 // src/node.d.ts adds the files store, src/browser.d.ts the IndexedDB store.
 
 // ---------------------------------------------------------------------------------------
-// Errors (js.md §4, README §4.4)
+// Errors (js.md §4, docs/README.md §4.4)
 
 /** The stable error codes. */
-export type ErrorCode = 'INVALID' | 'NOT_FOUND' | 'CONFLICT' | 'INDETERMINATE_COMMIT' | 'CORRUPT' | 'STORE';
+export type ErrorCode =
+  | 'INVALID'
+  | 'NOT_FOUND'
+  | 'CONFLICT'
+  | 'INDETERMINATE_COMMIT'
+  | 'CORRUPT'
+  | 'STORE'
+  /** A remote server refused the token (docs/remote.md). */
+  | 'UNAUTHORIZED'
+  /** A remote server refused what the token grants. */
+  | 'FORBIDDEN';
 
-/** Every error code, in README §4.4's order. */
+/** Every error code, in docs/README.md §4.4's order. */
 export declare const CODES: readonly ErrorCode[];
 
 /** Why a precondition failed (engine.md §3.2). */
@@ -21,7 +31,7 @@ export interface ChangeFailure {
 }
 
 /**
- * Every failure of the package: a real `Error` whose `message` is the spec's exact text.
+ * Every failure of the package: a real `Error` whose `message` is the exact text the docs give.
  * `INDETERMINATE_COMMIT` errors carry `revision`; a failed precondition carries `reason`; a
  * refused `transact` carries `changes`. Absent fields are left out.
  */
@@ -179,13 +189,43 @@ export interface OpenOptions {
   derivedDelayMs?: number;
 }
 
-/** `open(options)`: a connection to one tenant. */
-export type Open = (options: OpenOptions) => Promise<Connection>;
+/** Bounds on every exchange of a remote connection (docs/remote.md). */
+export interface RemoteLimits {
+  /** From sending a request to the answer's headers, in ms. Default 120,000. */
+  answerMs?: number;
+  /** The longest pause inside an answer's body, in ms. Default 30,000. */
+  stallMs?: number;
+  /** The largest answer body, in bytes. Default 256 MiB. */
+  maxBody?: number;
+}
+
+/** The options of `open(dsn, options)`. */
+export interface DsnOptions {
+  /** The connection never writes. Default false. */
+  readOnly?: boolean;
+  /** An `okf:` DSN's read date and commit times. Default `() => new Date()`. */
+  now?: () => Date;
+  /** A remote DSN's bounds. */
+  limits?: RemoteLimits;
+}
+
+/**
+ * `open(options)`: a connection to one tenant of a store; `open(dsn, options?)`: to what a DSN
+ * names (docs/remote.md): `okf+http://host:port?tenant=t&token=…` and `okf+https://…` in Node
+ * and browsers, `okf+unix:///socket?tenant=t` and `okf:///data/root?tenant=t` in Node.
+ */
+export type Open = {
+  (options: OpenOptions): Promise<Connection>;
+  (dsn: string, options?: DsnOptions): Promise<Connection>;
+};
 
 /**
  * Opens a connection to one tenant (js.md §1) and loads the tenant's head. A tenant whose
  * stored data fails its digests still opens, failing closed: every read rejects with the
- * `CORRUPT` error, while `verify()` and `repair()` work on it.
+ * `CORRUPT` error, while `verify()` and `repair()` work on it. A remote connection sends
+ * one request (the manifest), so an unreachable server or a refused token fails here; its
+ * `gc`, `verify`, `repair`, `documents`, `importDocuments`, `manifestRows`, `searchRows` and
+ * `concept` reject with `INVALID` `<op> is not available over a remote connection`.
  */
 export declare const open: Open;
 
@@ -391,9 +431,16 @@ export interface GcOptions {
 export interface GcResult {
   tenant: string;
   kept: string[];
+  /** Revisions that left retained history (history and restore no longer reach them). */
+  droppedRevisions: number;
   removedRevisions: number;
   removedRecords: number;
   bytesFreed: number;
+  /** Records out of reach but put within the grace period: they stay for a later gc. */
+  pendingRecords: number;
+  pendingBytes: number;
+  /** When the last of them leaves its grace period (ms since the epoch), or null. */
+  pendingUntil: number | null;
   dryRun: boolean;
 }
 
@@ -466,10 +513,12 @@ export interface DocumentText {
   content: string;
 }
 
-/** A connection to one tenant (js.md §3). */
+/** A connection to one tenant (js.md §3), local or remote (docs/remote.md). */
 export interface Connection {
-  /** The tenant id, lower-cased. */
+  /** The tenant id, lower-cased; empty for a remote DSN that lets the token name it. */
   readonly tenant: string;
+  /** `true` on a connection to a `langonrock serve`. */
+  readonly remote?: boolean;
   /** Whether the connection never writes. */
   readonly readOnly: boolean;
   /** The manifest TSV of the tenant, or of one bundle (read.md §2). */

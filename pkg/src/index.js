@@ -19,6 +19,8 @@ import {
   toolList,
   manifestResource,
   advice as adviceFor,
+  unknownTool,
+  noResource,
   planFolder as wasmPlanFolder,
   checkBundleName as wasmCheckBundleName,
   checkDocumentPath as wasmCheckDocumentPath,
@@ -28,6 +30,7 @@ import {
 import { LangonrockError, invalidError } from './errors.js';
 import { loadSdk } from './sdk.js';
 import { serial, serveNeed } from './host.js';
+import { openDsn } from './dsn.js';
 
 export { CODES, LangonrockError } from './errors.js';
 export { memory } from './stores/memory.js';
@@ -84,11 +87,13 @@ async function drive(engine, store, op) {
 }
 
 /**
- * Opens a connection to one tenant (js.md §1).
- * @param {{tenant: string, store: import('./index.js').Store, readOnly?: boolean, now?: () => Date}} options
+ * Opens a connection to one tenant (js.md §1), or to what a DSN names (docs/remote.md):
+ * `open("okf+https://host?tenant=t&token=…", {readOnly?})`.
+ * @param {string | {tenant: string, store: import('./index.js').Store, readOnly?: boolean, now?: () => Date}} options
  */
-export async function open(options) {
+export async function open(options, dsnOptions) {
   ready();
+  if (typeof options === 'string') return openDsn(options, dsnOptions, open);
   if (options === null || typeof options !== 'object') throw invalidError('open needs {tenant, store}');
   const { tenant, store, readOnly = false, now = () => new Date(), derivedDelayMs } = options;
   if (typeof tenant !== 'string') throw invalidError('open needs a tenant id string');
@@ -544,14 +549,14 @@ export async function createMcpServer(connection, advice, options = {}) {
     const { name, arguments: args } = request.params;
     const { text, isError } = names.has(name)
       ? await connection.callTool(name, args)
-      : { text: `unknown tool "${name}"`, isError: true };
+      : { text: unknownTool(name), isError: true };
     return { content: [{ type: 'text', text }], isError };
   });
   server.setRequestHandler(types.ListResourcesRequestSchema, async () => ({ resources: [resource] }));
   server.setRequestHandler(types.ReadResourceRequestSchema, async (request) => {
     const { uri } = request.params;
     if (uri !== resource.uri) {
-      throw new types.McpError(-32002, `no resource "${uri}"`, { uri });
+      throw new types.McpError(-32002, noResource(uri), { uri });
     }
     let text;
     try {

@@ -286,6 +286,39 @@ export const cases = [
     },
   },
   {
+    name: 'tool calls refuse lone surrogates by argument, and quote long values as the MCP server does',
+    async run({ lib, make }) {
+      const a = await connect(lib, await make());
+      // Document content: the engine's refusal (docs/limits.md); any other argument, named.
+      assert.deepEqual(await a.callTool('write', { bundle: 'ops', path: 's.md', content: 'x\ud83d' }), {
+        text: 'source must contain well-formed Unicode',
+        isError: true,
+      });
+      assert.deepEqual(await a.callTool('search', { query: '\ud83d' }), { text: 'query must contain well-formed Unicode', isError: true });
+      assert.deepEqual(await a.callTool('get', { ids: ['a', '\udc00'] }), { text: 'ids[1] must contain well-formed Unicode', isError: true });
+      const t = await a.callTool('transact', {
+        changes: [
+          { operation: 'write', bundle: 'ops', path: 'ok.md', content: 'x' },
+          { operation: 'write', bundle: 'ops', path: 's.md', content: '\ud800' },
+        ],
+      });
+      assert.deepEqual(t, { text: 'source must contain well-formed Unicode\nchanges[1]: ops/s.md', isError: true });
+      const mega = 'a'.repeat(1 << 20);
+      const cut = `${'a'.repeat(120)}…`;
+      assert.deepEqual(await a.callTool('write', { bundle: 'ops', path: `${mega}.md`, content: 'x' }), {
+        text: `invalid path "${cut}": longer than 200 characters`,
+        isError: true,
+      });
+      assert.deepEqual(await a.callTool(mega, {}), { text: `unknown tool "${cut}"`, isError: true });
+      assert.deepEqual(await a.callTool('write', { bundle: 'ops', path: 'a\u202eb.md', content: 'x' }), {
+        text: 'invalid path "a\\u202eb.md": segment "a\\u202eb.md" holds U+202E, a bidirectional control that can make one path look like another',
+        isError: true,
+      });
+      assert.equal((await a.listSource()).length, 0, 'nothing written');
+      await a.close();
+    },
+  },
+  {
     name: 'a writable connection keeps the head derived record; a cold open decodes it and answers the same',
     async run({ lib, make, reopen }) {
       const ctl = control();

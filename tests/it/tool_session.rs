@@ -5,8 +5,7 @@
 
 use crate::util::{check_golden, data_dir};
 use langonrock::clock::Clock;
-use langonrock::Connection;
-use langonrock_core::engine::{HistoryRequest, MemoryStore};
+use langonrock_core::engine::MemoryStore;
 use langonrock_node_mcp::mcp::{McpServer, Mode, TenantBackend};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
@@ -26,36 +25,6 @@ impl Clock for Fixed {
     }
     fn millis(&self) -> u64 {
         0
-    }
-}
-
-/// Replaces `$HEAD`, `$PARENT` and `$HASH:<bundle>/<path>` in every string of `v`.
-fn substitute(v: &mut Value, conn: &Connection) {
-    match v {
-        Value::String(s) if s.starts_with('$') => {
-            let page = conn
-                .history(HistoryRequest {
-                    before: None,
-                    limit: Some(1),
-                })
-                .unwrap();
-            let head = page.revisions.first();
-            *s = match s.as_str() {
-                "$HEAD" => head.map(|r| r.revision.clone()).unwrap_or_default(),
-                "$PARENT" => head.and_then(|r| r.parent.clone()).unwrap_or_default(),
-                other => {
-                    let target = other.strip_prefix("$HASH:").expect("a known token");
-                    let (b, p) = target.split_once('/').unwrap();
-                    conn.read_source(b, p)
-                        .unwrap()
-                        .map(|c| c.hash)
-                        .unwrap_or_default()
-                }
-            };
-        }
-        Value::Array(a) => a.iter_mut().for_each(|x| substitute(x, conn)),
-        Value::Object(o) => o.values_mut().for_each(|x| substitute(x, conn)),
-        _ => {}
     }
 }
 
@@ -85,7 +54,7 @@ pub fn transcript(script: &Value) -> String {
     for (i, call) in script["calls"].as_array().unwrap().iter().enumerate() {
         let name = call[0].as_str().unwrap();
         let mut args = call[1].clone();
-        substitute(&mut args, &conn);
+        crate::session::substitute(&mut args, &conn);
         let args = (!args.is_null()).then_some(args);
         let (text, is_error) = server.call(name, args.as_ref());
         out.push_str(&format!(

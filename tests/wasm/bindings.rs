@@ -365,7 +365,7 @@ fn transact_refusals_carry_every_failed_change() {
     assert_eq!(failed.length(), 1);
     assert_eq!(field(&failed.get(0), "index").as_f64(), Some(0.0));
     assert_eq!(text(&failed.get(0), "reason"), "exists");
-    // Validation runs before anything is prepared, with the spec's texts.
+    // Validation runs before anything is prepared, with the docs' texts.
     let op = engine.transact(obj(&[("changes", Array::new().into())]));
     let e = run_conn(&mut engine, &mut store, op, T1).unwrap_err();
     assert_eq!(

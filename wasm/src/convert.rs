@@ -1,7 +1,7 @@
 //! Every conversion between JS values and the core's types, in one place.
 //!
 //! Results go out through serde-wasm-bindgen's JSON-compatible serializer: plain objects
-//! with the spec's field names, `null` where the core says null, absent optional fields left
+//! with the docs' field names, `null` where the core says null, absent optional fields left
 //! out. Store steps use the shapes of the package's `serveNeed` (pkg/src/host.js), with bytes
 //! as `Uint8Array`.
 
@@ -46,13 +46,29 @@ pub fn to_js<T: Serialize + ?Sized>(v: &T) -> Result<JsValue, Error> {
 /// refuse them check first ([`transaction`], [`content`]). Numbers that are not finite are
 /// `null`; BigInts are their decimal value.
 pub fn json(v: &JsValue) -> serde_json::Value {
-    json_at(v, 0).unwrap_or(serde_json::Value::Null)
+    json_at(v, 0, &mut Flaws::default()).unwrap_or(serde_json::Value::Null)
+}
+
+/// [`json`], with the paths of the strings that held lone surrogates (their JSON copies
+/// carry U+FFFD), for `tools::parse_call_with`.
+pub fn json_checked(v: &JsValue) -> (serde_json::Value, Vec<langonrock_core::wire::Path>) {
+    let mut flaws = Flaws::default();
+    let value = json_at(v, 0, &mut flaws).unwrap_or(serde_json::Value::Null);
+    (value, flaws.found)
+}
+
+/// Where `json_at` stands, and the ill-formed strings it met.
+#[derive(Default)]
+struct Flaws {
+    path: Vec<langonrock_core::wire::Step>,
+    found: Vec<langonrock_core::wire::Path>,
 }
 
 /// How deep `json` follows nested arrays and objects (a cycle ends there as `null`).
 const MAX_DEPTH: usize = 64;
 
-fn json_at(v: &JsValue, depth: usize) -> Option<serde_json::Value> {
+fn json_at(v: &JsValue, depth: usize, flaws: &mut Flaws) -> Option<serde_json::Value> {
+    use langonrock_core::wire::Step;
     use serde_json::Value;
     if v.is_undefined() || v.is_function() || v.is_symbol() {
         return None;
@@ -63,8 +79,11 @@ fn json_at(v: &JsValue, depth: usize) -> Option<serde_json::Value> {
     if let Some(b) = v.as_bool() {
         return Some(Value::Bool(b));
     }
-    if let Some(s) = v.as_string() {
-        return Some(Value::String(s));
+    if let Some(js) = v.dyn_ref::<JsString>() {
+        if !js.is_valid_utf16() && flaws.found.len() < langonrock_core::wire::MAX_FLAWS {
+            flaws.found.push(flaws.path.clone());
+        }
+        return Some(Value::String(String::from(js)));
     }
     if let Some(n) = v.as_f64() {
         return Some(if n.fract() == 0.0 && n.abs() < 9.007_199_254_740_992e15 {
@@ -81,21 +100,26 @@ fn json_at(v: &JsValue, depth: usize) -> Option<serde_json::Value> {
         return Some(serde_json::from_str(&s).unwrap_or(Value::Null));
     }
     if Array::is_array(v) {
-        return Some(Value::Array(
-            Array::from(v)
-                .iter()
-                .map(|x| json_at(&x, depth + 1).unwrap_or(Value::Null))
-                .collect(),
-        ));
+        let mut items = Vec::new();
+        for (i, x) in Array::from(v).iter().enumerate() {
+            flaws.path.push(Step::Index(i));
+            items.push(json_at(&x, depth + 1, flaws).unwrap_or(Value::Null));
+            flaws.path.pop();
+        }
+        return Some(Value::Array(items));
     }
     if let Some(o) = v.dyn_ref::<Object>() {
         let mut map = serde_json::Map::new();
         for entry in Object::entries(o).iter() {
             let pair = Array::from(&entry);
-            if let (Some(k), Some(x)) = (pair.get(0).as_string(), json_at(&pair.get(1), depth + 1))
-            {
+            let Some(k) = pair.get(0).as_string() else {
+                continue;
+            };
+            flaws.path.push(Step::Key(k.clone()));
+            if let Some(x) = json_at(&pair.get(1), depth + 1, flaws) {
                 map.insert(k, x);
             }
+            flaws.path.pop();
         }
         return Some(Value::Object(map));
     }
@@ -132,6 +156,47 @@ pub fn hash(v: &JsValue) -> Result<Option<Digest>, Error> {
         return Ok(None);
     }
     langonrock_core::engine::request::parse_json_hash(Some(&json(v)))
+}
+
+/// The arguments of `write(bundle, path, content, replaces)`, checked in the order of
+/// engine.md §5.2 rule 3 as far as the engine cannot: the bundle and path as given (the
+/// engine validates them), the content, and `replaces` as hex.
+pub fn write_args(
+    bundle: &JsValue,
+    path: &JsValue,
+    content: &JsValue,
+    replaces: &JsValue,
+) -> Result<(String, String, Content, Option<String>), Error> {
+    use langonrock_core::engine::request::{check_change, CONTENT_NOT_STRING};
+    let (bundle, path) = target(bundle, path)?;
+    let hash = hash(replaces);
+    let content = opt_content(content);
+    let (Some(content), Ok(hash)) = (content.clone(), hash.clone()) else {
+        return Err(check_change("write", &bundle, &path, content, hash)
+            .err()
+            .unwrap_or_else(|| Error::Invalid(CONTENT_NOT_STRING.into())));
+    };
+    Ok((bundle, path, content, hash.map(|h| h.to_hex())))
+}
+
+/// The arguments of `delete(bundle, path, replaces)`: the bundle and path as given and the
+/// hex `replaces`, which a delete requires.
+pub fn delete_args(
+    bundle: &JsValue,
+    path: &JsValue,
+    replaces: &JsValue,
+) -> Result<(String, String, Option<String>), Error> {
+    let (bundle, path) = target(bundle, path)?;
+    let hash = langonrock_core::engine::request::check_change(
+        "delete",
+        &bundle,
+        &path,
+        None,
+        hash(replaces),
+    )?
+    .replaces
+    .map(|h| h.to_hex());
+    Ok((bundle, path, hash))
 }
 
 /// A `transact` request: the JSON for the core's parser, with the indexes of changes whose

@@ -8,10 +8,8 @@
 use crate::convert;
 use crate::error::{from_js, to_js};
 use langonrock_core::connection::{self, local, ConnAnswer, ConnOp, ConnStep, DerivedTimer};
-use langonrock_core::engine::request::check_change;
 use langonrock_core::engine::{
-    self, request, Answer, Engine, GcOptions, ImportRequest, Op, RepairRequest, RestoreRequest,
-    Served, Step,
+    self, Answer, Engine, GcOptions, ImportRequest, Op, RepairRequest, RestoreRequest, Served, Step,
 };
 use langonrock_core::tools::{self, Reply, ToolAnswer, ToolCall, ToolOp, ToolStep};
 use langonrock_core::{manifest, Error};
@@ -327,15 +325,8 @@ impl WasmEngine {
         replaces: JsValue,
     ) -> WasmConnOp {
         refusing(true, || {
-            let (bundle, path) = convert::target(&bundle, &path)?;
-            let hash = convert::hash(&replaces);
-            let content = convert::opt_content(&content);
-            let (Some(content), Ok(hash)) = (content.clone(), hash.clone()) else {
-                return Err(check_change("write", &bundle, &path, content, hash)
-                    .err()
-                    .unwrap_or_else(|| Error::Invalid(request::CONTENT_NOT_STRING.into())));
-            };
-            let replaces = hash.map(|h| h.to_hex());
+            let (bundle, path, content, replaces) =
+                convert::write_args(&bundle, &path, &content, &replaces)?;
             Ok(WasmConnOp::js(connection::write(
                 &bundle,
                 &path,
@@ -348,10 +339,7 @@ impl WasmEngine {
     /// `delete` (engine.md §4.2), a commit.
     pub fn delete(&self, bundle: JsValue, path: JsValue, replaces: JsValue) -> WasmConnOp {
         refusing(true, || {
-            let (bundle, path) = convert::target(&bundle, &path)?;
-            let hash = check_change("delete", &bundle, &path, None, convert::hash(&replaces))?
-                .replaces
-                .map(|h| h.to_hex());
+            let (bundle, path, hash) = convert::delete_args(&bundle, &path, &replaces)?;
             Ok(WasmConnOp::js(connection::delete(
                 &bundle,
                 &path,
@@ -727,12 +715,13 @@ pub struct WasmToolCall {
 impl WasmToolCall {
     /// Validates `args` for the tool `name`; the error is the tool error text.
     pub fn parse(name: &str, args: &JsValue) -> Result<WasmToolCall, String> {
-        let args = if args.is_undefined() {
-            None
+        let (args, ill_formed) = if args.is_undefined() {
+            (None, Vec::new())
         } else {
-            Some(convert::json(args))
+            let (v, flaws) = convert::json_checked(args);
+            (Some(v), flaws)
         };
-        tools::parse_call(name, args.as_ref()).map(|call| WasmToolCall {
+        tools::parse_call_with(name, args.as_ref(), &ill_formed).map(|call| WasmToolCall {
             call: Some(call),
             op: None,
             tenant: String::new(),

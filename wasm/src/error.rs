@@ -147,6 +147,8 @@ pub fn from_js(v: &JsValue) -> Error {
             revision: text(v, "revision").unwrap_or_default(),
         },
         Some("CORRUPT") => Error::Corrupt(message),
+        Some("UNAUTHORIZED") => Error::Unauthorized(message),
+        Some("FORBIDDEN") => Error::Forbidden(message),
         _ => Error::Store(message),
     }
 }

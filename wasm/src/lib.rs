@@ -14,6 +14,7 @@
 pub mod convert;
 pub mod engine;
 pub mod error;
+pub mod remote;
 pub mod store;
 
 pub use engine::{WasmConnOp, WasmDerivedTimer, WasmEngine, WasmOp, WasmToolCall};
@@ -85,6 +86,19 @@ pub fn parse_tool_call(name: &str, args: JsValue) -> Result<WasmToolCall, JsValu
     WasmToolCall::parse(name, &args).map_err(|m| JsValue::from_str(&m))
 }
 
+/// The tool error for a tool name outside the served set: `unknown tool "<name>"`, the name
+/// quoted as every error quotes a value (at most 120 units).
+#[wasm_bindgen(js_name = unknownTool)]
+pub fn unknown_tool(name: &str) -> String {
+    tools::unknown_tool(name)
+}
+
+/// The error message for a resource URI other than the manifest's.
+#[wasm_bindgen(js_name = noResource)]
+pub fn no_resource(uri: &str) -> String {
+    tools::no_resource(uri)
+}
+
 /// A string in Unicode normalization form C.
 #[wasm_bindgen]
 pub fn nfc(s: &str) -> String {
@@ -151,15 +165,39 @@ pub fn hidden_name(name: &str) -> bool {
     folder::hidden(name)
 }
 
-/// Parses a DSN of docs/cli.md ("DSN"): `{data, tenant}`, `data` null for the default data
-/// root. `windows`: the host takes `okf:///C:/…` as the drive path `C:/…`; `home`: the home
-/// directory that `~` in `okf://~/…` stands for.
+/// Parses a DSN (docs/remote.md): `{kind: "embedded", data, tenant}` with `data` null for
+/// the default data root, or `{kind: "remote", socket?, origin, authority, prefix, tenant?,
+/// token?}` (`socket` for `okf+unix:`). `windows`: the host takes `okf:///C:/…` as the drive
+/// path `C:/…`; `home`: the home directory that `~` in `okf://~/…` stands for.
 #[wasm_bindgen(js_name = parseDsn)]
 pub fn parse_dsn(dsn: &str, windows: bool, home: Option<String>) -> Result<JsValue, JsValue> {
+    use langonrock_core::dsn::{Dsn, Endpoint};
     let d = langonrock_core::dsn::parse_dsn_home(dsn, windows, home.as_deref())
         .map_err(|e| error::to_js(&e))?;
-    convert::to_js(&serde_json::json!({"data": d.data, "tenant": d.tenant}))
-        .map_err(|e| error::to_js(&e))
+    let v = match d {
+        Dsn::Embedded(d) => {
+            serde_json::json!({"kind": "embedded", "data": d.data, "tenant": d.tenant})
+        }
+        Dsn::Remote(r) => {
+            let mut o = serde_json::json!({
+                "kind": "remote",
+                "origin": r.origin(),
+                "authority": r.authority(),
+                "prefix": r.prefix(),
+            });
+            if let Endpoint::Unix(path) = &r.endpoint {
+                o["socket"] = path.as_str().into();
+            }
+            if let Some(t) = &r.tenant {
+                o["tenant"] = t.as_str().into();
+            }
+            if let Some(t) = &r.token {
+                o["token"] = t.as_str().into();
+            }
+            o
+        }
+    };
+    convert::to_js(&v).map_err(|e| error::to_js(&e))
 }
 
 /// The DSN as the startup banner shows it: every `token` value as `***` (agent.md §1.1).

@@ -137,9 +137,20 @@ test('Cancel stops an import with nothing committed', async () => {
   assert.equal(await p.textContent('#import-progress-text'), 'Cancelled: nothing was imported.');
   assert.equal(await p.evaluate(() => window.notes.call('headRevision')), head, 'the head did not move');
   assert.equal(await listed(p), manifest, 'the notes are as they were');
-  // The same folder imports in full afterwards.
+  // The same folder imports in full afterwards, its progress shown on the way.
   await choose(p, dir);
+  await p.evaluate(() => {
+    const seen = (window.__progressSeen = []);
+    new MutationObserver(() => {
+      const t = document.querySelector('#import-progress-text')?.textContent;
+      if (t && seen[seen.length - 1] !== t) seen.push(t);
+    }).observe(document.body, { childList: true, characterData: true, subtree: true });
+  });
   await importPlanned(p);
+  const seen = await p.evaluate(() => window.__progressSeen);
+  assert.ok(seen.includes('Checking and compiling 3,000 documents…'), `compiling is shown: ${JSON.stringify(seen)}`);
+  assert.ok(seen.includes('Saving in this browser… (this can no longer be cancelled)'), `storing is shown: ${JSON.stringify(seen)}`);
+  assert.equal(seen[seen.length - 1], 'Imported 3,000 changes in one revision.');
   assert.equal((await p.evaluate(() => window.notes.summary)).concepts, 3001);
   await p.context().close();
 });

@@ -6,7 +6,7 @@
 //! tree for frontmatter written in a small subset of YAML:
 //!
 //! - a block mapping at column 0 of plain keys (`[A-Za-z_][A-Za-z0-9_.-]*` resolving to a
-//!   string), without duplicates at any level;
+//!   string), without duplicates at any level and with at most 64 keys in one mapping;
 //! - values on the key's line: plain scalars, single-quoted scalars, double-quoted scalars
 //!   without escapes, flow sequences of plain scalars;
 //! - values on the following lines: block sequences (indented or not) of such scalars or of
@@ -112,6 +112,8 @@ pub(crate) fn fast(inner: &str) -> Option<Fields<'_>> {
 
 /// The deepest nesting the fast path accepts.
 const MAX_DEPTH: usize = 8;
+/// The most keys of one mapping the fast path accepts.
+const MAX_KEYS: usize = 64;
 /// The longest key the fast path accepts (libyaml limits simple keys to 1024 characters).
 const MAX_KEY: usize = 128;
 
@@ -215,7 +217,11 @@ impl<'a> Parser<'a> {
                 },
             };
             let (key, value) = split_key(text)?;
-            if self.keys[base..].iter().any(|k| same_key(k, key)) {
+            // The duplicate check is linear in the keys before, so a long mapping goes to
+            // yaml_serde, whose check is not.
+            if self.keys.len() - base >= MAX_KEYS
+                || self.keys[base..].iter().any(|k| same_key(k, key))
+            {
                 return None;
             }
             self.keys.push(key);

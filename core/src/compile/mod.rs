@@ -6,6 +6,7 @@
 
 mod front;
 mod full;
+mod guard;
 mod linker;
 mod parse;
 
@@ -214,7 +215,8 @@ pub fn check_names<'a>(items: impl Iterator<Item = (&'a str, &'a str)>) -> Resul
         let norm = validate::document_path(path)?;
         if norm != path {
             return Err(Error::Invalid(format!(
-                "invalid path \"{path}\": not in NFC form"
+                "invalid path \"{}\": not in NFC form",
+                crate::bounds::quote(path)
             )));
         }
         // Documents come grouped by bundle: the previous bundle's lower-case form is reused.

@@ -435,6 +435,11 @@ fn yaml_fields(inner: &str, head_diagnostics: &mut Vec<String>) -> Fields<'stati
     if yaml_is_blank(inner) {
         return Fields::default();
     }
+    // Nesting and aliases that would make the parser's work unbounded end here, at once.
+    if let Some(d) = super::guard::check(inner) {
+        head_diagnostics.push(d);
+        return Fields::default();
+    }
     match yaml_serde::from_str::<yaml_serde::Value>(inner) {
         Ok(yaml_serde::Value::Mapping(m)) => return front::from_yaml(&m),
         Ok(yaml_serde::Value::Tagged(t)) => {
@@ -776,6 +781,7 @@ fn build_sections(body: &str, map: &Utf16Map, headings: Vec<(u8, usize, String)>
         set.insert("body".to_string());
         set
     });
+    let mut next_suffix: rustc_hash::FxHashMap<String, usize> = rustc_hash::FxHashMap::default();
     let first = headings.first().map_or(body.len(), |h| h.1);
     if !body[..first].trim().is_empty() {
         out.push(Section {
@@ -791,10 +797,13 @@ fn build_sections(body: &str, map: &Utf16Map, headings: Vec<(u8, usize, String)>
                 None => name == "body" || out.iter().any(|s| s.name == name),
             };
         let name = if used(&out, &big, &base) {
-            let mut n = 2;
+            // The suffixes below the last one given to this base are all taken (names are
+            // never freed), so the search resumes there: 100,000 equal headings stay linear.
+            let mut n = next_suffix.get(&base).copied().unwrap_or(2);
             loop {
                 let cand = format!("{base}_{n}");
                 if !used(&out, &big, &cand) {
+                    next_suffix.insert(base.clone(), n + 1);
                     break cand;
                 }
                 n += 1;

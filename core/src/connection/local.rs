@@ -65,7 +65,7 @@ pub fn answer(need: ToolNeed, tenant: &str, today: &str) -> ConnOp<'static, Tool
             content,
             replaces,
         } => answering(
-            super::write(&bundle, &path, content.as_str(), replaces.as_deref()),
+            super::write(&bundle, &path, content, replaces.as_deref()),
             ToolAnswer::Written,
         ),
         ToolNeed::Delete {

@@ -44,6 +44,9 @@ use std::sync::Arc;
 /// The refusal of a change on a read-only connection.
 pub const READ_ONLY: &str = "connection is read-only";
 
+/// The refusal of every call on a connection after `close()` (`INVALID`, js.md §1.2).
+pub const CLOSED: &str = "connection is closed";
+
 /// What a [`ConnOp`] asks of its host next.
 #[derive(Debug)]
 pub enum ConnStep<T> {
@@ -136,6 +139,10 @@ trait Machine<T> {
     fn run_read(&mut self, served: std::result::Result<&Arc<Served>, &Error>);
     fn resume(&mut self, engine: &mut Engine, answer: ConnAnswer) -> ConnStep<T>;
     fn abandon(&mut self, engine: &mut Engine, error: Error) -> Error;
+    fn published_read(
+        &mut self,
+        served: std::result::Result<&Arc<Served>, &Error>,
+    ) -> Option<ConnStep<T>>;
 }
 
 struct Mapped<'a, T, U> {
@@ -175,6 +182,13 @@ impl<T, U> Machine<U> for Mapped<'_, T, U> {
     }
     fn abandon(&mut self, engine: &mut Engine, error: Error) -> Error {
         self.inner.abandon(engine, error)
+    }
+    fn published_read(
+        &mut self,
+        served: std::result::Result<&Arc<Served>, &Error>,
+    ) -> Option<ConnStep<U>> {
+        let s = self.inner.published_read(served)?;
+        Some(self.map(s))
     }
 }
 
@@ -225,6 +239,18 @@ impl<'a, T: 'static> ConnOp<'a, T> {
     /// operation); anything else fails with `error`.
     pub fn abandon(&mut self, engine: &mut Engine, error: Error) -> Error {
         self.inner.abandon(engine, error)
+    }
+
+    /// While an exclusive operation is in flight (`busy`), a plain read needs no engine: it
+    /// answers from the published state. This runs such an op to its end over `served` and
+    /// returns its [`ConnStep::Done`], without taking the engine, so a host whose engine is
+    /// held by a long commit step (compiling a large document) keeps answering reads. Any
+    /// other op is left untouched (`None`): the host starts it with [`ConnOp::begin`].
+    pub fn published_read(
+        &mut self,
+        served: std::result::Result<&Arc<Served>, &Error>,
+    ) -> Option<ConnStep<T>> {
+        self.inner.published_read(served)
     }
 }
 
@@ -470,6 +496,26 @@ impl<T: 'static> Machine<T> for Policy<'_, T> {
     fn abandon(&mut self, engine: &mut Engine, error: Error) -> Error {
         Policy::abandon(self, engine, error)
     }
+    fn published_read(
+        &mut self,
+        served: std::result::Result<&Arc<Served>, &Error>,
+    ) -> Option<ConnStep<T>> {
+        // The path `begin` takes for a plain read while busy, which never uses the engine:
+        // no refresh, one read, no second read after a bad derived record.
+        if self.phase != Phase::Start || !matches!(self.body, Body::Read { pre: None, .. }) {
+            return None;
+        }
+        self.busy = true;
+        self.phase = Phase::Reading;
+        self.run_read(served);
+        self.read_again = false;
+        self.phase = Phase::Finished;
+        let r = self
+            .read_result
+            .take()
+            .unwrap_or_else(|| Err(Error::Invalid("the read did not run".into())));
+        Some(ConnStep::Done(r))
+    }
 }
 
 impl<'a, T: 'static> ConnOp<'a, T> {
@@ -533,7 +579,7 @@ impl<'a, T: 'static> ConnOp<'a, T> {
 }
 
 // ---------------------------------------------------------------------------------------
-// The library operations (js.md §3, README §2.5), as connection ops
+// The library operations (js.md §3, docs/README.md §2.5), as connection ops
 
 /// `history` (engine.md §6): a read.
 pub fn history(req: HistoryRequest) -> ConnOp<'static, HistoryPage> {

@@ -33,6 +33,9 @@ impl std::fmt::Debug for PostgresDsn {
     }
 }
 
+/// The form of a `postgres:` DSN, as its errors show it (docs/postgres.md).
+pub const POSTGRES_FORM: &str = "postgres://<user>:<password>@<host>:<port>/<database>?tenant=<t>";
+
 impl PostgresDsn {
     /// The connection URI with its password hidden, for banners and logs.
     pub fn redacted(&self) -> String {
@@ -41,9 +44,12 @@ impl PostgresDsn {
 
     /// The tenant, or the error a command that needs one reports.
     pub fn require_tenant(&self) -> Result<&str> {
-        self.tenant
-            .as_deref()
-            .ok_or_else(|| Error::Invalid("postgres dsn needs ?tenant=".into()))
+        self.tenant.as_deref().ok_or_else(|| {
+            Error::Invalid(format!(
+                "dsn \"{}\" names no tenant: expected {POSTGRES_FORM}",
+                self.redacted()
+            ))
+        })
     }
 }
 
@@ -165,7 +171,7 @@ mod tests {
                 .require_tenant()
                 .unwrap_err()
                 .message(),
-            "postgres dsn needs ?tenant="
+            "dsn \"postgres://h/db\" names no tenant: expected postgres://<user>:<password>@<host>:<port>/<database>?tenant=<t>"
         );
         assert_eq!(
             msg(parse_dsn("postgres://h/db?tenant=t", false)),

@@ -11,6 +11,7 @@ use super::results::{
 };
 use super::state::{Doc, Editor, TenantState};
 use super::store::{Digest, Key, Kind, PreparedCommit};
+use super::walk::ChainWalk;
 use super::{
     check_created, ensure_current, Ctx, Engine, Flowing, Loaded, Op, Pending, Progress, Served,
     DATABASE_CHANGED,
@@ -538,6 +539,7 @@ impl Engine {
     /// state is a retained revision's state.
     pub fn restore(&self, req: RestoreRequest, created: &str) -> Op<RevisionResult> {
         let created = created.to_string();
+        let mut walk: Option<ChainWalk> = None;
         Op::new(move |eng, ctx| {
             let target = parse_hash(&req.revision)?;
             let expected = parse_hash(&req.expected_revision)?;
@@ -547,7 +549,7 @@ impl Engine {
             if old.revision != Some(expected) {
                 return Err(Error::conflict(DATABASE_CHANGED).into());
             }
-            if !eng.is_retained(ctx, target)? {
+            if !eng.is_retained(ctx, &mut walk, target)? {
                 return Err(Error::conflict(NOT_RETAINED).into());
             }
             let rev = eng.fetch_revision(ctx, target)?;
@@ -563,22 +565,23 @@ impl Engine {
         })
     }
 
-    /// Whether `id` lies on the parent chain from the head down to `retainedFrom`.
-    pub(crate) fn is_retained(&mut self, ctx: &mut Ctx, id: Digest) -> Flowing<bool> {
-        let Some(head) = self.head.clone() else {
+    /// Whether `id` lies on the parent chain from the head down to `retainedFrom`. `walk`
+    /// is the op's own, so that its next step resumes where this one waited.
+    pub(crate) fn is_retained(
+        &mut self,
+        ctx: &mut Ctx,
+        walk: &mut Option<ChainWalk>,
+        id: Digest,
+    ) -> Flowing<bool> {
+        let Some(head) = self.head.as_ref() else {
             return Ok(false);
         };
-        let mut cur = Some(head.record.revision);
-        while let Some(r) = cur {
-            if r == id {
-                return Ok(true);
-            }
-            if Some(r) == head.record.retained_from {
-                return Ok(false);
-            }
-            cur = self.fetch_revision(ctx, r)?.parent;
-        }
-        Ok(false)
+        let (from, until) = (head.record.revision, head.record.retained_from);
+        let walk = match walk {
+            Some(w) if w.is_of(from, until) => w,
+            _ => walk.insert(ChainWalk::new(from, until)),
+        };
+        walk.find(self, ctx, |r| r == id)
     }
 }
 

@@ -4,6 +4,7 @@ use super::records::HeadRecord;
 use super::request::{HistoryRequest, BAD_CURSOR, HISTORY_LIMIT};
 use super::results::{HistoryPage, RevisionInfo};
 use super::store::Digest;
+use super::walk::ChainWalk;
 use super::{foreign_format, Engine, Op, Progress};
 use crate::error::{Error, Result};
 
@@ -83,10 +84,21 @@ pub fn decode_cursor(tenant: &str, cursor: &str) -> Result<Digest> {
     Digest::from_hex(&c.before).ok_or_else(bad)
 }
 
+/// Where a `history` op stands: the head it walks and the page so far. It lives in the op,
+/// so each step resumes the walk instead of starting it again (engine/walk.rs).
+struct Page {
+    head: Vec<u8>,
+    walk: ChainWalk,
+    started: bool,
+    revisions: Vec<RevisionInfo>,
+    next: Option<Digest>,
+}
+
 impl Engine {
     /// `history({before?, limit?})` (engine.md §6): walks the store's current head chain.
     pub fn history(&self, req: HistoryRequest) -> Op<HistoryPage> {
         let tenant = self.tenant.clone();
+        let mut page: Option<Page> = None;
         Op::new(move |eng, ctx| {
             let limit = match req.limit {
                 None => 20,
@@ -98,7 +110,7 @@ impl Engine {
                 .as_deref()
                 .map(|c| decode_cursor(&tenant, c))
                 .transpose()?;
-            let Some(head) = ctx.head()? else {
+            let Some(bytes) = ctx.head()? else {
                 if cursor.is_some() {
                     return Err(Error::conflict(CURSOR_EXPIRED).into());
                 }
@@ -107,41 +119,50 @@ impl Engine {
                     next: None,
                 }));
             };
-            let head = HeadRecord::decode(&head)?.ok_or_else(|| foreign_format(&tenant))?;
-            let mut started = cursor.is_none();
-            let mut revisions = Vec::new();
-            let mut next = None;
-            let mut cur = Some(head.revision);
-            while let Some(id) = cur {
-                let rev = eng.fetch_revision(ctx, id)?;
-                let last = Some(id) == head.retained_from || rev.parent.is_none();
-                if !started {
-                    started = Some(id) == cursor;
-                } else {
-                    if revisions.len() == limit {
-                        next = revisions.last().map(|r: &RevisionInfo| r.revision.clone());
-                        break;
-                    }
-                    revisions.push(RevisionInfo {
-                        revision: id.to_hex(),
-                        parent: rev.parent.map(|p| p.to_hex()),
-                        snapshot: rev.snapshot.to_hex(),
-                        created: rev.created.clone(),
-                        concepts: rev.bundles.iter().map(|b| b.concepts).sum(),
-                        bundles: rev.bundles.iter().map(|b| b.name.clone()).collect(),
-                    });
+            if page.as_ref().is_none_or(|p| p.head != bytes) {
+                let head = HeadRecord::decode(&bytes)?.ok_or_else(|| foreign_format(&tenant))?;
+                page = Some(Page {
+                    head: bytes,
+                    walk: ChainWalk::new(head.revision, head.retained_from),
+                    started: cursor.is_none(),
+                    revisions: Vec::new(),
+                    next: None,
+                });
+            }
+            let Some(p) = page.as_mut() else {
+                return Err(Error::Invalid("history lost its page".into()).into());
+            };
+            while p.next.is_none() {
+                let Some((id, rev)) = p.walk.step(eng, ctx)? else {
+                    break;
+                };
+                if !p.started {
+                    p.started = Some(id) == cursor;
+                    continue;
                 }
-                if last {
+                if p.revisions.len() == limit {
+                    p.next = p
+                        .revisions
+                        .last()
+                        .and_then(|r: &RevisionInfo| Digest::from_hex(&r.revision));
                     break;
                 }
-                cur = rev.parent;
+                p.revisions.push(RevisionInfo {
+                    revision: id.to_hex(),
+                    parent: rev.parent.map(|p| p.to_hex()),
+                    snapshot: rev.snapshot.to_hex(),
+                    created: rev.created.clone(),
+                    concepts: rev.bundles.iter().map(|b| b.concepts).sum(),
+                    bundles: rev.bundles.iter().map(|b| b.name.clone()).collect(),
+                });
             }
-            if !started {
+            if !p.started {
                 return Err(Error::conflict(CURSOR_EXPIRED).into());
             }
-            let next = next
-                .map(|r| encode_cursor(&tenant, &Digest::from_hex(&r).unwrap_or(Digest([0; 32]))));
-            Ok(Progress::Done(HistoryPage { revisions, next }))
+            Ok(Progress::Done(HistoryPage {
+                revisions: std::mem::take(&mut p.revisions),
+                next: p.next.map(|r| encode_cursor(&tenant, &r)),
+            }))
         })
     }
 }

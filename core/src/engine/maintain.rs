@@ -4,12 +4,14 @@ use super::records::{BaselineRecord, BundleRecord, HeadRecord, RevisionRecord};
 use super::request::{parse_hash, GcOptions, RepairRequest, GC_KEEP};
 use super::results::{GcResult, Issue, RepairResult, VerifyResult};
 use super::store::{Digest, Key, Kind, PreparedCommit};
+use super::walk::ChainWalk;
 use super::{
     ensure_current, foreign_format, Ctx, Engine, Flowing, Loaded, Op, Pending, Progress,
     COMPILER_VERSION,
 };
 use crate::error::Error;
 use std::collections::{BTreeSet, HashSet};
+use std::sync::Arc;
 
 /// `head changed since verification; run verify again before repair`.
 pub const HEAD_CHANGED: &str = "head changed since verification; run verify again before repair";
@@ -39,15 +41,21 @@ impl Issues {
     }
 }
 
-/// Checks one revision and everything it reaches, fetching leniently. Returns the decoded
-/// revision record when it is usable.
+/// Checks one revision and everything it reaches that `checked` does not hold yet, fetching
+/// leniently. Returns the decoded revision record when it is usable, and adds what it checked
+/// to `touched` (the caller marks it checked once the whole revision is done: a rerun of this
+/// function after a store answer must find the records it fetched before).
 fn check_revision(
     ctx: &mut Ctx,
     id: Digest,
     issues: &mut Issues,
+    checked: &HashSet<Key>,
+    touched: &mut Vec<Key>,
 ) -> Flowing<Option<RevisionRecord>> {
+    touched.clear();
     let key = Key::new(Kind::Revision, id);
     ctx.need_lenient(&[key])?;
+    touched.push(key);
     let rev = match ctx.check(&key) {
         Err(m) => {
             issues.add(key.to_string(), m);
@@ -61,25 +69,35 @@ fn check_revision(
             }
         },
     };
+    // A bundle record and its sources are checked once, however many revisions share them
+    // (a commit changes one bundle; the others are the parent's).
     let lists: Vec<Key> = rev
         .bundles
         .iter()
         .map(|b| Key::new(Kind::Record, b.record))
+        .filter(|k| !checked.contains(k))
         .collect();
     ctx.need_lenient(&lists)?;
+    touched.extend(lists.iter().copied());
     let mut sources = Vec::new();
     for k in &lists {
         match ctx.check(k) {
             Err(m) => issues.add(k.to_string(), m),
             Ok(b) => match BundleRecord::decode(b, &k.to_string()) {
-                Ok(list) => {
-                    sources.extend(list.documents.iter().map(|d| Key::new(Kind::Source, d.1)))
-                }
+                Ok(list) => sources.extend(
+                    list.documents
+                        .iter()
+                        .map(|d| Key::new(Kind::Source, d.1))
+                        .filter(|k| !checked.contains(k)),
+                ),
                 Err(e) => issues.add(k.to_string(), e.message()),
             },
         }
     }
+    sources.sort();
+    sources.dedup();
     ctx.need_lenient(&sources)?;
+    touched.extend(sources.iter().copied());
     for k in &sources {
         match ctx.check(k) {
             Err(m) => issues.add(k.to_string(), m),
@@ -96,14 +114,42 @@ fn check_revision(
     Ok(Some(rev))
 }
 
+/// A revision a walk visited, with its record.
+type Visited = (Digest, Arc<RevisionRecord>);
+
+/// Where a `verify` op stands; it lives in the op so each step resumes the walk.
+struct Verifying {
+    head: Vec<u8>,
+    record: Option<HeadRecord>,
+    next: Option<Digest>,
+    saw_retained_from: bool,
+    verified: Vec<String>,
+    issues: Issues,
+    /// Records already checked (their bytes are dropped once checked).
+    checked: HashSet<Key>,
+    touched: Vec<Key>,
+}
+
+impl Verifying {
+    fn result(&mut self, tenant: &str) -> VerifyResult {
+        VerifyResult {
+            tenant: tenant.to_string(),
+            ok: self.issues.list.is_empty(),
+            head: Some(Digest::of(&self.head).to_hex()),
+            verified_revisions: std::mem::take(&mut self.verified),
+            issues: std::mem::take(&mut self.issues.list),
+        }
+    }
+}
+
 impl Engine {
     /// `verify()` (engine.md §11): checks the head record, every retained revision, every
-    /// record and source they reach, and the import baselines, against their keys.
+    /// record and source they reach, and the import baselines, against their keys. Linear in
+    /// what it checks: each record once, each revision visited once.
     pub fn verify(&self) -> Op<VerifyResult> {
         let tenant = self.tenant.clone();
+        let mut state: Option<Verifying> = None;
         Op::new(move |_eng, ctx| {
-            let mut issues = Issues::default();
-            let mut verified = Vec::new();
             let Some(bytes) = ctx.head()? else {
                 return Ok(Progress::Done(VerifyResult {
                     tenant: tenant.clone(),
@@ -113,52 +159,72 @@ impl Engine {
                     issues: Vec::new(),
                 }));
             };
-            let digest = Digest::of(&bytes).to_hex();
-            match HeadRecord::decode(&bytes) {
-                Ok(None) => return Err(foreign_format(&tenant).into()),
-                Err(e) => issues.add("head".into(), e.message()),
-                Ok(Some(head)) => {
-                    let mut cur = Some(head.revision);
-                    while let Some(id) = cur {
-                        verified.push(id.to_hex());
-                        let Some(rev) = check_revision(ctx, id, &mut issues)? else {
-                            break;
-                        };
-                        if Some(id) == head.retained_from {
-                            break;
-                        }
-                        cur = rev.parent;
+            if state.as_ref().is_none_or(|s| s.head != bytes) {
+                let mut issues = Issues::default();
+                let record = match HeadRecord::decode(&bytes) {
+                    Ok(None) => return Err(foreign_format(&tenant).into()),
+                    Err(e) => {
+                        issues.add("head".into(), e.message());
+                        None
                     }
-                    if let Some(r) = head.retained_from {
-                        if !verified.contains(&r.to_hex()) && issues.list.is_empty() {
-                            issues.add("head".into(), "database corruption: head names a retainedFrom revision that is not on its chain".into());
-                        }
+                    Ok(Some(head)) => Some(head),
+                };
+                state = Some(Verifying {
+                    next: record.as_ref().map(|h| h.revision),
+                    head: bytes,
+                    record,
+                    saw_retained_from: false,
+                    verified: Vec::new(),
+                    issues,
+                    checked: HashSet::new(),
+                    touched: Vec::new(),
+                });
+            }
+            let Some(st) = state.as_mut() else {
+                return Err(Error::Invalid("verify lost its state".into()).into());
+            };
+            let Some(head) = st.record.clone() else {
+                return Ok(Progress::Done(st.result(&tenant)));
+            };
+            while let Some(id) = st.next {
+                let hex = id.to_hex();
+                if st.verified.last() != Some(&hex) {
+                    st.verified.push(hex);
+                }
+                let rev = check_revision(ctx, id, &mut st.issues, &st.checked, &mut st.touched)?;
+                for k in st.touched.drain(..) {
+                    ctx.records.remove(&k);
+                    st.checked.insert(k);
+                }
+                st.next = match rev {
+                    None => None,
+                    Some(_) if Some(id) == head.retained_from => {
+                        st.saw_retained_from = true;
+                        None
                     }
-                    let keys: Vec<Key> = head
-                        .baselines
-                        .iter()
-                        .map(|b| Key::new(Kind::Record, b.1))
-                        .collect();
-                    ctx.need_lenient(&keys)?;
-                    for k in &keys {
-                        match ctx.check(k) {
-                            Err(m) => issues.add(k.to_string(), m),
-                            Ok(b) => {
-                                if let Err(e) = BaselineRecord::decode(b, &k.to_string()) {
-                                    issues.add(k.to_string(), e.message());
-                                }
-                            }
+                    Some(rev) => rev.parent,
+                };
+            }
+            if head.retained_from.is_some() && !st.saw_retained_from && st.issues.list.is_empty() {
+                st.issues.add("head".into(), "database corruption: head names a retainedFrom revision that is not on its chain".into());
+            }
+            let keys: Vec<Key> = head
+                .baselines
+                .iter()
+                .map(|b| Key::new(Kind::Record, b.1))
+                .collect();
+            ctx.need_lenient(&keys)?;
+            for k in &keys {
+                match ctx.check(k) {
+                    Err(m) => st.issues.add(k.to_string(), m),
+                    Ok(b) => {
+                        if let Err(e) = BaselineRecord::decode(b, &k.to_string()) {
+                            st.issues.add(k.to_string(), e.message());
                         }
                     }
                 }
             }
-            Ok(Progress::Done(VerifyResult {
-                tenant: tenant.clone(),
-                ok: issues.list.is_empty(),
-                head: Some(digest),
-                verified_revisions: verified,
-                issues: issues.list,
-            }))
+            Ok(Progress::Done(st.result(&tenant)))
         })
     }
 
@@ -191,7 +257,7 @@ impl Engine {
                 return Err(Error::conflict(HEAD_CHANGED).into());
             }
             let mut issues = Issues::default();
-            check_revision(ctx, revision, &mut issues)?;
+            check_revision(ctx, revision, &mut issues, &HashSet::new(), &mut Vec::new())?;
             if let Some(first) = issues.list.into_iter().next() {
                 return Err(Error::Corrupt(first.message).into());
             }
@@ -238,6 +304,8 @@ impl Engine {
     /// and nothing put within the grace period.
     pub fn gc(&self, opts: GcOptions) -> Op<GcResult> {
         let tenant = self.tenant.clone();
+        // The retained chain before collection, walked once across the op's steps.
+        let mut walked: Option<(ChainWalk, Vec<Visited>)> = None;
         Op::new(move |eng, ctx| {
             if opts.keep < 1 {
                 return Err(Error::Invalid(GC_KEEP.into()).into());
@@ -249,25 +317,31 @@ impl Engine {
             let empty = || GcResult {
                 tenant: tenant.clone(),
                 kept: Vec::new(),
+                dropped_revisions: 0,
                 removed_revisions: 0,
                 removed_records: 0,
                 bytes_freed: 0,
+                pending_records: 0,
+                pending_bytes: 0,
+                pending_until: None,
                 dry_run: opts.dry_run,
             };
             let Some(head) = eng.head.clone() else {
                 return Ok(Progress::Done(empty()));
             };
-            // The retained chain, before collection.
-            let mut chain = Vec::new();
-            let mut cur = Some(head.record.revision);
-            while let Some(id) = cur {
-                let rev = eng.fetch_revision(ctx, id)?;
-                chain.push((id, rev.clone()));
-                if Some(id) == head.record.retained_from {
-                    break;
-                }
-                cur = rev.parent;
+            // The retained chain, before collection. After the swap the head names the same
+            // revision with a later `retainedFrom`: the chain walked before still holds.
+            let (from, until) = (head.record.revision, head.record.retained_from);
+            if !done_swap && !walked.as_ref().is_some_and(|(w, _)| w.is_of(from, until)) {
+                walked = Some((ChainWalk::new(from, until), Vec::new()));
             }
+            let Some((walk, chain)) = walked.as_mut() else {
+                return Err(Error::Invalid("gc lost its chain".into()).into());
+            };
+            while let Some(step) = walk.step(eng, ctx)? {
+                chain.push(step);
+            }
+            let chain = &*chain;
             let keep = (opts.keep as u64).min(chain.len() as u64) as usize;
             let kept = &chain[..keep];
             let new_from = if chain.len() > keep {
@@ -317,11 +391,13 @@ impl Engine {
                 return Err(Error::corrupt(format!("{k} is missing")).into());
             }
             let before = opts.now.saturating_sub(opts.grace_ms);
+            let unreachable = |k: &&super::store::KeyInfo| {
+                k.key.kind != Kind::Recovery && !reach.contains(&k.key)
+            };
             let mut doomed: Vec<Key> = listing
                 .iter()
-                .filter(|k| {
-                    k.key.kind != Kind::Recovery && !reach.contains(&k.key) && k.put_time < before
-                })
+                .filter(unreachable)
+                .filter(|k| k.put_time < before)
                 .map(|k| k.key)
                 .collect();
             doomed.sort();
@@ -362,6 +438,18 @@ impl Engine {
             let removed: HashSet<Key> = removed.into_iter().collect();
             let mut result = empty();
             result.kept = kept.iter().map(|(id, _)| id.to_hex()).collect();
+            result.dropped_revisions = (chain.len() - keep) as u64;
+            // What is out of reach but was put within the grace period stays for a later gc.
+            for k in listing
+                .iter()
+                .filter(unreachable)
+                .filter(|k| k.put_time >= before)
+            {
+                result.pending_records += 1;
+                result.pending_bytes += k.size;
+                let due = k.put_time.saturating_add(opts.grace_ms);
+                result.pending_until = Some(result.pending_until.map_or(due, |d| d.max(due)));
+            }
             for k in &listing {
                 if removed.contains(&k.key) {
                     if k.key.kind == Kind::Revision {

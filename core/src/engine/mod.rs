@@ -31,6 +31,7 @@ mod served;
 mod state;
 mod step;
 pub mod store;
+mod walk;
 mod warm;
 
 pub use commit::{ImportRequest, NOT_RETAINED};
@@ -39,8 +40,8 @@ pub use maintain::{derived_key, HEAD_CHANGED};
 pub use memory::{Fault, FaultPlan, FaultyStore, MemoryStore, SwapFault};
 pub use request::{
     parse_history_request, parse_restore_request, parse_transaction, parse_transaction_with,
-    Change, Content, GcOptions, HistoryRequest, Operation, RepairRequest, RestoreRequest,
-    Transaction,
+    Change, Content, GcOptions, GcRequest, HistoryRequest, Operation, RepairRequest,
+    RestoreRequest, Transaction,
 };
 pub use results::{
     DeleteResult, DiagnosticInfo, GcResult, HistoryPage, ImportResult, Issue, OpenResult, Renamed,
@@ -67,7 +68,9 @@ use std::sync::Arc;
 /// The compiler and index version (engine.md §2.5), part of every derived record's key.
 /// 2: a document without frontmatter has the `info` diagnostic `NO_FRONTMATTER`.
 /// 3: search's per-field index (docs/search.md) and the summary source in the parse.
-pub const COMPILER_VERSION: u32 = 3;
+/// 4: frontmatter nested too deep or with aliases that expand too far is a diagnostic
+/// before the YAML parser runs (compile/guard.rs, docs/limits.md).
+pub const COMPILER_VERSION: u32 = 4;
 
 /// How many revisions before the head opening looks back for a derived record to start from.
 pub const DERIVED_ANCESTORS: usize = 64;

@@ -504,7 +504,8 @@ mod tests {
             crate::engine::derived_key(&d(4)).digest,
             Digest::of(
                 format!(
-                    "langonrock derived\nformat 2\ncompiler 3\nsnapshot {}\n",
+                    "langonrock derived\nformat 2\ncompiler {}\nsnapshot {}\n",
+                    crate::engine::COMPILER_VERSION,
                     d(4)
                 )
                 .as_bytes()

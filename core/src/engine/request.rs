@@ -65,6 +65,12 @@ impl From<&str> for Content {
     }
 }
 
+impl From<&String> for Content {
+    fn from(s: &String) -> Content {
+        Content::Text(s.as_str().into())
+    }
+}
+
 impl From<String> for Content {
     fn from(s: String) -> Content {
         Content::Text(s.into())
@@ -105,7 +111,8 @@ pub struct Transaction {
 /// `invalid hash "<value>": expected 64 lowercase hex characters`, with the value as given.
 pub fn invalid_hash(shown: &str) -> Error {
     Error::Invalid(format!(
-        "invalid hash \"{shown}\": expected 64 lowercase hex characters"
+        "invalid hash \"{}\": expected 64 lowercase hex characters",
+        crate::bounds::quote(shown)
     ))
 }
 
@@ -296,7 +303,12 @@ pub fn parse_history_request(value: &Value) -> Result<HistoryRequest> {
                     .filter(|f| f.fract() == 0.0 && f.abs() < 1e15)
                     .map(|f| f as i64)
             });
-            Some(i.ok_or_else(|| Error::Invalid(HISTORY_LIMIT.into()))?)
+            // The range is the engine's too; checking it here lets a remote client refuse
+            // it without a round trip.
+            Some(
+                i.filter(|l| (1..=100).contains(l))
+                    .ok_or_else(|| Error::Invalid(HISTORY_LIMIT.into()))?,
+            )
         }
         Some(_) => return Err(Error::Invalid(HISTORY_LIMIT.into())),
     };
@@ -344,6 +356,41 @@ impl GcOptions {
             keep: 10,
             dry_run: false,
             grace_ms: 3_600_000,
+            now,
+        }
+    }
+}
+
+/// A library `gc` call's options (engine.md §10: `{keep, dryRun, graceMs}`); the host adds
+/// its clock's time ([`GcRequest::at`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GcRequest {
+    /// How many revisions to keep along the head's chain (default 10).
+    pub keep: i64,
+    /// Report and change nothing (default false).
+    pub dry_run: bool,
+    /// Records put within this many milliseconds stay (default 3,600,000: one hour).
+    pub grace_ms: u64,
+}
+
+impl Default for GcRequest {
+    fn default() -> GcRequest {
+        let d = GcOptions::at(0);
+        GcRequest {
+            keep: d.keep,
+            dry_run: d.dry_run,
+            grace_ms: d.grace_ms,
+        }
+    }
+}
+
+impl GcRequest {
+    /// The engine's options for this request at the host's time `now`.
+    pub fn at(self, now: u64) -> GcOptions {
+        GcOptions {
+            keep: self.keep,
+            dry_run: self.dry_run,
+            grace_ms: self.grace_ms,
             now,
         }
     }
@@ -399,7 +446,7 @@ mod tests {
         // Path validation precedes the operation check.
         assert_eq!(
             err(json!({"changes": [{"operation": "frob", "bundle": "b", "path": "../a.md"}]})).0,
-            "invalid path \"../a.md\": segment \"..\" is empty, starts with a dot, ends with a space or dot, or holds a control character or one of < > : \" | ? *"
+            "invalid path \"../a.md\": segment \"..\" starts with a dot"
         );
         assert_eq!(err(json!({"changes": [{"operation": "write", "bundle": "b", "path": "a.md", "content": 3}]})).0, CONTENT_NOT_STRING);
         assert_eq!(

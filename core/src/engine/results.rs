@@ -1,12 +1,12 @@
-//! Operation results: plain structs with the spec's field names, serialised as compact JSON
-//! with keys in the spec's order (README §4.3). Absent optional fields are left out; `null`
-//! appears only where the spec says null.
+//! Operation results: plain structs with the docs' field names, serialised as compact JSON
+//! with keys in the docs' order (docs/README.md §4.3). Absent optional fields are left out;
+//! `null` appears only where the docs say null.
 
 use crate::compile::Diagnostic;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A diagnostic as results carry it: `{level, bundle, path, message}` (compile.md §9).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiagnosticInfo {
     /// `warn`, or `info` for a document without frontmatter.
     pub level: String,
@@ -30,7 +30,7 @@ impl From<&Diagnostic> for DiagnosticInfo {
 }
 
 /// A concept whose public id changed: `{from, to}`.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Renamed {
     /// The old public id.
     pub from: String,
@@ -39,7 +39,7 @@ pub struct Renamed {
 }
 
 /// The result of `write` (engine.md §4.1).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WriteResult {
     /// The new source hash.
     pub hash: String,
@@ -59,7 +59,7 @@ pub struct WriteResult {
 }
 
 /// The result of `delete` (engine.md §4.2).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeleteResult {
     /// The revision id.
     pub revision: String,
@@ -72,7 +72,7 @@ pub struct DeleteResult {
 }
 
 /// `RevisionResult` (engine.md §5.4): `transact`, `deleteBundle`, `restore`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RevisionResult {
     /// The revision id.
     pub revision: String,
@@ -87,7 +87,7 @@ pub struct RevisionResult {
 }
 
 /// One entry of a history page (engine.md §6.1).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RevisionInfo {
     /// The revision id.
     pub revision: String,
@@ -104,7 +104,7 @@ pub struct RevisionInfo {
 }
 
 /// A page of `history` (engine.md §6).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HistoryPage {
     /// Newest first.
     pub revisions: Vec<RevisionInfo>,
@@ -121,12 +121,23 @@ pub struct GcResult {
     pub tenant: String,
     /// The retained revision ids, newest first.
     pub kept: Vec<String>,
+    /// How many revisions left retained history (or would): `history` and `restore` no
+    /// longer reach them, whether or not their records are removed yet.
+    pub dropped_revisions: u64,
     /// How many revision records were (or would be) removed.
     pub removed_revisions: u64,
     /// How many other records were (or would be) removed.
     pub removed_records: u64,
     /// The bytes those records held.
     pub bytes_freed: u64,
+    /// How many records no retained revision reaches but that were put within the grace
+    /// period, so they stay on disk for a later collection.
+    pub pending_records: u64,
+    /// The bytes those records hold.
+    pub pending_bytes: u64,
+    /// When the grace period of the last of them ends (milliseconds since the Unix epoch, in
+    /// the store's time): a collection after it removes them unless a commit reaches them.
+    pub pending_until: Option<u64>,
     /// Whether this was a dry run.
     pub dry_run: bool,
 }
@@ -168,7 +179,7 @@ pub struct RepairResult {
 }
 
 /// One entry of `listSource` (read.md §6.1).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SourceEntry {
     /// The bundle.
     pub bundle: String,

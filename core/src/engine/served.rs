@@ -34,8 +34,10 @@ pub struct Served {
     texts: Option<TextCheck>,
     // The search index of `model`: still encoded when the state came from a derived
     // record, built on the first search otherwise, and carried over, updated
-    // incrementally, when a newer state is published (search.md §8).
-    index: std::sync::Mutex<IndexSlot>,
+    // incrementally, when a newer state is published (search.md §8). Searches share it
+    // under the read lock once it is built for their date; building, decoding, re-dating
+    // and handing it to a newer state take the write lock.
+    index: std::sync::RwLock<IndexSlot>,
 }
 
 /// The texts of a state decoded from a derived record, checked on first use.
@@ -114,7 +116,7 @@ impl Served {
             state: TenantState::default(),
             from_derived: false,
             texts: None,
-            index: std::sync::Mutex::new(IndexSlot::None),
+            index: std::sync::RwLock::new(IndexSlot::None),
         }
     }
 
@@ -135,7 +137,7 @@ impl Served {
             state,
             from_derived: false,
             texts: None,
-            index: std::sync::Mutex::new(IndexSlot::None),
+            index: std::sync::RwLock::new(IndexSlot::None),
         }
     }
 
@@ -156,7 +158,7 @@ impl Served {
                 }),
                 all: std::sync::atomic::AtomicBool::new(false),
             }),
-            index: std::sync::Mutex::new(match d.index {
+            index: std::sync::RwLock::new(match d.index {
                 Some(b) => IndexSlot::Encoded(b),
                 None => IndexSlot::None,
             }),
@@ -284,8 +286,8 @@ impl Served {
         Ok(crate::read::get(&self.model, ids, opts))
     }
 
-    pub(super) fn index_slot(&self) -> std::sync::MutexGuard<'_, IndexSlot> {
-        self.index.lock().unwrap_or_else(|p| p.into_inner())
+    pub(super) fn index_slot(&self) -> std::sync::RwLockWriteGuard<'_, IndexSlot> {
+        self.index.write().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Moves the search index of `older` into this state, updated to this model, when
@@ -399,6 +401,16 @@ impl Served {
         today: &str,
         f: impl FnOnce(&Model, &crate::search::Index) -> T,
     ) -> Result<T> {
+        // The usual case, an index built for `today`: concurrent searches read it side by
+        // side under the shared lock.
+        {
+            let shared = self.index.read().unwrap_or_else(|p| p.into_inner());
+            if let IndexSlot::Built(index) = &*shared {
+                if index.today() == today {
+                    return Ok(f(&self.model, index));
+                }
+            }
+        }
         let mut guard = self.index_slot();
         let index = match guard.take_built(&self.model) {
             Some(mut index) => {

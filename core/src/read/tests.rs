@@ -100,7 +100,7 @@ fn moby_example() {
 #[test]
 fn first_20_of_57_example() {
     // read.md §4.3: a 3-unit phrase first found at 5000 in 91,000 units, 57 matches. (The
-    // spec's `log` would be a navigation document, so the concept is `events`.)
+    // docs' `log` would be a navigation document, so the concept is `events`.)
     let mut body = vec![b'.'; 91_000];
     let at: Vec<usize> = (0..57).map(|k| 5000 + 210 * k).collect();
     for &a in &at {

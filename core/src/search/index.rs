@@ -699,6 +699,13 @@ impl Index {
 
     /// Every posting of a list (`unit · 4 + field`), dead slots included.
     pub(crate) fn postings(&self, key: u32) -> impl Iterator<Item = Posting> + '_ {
+        let [base, extra] = self.posting_parts(key);
+        base.iter().chain(extra.iter()).copied()
+    }
+
+    /// The postings of a list as its compacted part and the part added since.
+    #[inline]
+    pub(crate) fn posting_parts(&self, key: u32) -> [&[Posting]; 2] {
         let k = key as usize;
         let encoded = self.encoded.as_ref().and_then(|e| e.list(key));
         let base: &[Posting] = if let Some(list) = encoded {
@@ -708,8 +715,12 @@ impl Index {
         } else {
             &[]
         };
-        let extra: &[Posting] = self.extra.get(&key).map(Vec::as_slice).unwrap_or(&[]);
-        base.iter().chain(extra.iter()).copied()
+        let extra: &[Posting] = if self.extra.is_empty() {
+            &[]
+        } else {
+            self.extra.get(&key).map_or(&[], Vec::as_slice)
+        };
+        [base, extra]
     }
 
     /// Folds the posting lists still encoded into `base`, so the index can be updated.

@@ -4,6 +4,7 @@
 use super::index::{Index, FIELDS, K1, MAX_RUN, NAMES, NONE};
 use super::table::{pair_key, Fast};
 use super::tokenize::{scan, Sink};
+use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::HashSet;
 
@@ -100,6 +101,26 @@ impl Plan {
         }
     }
 
+    /// The concepts whose id's token sequence equals the whole query: its considered
+    /// tokens, 1 to [`MAX_RUN`] of them, each a known term (docs/search.md, "The exact id
+    /// first"). Sorted by slot.
+    fn exact(&self, index: &Index) -> Vec<u32> {
+        let t = &self.tokens;
+        if t.is_empty() || t.len() > MAX_RUN {
+            return Vec::new();
+        }
+        let mut out: Vec<u32> = match index.name_seqs.get(t.as_slice()) {
+            Some(slots) => slots.clone(),
+            None => return Vec::new(),
+        };
+        out.retain(|&s| {
+            let d = index.doc(s);
+            d.names[..d.id_len as usize] == *t.as_slice()
+        });
+        out.sort_unstable();
+        out
+    }
+
     /// Calls `f(run, slots)` for each distinct run of 1 to [`MAX_RUN`] tokens equal to some
     /// concept's name sequence, in order of start, then length.
     fn runs<'a>(&'a self, index: &'a Index, mut f: impl FnMut(&'a [u32], &'a [u32])) {
@@ -128,6 +149,34 @@ fn idf(big_n: f64, n: u32) -> f64 {
     libm::log(1.0 + (big_n - n + 0.5) / (n + 0.5))
 }
 
+/// One slot's running sums during a ranking.
+#[derive(Clone, Copy, Default)]
+struct Acc {
+    /// `S(d)` so far.
+    sum: f64,
+    /// The number of the last term that matched (0: none yet, not a candidate).
+    stamp: u32,
+    /// `C(d)` so far.
+    matched: u32,
+}
+
+/// The per-slot sums of the rankings run on one thread, kept so that a query neither
+/// allocates nor zeroes an array of the tenant's size: a ranking zeroes again the entries it
+/// touched (its candidates) before it returns. 16 bytes per slot of the largest index
+/// ranked on the thread.
+#[derive(Default)]
+struct Scratch {
+    acc: Vec<Acc>,
+    cands: Vec<u32>,
+    /// Set while a ranking runs: a ranking that finds it set (an earlier one panicked
+    /// midway) zeroes the whole array first.
+    busy: bool,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
 /// The top `k` concepts for `query` as `(slot, score)`, by score descending and id
 /// ascending (docs/search.md, "Scoring").
 pub(crate) fn rank(index: &Index, query: &str, filter: Filter, k: usize) -> Vec<(u32, f64)> {
@@ -135,13 +184,32 @@ pub(crate) fn rank(index: &Index, query: &str, filter: Filter, k: usize) -> Vec<
         return Vec::new();
     }
     let plan = Plan::new(index, query);
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut scratch) => rank_in(index, &plan, filter, k, &mut scratch),
+        // Only a ranking inside a ranking on this thread gets here.
+        Err(_) => rank_in(index, &plan, filter, k, &mut Scratch::default()),
+    })
+}
+
+fn rank_in(
+    index: &Index,
+    plan: &Plan,
+    filter: Filter,
+    k: usize,
+    scratch: &mut Scratch,
+) -> Vec<(u32, f64)> {
     let big_n = index.len() as f64;
     let slots = index.slots();
-    // S(d), the number of the last term that matched d (0: none yet), and C(d).
-    let mut acc = vec![0f64; slots];
-    let mut stamp = vec![0u32; slots];
-    let mut matched = vec![0u32; slots];
-    let mut cands: Vec<u32> = Vec::new();
+    if scratch.busy {
+        scratch.acc.fill(Acc::default());
+    }
+    if scratch.acc.len() < slots {
+        scratch.acc.resize(slots, Acc::default());
+    }
+    scratch.busy = true;
+    scratch.cands.clear();
+    let acc = &mut scratch.acc[..slots];
+    let cands = &mut scratch.cands;
     let keep = |slot: u32| {
         index.is_alive(slot)
             && match filter {
@@ -152,40 +220,58 @@ pub(crate) fn rank(index: &Index, query: &str, filter: Filter, k: usize) -> Vec<
     };
     // Each unit's lists are read field by field, so every S(d) adds its terms in query
     // order, each over names, description, meta and body, then its pairs the same way.
-    let bm25 = |u: u32, f: usize, on: &mut dyn FnMut(usize, f64)| {
+    #[inline(always)]
+    fn bm25(
+        index: &Index,
+        big_n: f64,
+        keep: &impl Fn(u32) -> bool,
+        u: u32,
+        f: usize,
+        mut on: impl FnMut(usize, f64),
+    ) {
         let n = index.df[u as usize][f];
         if n == 0 {
             return;
         }
         let idf = idf(big_n, n);
-        for p in index.postings(u * FIELDS as u32 + f as u32) {
-            if !keep(p.slot) {
-                continue;
+        for part in index.posting_parts(u * FIELDS as u32 + f as u32) {
+            for p in part {
+                if !keep(p.slot) {
+                    continue;
+                }
+                let i = p.slot as usize;
+                let tf = f64::from(p.tf);
+                let s = idf * tf * (K1 + 1.0) / (tf + index.knorm[i][f]);
+                on(i, s);
             }
-            let i = p.slot as usize;
-            let tf = f64::from(p.tf);
-            let s = idf * tf * (K1 + 1.0) / (tf + index.knorm[i][f]);
-            on(i, s);
         }
-    };
+    }
     for (ti, &u) in plan.terms.iter().enumerate() {
         let mark = ti as u32 + 1;
         for f in 0..FIELDS {
-            bm25(u, f, &mut |i, s| {
-                if stamp[i] != mark {
-                    if stamp[i] == 0 {
+            bm25(index, big_n, &keep, u, f, |i, s| {
+                let a = &mut acc[i];
+                if a.stamp != mark {
+                    if a.stamp == 0 {
                         cands.push(i as u32);
                     }
-                    stamp[i] = mark;
-                    matched[i] += 1;
+                    a.stamp = mark;
+                    a.matched += 1;
                 }
-                acc[i] += s;
+                a.sum += s;
             });
         }
     }
+    // A pair's postings and a name sequence's slots hold the pair's or the run's terms,
+    // so they are candidates already; the stamp check keeps the scratch clean regardless.
     for &u in &plan.pairs {
         for f in 0..FIELDS {
-            bm25(u, f, &mut |i, s| acc[i] += s);
+            bm25(index, big_n, &keep, u, f, |i, s| {
+                let a = &mut acc[i];
+                if a.stamp != 0 {
+                    a.sum += s;
+                }
+            });
         }
     }
     plan.runs(index, |run, list| {
@@ -194,33 +280,62 @@ pub(crate) fn rank(index: &Index, query: &str, filter: Filter, k: usize) -> Vec<
             bonus += idf(big_n, index.df[t as usize][NAMES]);
         }
         for &slot in list {
-            if keep(slot) {
-                acc[slot as usize] += bonus;
+            let a = &mut acc[slot as usize];
+            if keep(slot) && a.stamp != 0 {
+                a.sum += bonus;
             }
         }
     });
-    let score = |s: u32| f64::from(matched[s as usize]) * acc[s as usize];
-    top_k(index, cands.into_iter().map(|s| (s, score(s))), k)
+    let exact = plan.exact(index);
+    let first = |s: u32| !exact.is_empty() && exact.binary_search(&s).is_ok();
+    let top = top_k(
+        index,
+        cands.iter().map(|&s| {
+            let a = acc[s as usize];
+            Scored {
+                slot: s,
+                score: f64::from(a.matched) * a.sum,
+                first: first(s),
+            }
+        }),
+        k,
+    );
+    for &s in cands.iter() {
+        acc[s as usize] = Acc::default();
+    }
+    scratch.busy = false;
+    top
 }
 
-/// The first `k` of `scored` by score descending, then id ascending.
-fn top_k(index: &Index, scored: impl Iterator<Item = (u32, f64)>, k: usize) -> Vec<(u32, f64)> {
-    let cmp = |a: &(u32, f64), b: &(u32, f64)| -> Ordering {
-        b.1.total_cmp(&a.1)
-            .then_with(|| index.doc(a.0).id.cmp(&index.doc(b.0).id))
+/// A candidate's place in the order: the exact id first, then score, then id.
+#[derive(Clone, Copy)]
+pub(crate) struct Scored {
+    pub(crate) slot: u32,
+    pub(crate) score: f64,
+    /// Whether the query is the concept's id (docs/search.md, "The exact id first").
+    pub(crate) first: bool,
+}
+
+/// The first `k` of `scored`: exact ids first, then by score descending, then id
+/// ascending.
+fn top_k(index: &Index, scored: impl Iterator<Item = Scored>, k: usize) -> Vec<(u32, f64)> {
+    let cmp = |a: &Scored, b: &Scored| -> Ordering {
+        b.first
+            .cmp(&a.first)
+            .then_with(|| b.score.total_cmp(&a.score))
+            .then_with(|| index.doc(a.slot).id.cmp(&index.doc(b.slot).id))
     };
-    let all: Vec<(u32, f64)> = scored.collect();
-    let mut top: Vec<(u32, f64)>;
-    if all.len() <= k {
-        top = all;
-        top.sort_by(cmp);
-    } else if k <= 64 {
+    let mut top: Vec<Scored>;
+    if k <= 64 {
         // A bounded insertion: most candidates lose to the current k-th on score alone.
         top = Vec::with_capacity(k + 1);
-        for c in all {
+        for c in scored {
             if top.len() == k {
                 let last = top[k - 1];
-                if c.1 < last.1 || cmp(&c, &last) != Ordering::Less {
+                if !c.first && (last.first || c.score < last.score) {
+                    continue;
+                }
+                if cmp(&c, &last) != Ordering::Less {
                     continue;
                 }
             }
@@ -229,10 +344,12 @@ fn top_k(index: &Index, scored: impl Iterator<Item = (u32, f64)>, k: usize) -> V
             top.truncate(k);
         }
     } else {
-        top = all;
-        top.select_nth_unstable_by(k - 1, cmp);
-        top.truncate(k);
+        top = scored.collect();
+        if top.len() > k {
+            top.select_nth_unstable_by(k - 1, cmp);
+            top.truncate(k);
+        }
         top.sort_by(cmp);
     }
-    top
+    top.into_iter().map(|c| (c.slot, c.score)).collect()
 }

@@ -661,6 +661,70 @@ fn the_name_bonus_needs_a_whole_name_sequence() {
 }
 
 #[test]
+fn the_exact_id_ranks_first() {
+    // `gross-margin` holds every query word, in its names, description and body, so it
+    // outscores `gross-margin-period`; the query is the latter's id, which ranks first.
+    let strong = "Gross margin per period. The gross margin of a period, period by period.";
+    let m = model(&[
+        (
+            "fin",
+            "gross-margin.md",
+            &format!(
+                "---\ntype: metric\ntitle: Gross Margin\ndescription: {strong}\n---\n{strong}\n"
+            ),
+        ),
+        ("fin", "gross-margin-period.md", &doc("x\n")),
+        ("ops", "other.md", &doc("gross margin period\n")),
+    ]);
+    let ix = Index::build(&m, TODAY);
+    let hits = |q: &str, bundle: Option<&str>| -> Vec<(String, f64)> {
+        search_hits(&m, &ix, q, &opts(8, bundle, false), TODAY)
+            .unwrap()
+            .hits
+            .into_iter()
+            .map(|h| (h.id, h.score.unwrap()))
+            .collect()
+    };
+    let got = hits("gross-margin-period", None);
+    assert_eq!(got.len(), 3);
+    assert_eq!(got[0].0, "gross-margin-period");
+    let margin = got.iter().find(|h| h.0 == "gross-margin").unwrap().1;
+    assert!(
+        got[0].1 < margin,
+        "the rule, not the score, put it first: {got:?}"
+    );
+    // The others follow by score.
+    assert!(got[1].1 >= got[2].1, "{got:?}");
+    // The query is the id after tokenizing: case, separators and plurals fold alike.
+    assert_eq!(
+        hits("Gross Margin Periods", None)[0].0,
+        "gross-margin-period"
+    );
+    // A query with one more word, or only part of the id, is ranked by score alone.
+    assert_eq!(hits("gross margin period of", None)[0].0, "gross-margin");
+    // The bundle filter still applies.
+    let ops: Vec<String> = hits("gross-margin-period", Some("ops"))
+        .into_iter()
+        .map(|h| h.0)
+        .collect();
+    assert_eq!(ops, ["other"]);
+    // A prefixed id is the whole sequence: `b/orders` is [b, order], `orders` neither.
+    let m = model(&[
+        (
+            "a",
+            "orders.md",
+            "---\ntype: t\n---\norders orders orders b\n",
+        ),
+        ("b", "orders.md", &doc("x\n")),
+    ]);
+    assert_eq!(
+        ids(&m, "b/orders", &opts(8, None, false)),
+        ["b/orders", "a/orders"]
+    );
+    assert_eq!(ids(&m, "orders", &opts(8, None, false))[0], "a/orders");
+}
+
+#[test]
 fn a_run_counts_once_per_concept() {
     // The id and the title are one sequence, [order]: one bonus, not two. A repeated run
     // in the query also counts once.

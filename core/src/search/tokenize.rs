@@ -424,7 +424,7 @@ pub fn tokens(text: &str) -> Vec<String> {
 }
 
 /// The distinct tokens of a query, in order of first appearance (docs/search.md), from the
-/// whole query (the ranking itself considers only the first [`MAX_QUERY_TOKENS`]).
+/// whole query (the ranking itself considers only the first [`MAX_QUERY_TOKENS`](super::MAX_QUERY_TOKENS)).
 pub fn query_terms(query: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut seen = rustc_hash::FxHashSet::default();

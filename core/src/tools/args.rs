@@ -18,7 +18,7 @@ pub fn transaction(changes: &[ChangeArg], expected: Option<&str>) -> Result<Tran
             if c.write { "write" } else { "delete" },
             &c.bundle,
             &c.path,
-            c.content.as_deref().map(Content::from),
+            c.content.clone(),
             c.replaces.as_deref().map(parse_hash).transpose(),
         )
         .map_err(|e| Error::InvalidChange {
@@ -39,8 +39,8 @@ pub struct ChangeArg {
     pub bundle: String,
     /// The path as given.
     pub path: String,
-    /// The content of a write.
-    pub content: Option<String>,
+    /// The content of a write (`IllFormed` when the client sent lone surrogates in it).
+    pub content: Option<Content>,
     /// The hash replaced (required for a delete).
     pub replaces: Option<String>,
 }
@@ -86,8 +86,9 @@ pub enum ToolCall {
         bundle: String,
         /// The path.
         path: String,
-        /// The whole document.
-        content: String,
+        /// The whole document (`IllFormed` when the client sent lone surrogates: the engine
+        /// refuses it in its order of checks).
+        content: Content,
         /// The hash replaced, as given (the engine checks its form).
         replaces: Option<String>,
     },
@@ -132,7 +133,15 @@ pub fn is_hex64(s: &str) -> bool {
 }
 
 fn invalid_hash(arg: &str, v: &str) -> String {
-    format!("{arg}: invalid hash \"{v}\": expected 64 lowercase hex characters")
+    format!(
+        "{arg}: invalid hash \"{}\": expected 64 lowercase hex characters",
+        crate::bounds::quote(v)
+    )
+}
+
+/// The tool error for a tool name outside the served set.
+pub fn unknown_tool(name: &str) -> String {
+    format!("unknown tool \"{}\"", crate::bounds::quote(name))
 }
 
 /// An integer value as a `u64` (a JSON number with no fraction counts: `5.0` is 5), with
@@ -168,7 +177,7 @@ fn integer_message(name: &str, min: u64, max: Option<u64>) -> String {
     }
 }
 
-fn check_changes(v: &Value) -> Result<Vec<ChangeArg>, String> {
+fn check_changes(v: &Value, ill_formed: &[usize]) -> Result<Vec<ChangeArg>, String> {
     let items = match v.as_array() {
         Some(a) if !a.is_empty() && a.len() <= 1000 => a,
         _ => return Err("changes must be an array of 1 to 1000 changes".into()),
@@ -194,7 +203,8 @@ fn check_changes(v: &Value) -> Result<Vec<ChangeArg>, String> {
         };
         if let Some(k) = obj.keys().find(|k| !allowed.contains(&k.as_str())) {
             return Err(format!(
-                "changes[{i}] has an unexpected key \"{k}\" for a{}",
+                "changes[{i}] has an unexpected key \"{}\" for a{}",
+                crate::bounds::quote(k),
                 if write { " write" } else { " delete" }
             ));
         }
@@ -208,7 +218,13 @@ fn check_changes(v: &Value) -> Result<Vec<ChangeArg>, String> {
         let bundle = text("bundle")?.ok_or_else(|| format!("changes[{i}].bundle is required"))?;
         let path = text("path")?.ok_or_else(|| format!("changes[{i}].path is required"))?;
         let content = if write {
-            Some(text("content")?.ok_or_else(|| format!("changes[{i}].content is required"))?)
+            let text =
+                text("content")?.ok_or_else(|| format!("changes[{i}].content is required"))?;
+            Some(if ill_formed.contains(&i) {
+                Content::IllFormed
+            } else {
+                Content::from(text)
+            })
         } else {
             None
         };
@@ -242,7 +258,7 @@ enum Arg {
     Changes(Vec<ChangeArg>),
 }
 
-fn check_param(p: &Param, v: &Value) -> Result<Arg, String> {
+fn check_param(p: &Param, v: &Value, ill_formed: &[usize]) -> Result<Arg, String> {
     let name = p.name;
     match p.ty {
         ParamType::String { min_len, max_len } => {
@@ -279,7 +295,7 @@ fn check_param(p: &Param, v: &Value) -> Result<Arg, String> {
             Some(s) => Err(invalid_hash(name, s)),
             None => Err(invalid_hash(name, &v.to_string())),
         },
-        ParamType::Changes => check_changes(v).map(Arg::Changes),
+        ParamType::Changes => check_changes(v, ill_formed).map(Arg::Changes),
     }
 }
 
@@ -314,7 +330,41 @@ impl Args {
 /// The error is the text of the tool error result: `unknown tool "<name>"`, or a message
 /// naming the argument (`k must be an integer from 1 to 50`).
 pub fn parse_call(name: &str, args: Option<&Value>) -> Result<ToolCall, String> {
-    let tool = tool(name).ok_or_else(|| format!("unknown tool \"{name}\""))?;
+    parse_call_with(name, args, &[])
+}
+
+/// [`parse_call`] for arguments in which the host found strings holding lone surrogates
+/// (`ill_formed`: their paths within `arguments`, as `wire::Scanner` reports them; the
+/// strings themselves carry U+FFFD there). Document content is refused by the engine with
+/// `source must contain well-formed Unicode`, in its order of checks, so the reply is a
+/// write failure like any other; any other argument is refused here, named:
+/// `query must contain well-formed Unicode`.
+pub fn parse_call_with(
+    name: &str,
+    args: Option<&Value>,
+    ill_formed: &[crate::wire::Path],
+) -> Result<ToolCall, String> {
+    use crate::wire::Step;
+    let tool = tool(name).ok_or_else(|| unknown_tool(name))?;
+    let mut content = false;
+    let mut changes = Vec::new();
+    for p in ill_formed {
+        match (tool.name, p.as_slice()) {
+            ("write", [Step::Key(k)]) if k == "content" => content = true,
+            ("transact", [Step::Key(c), Step::Index(i), Step::Key(k)])
+                if c == "changes" && k == "content" =>
+            {
+                changes.push(*i)
+            }
+            _ => {
+                let what = match crate::wire::render(p) {
+                    s if s.is_empty() => "arguments".to_string(),
+                    s => s,
+                };
+                return Err(format!("{what} must contain well-formed Unicode"));
+            }
+        }
+    }
     let empty = Map::new();
     let obj = match args {
         None | Some(Value::Null) => &empty,
@@ -326,7 +376,7 @@ pub fn parse_call(name: &str, args: Option<&Value>) -> Result<ToolCall, String> 
         match obj.get(p.name) {
             None if p.required => return Err(format!("{} is required", p.name)),
             None => {}
-            Some(v) => checked.0.push((p.name, check_param(p, v)?)),
+            Some(v) => checked.0.push((p.name, check_param(p, v, &changes)?)),
         }
     }
     let mut a = checked;
@@ -363,7 +413,11 @@ pub fn parse_call(name: &str, args: Option<&Value>) -> Result<ToolCall, String> 
         "write" => ToolCall::Write {
             bundle: a.str("bundle").unwrap_or_default(),
             path: a.str("path").unwrap_or_default(),
-            content: a.str("content").unwrap_or_default(),
+            content: if content {
+                Content::IllFormed
+            } else {
+                Content::from(a.str("content").unwrap_or_default())
+            },
             replaces: a.str("replaces"),
         },
         "delete" => ToolCall::Delete {

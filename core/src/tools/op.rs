@@ -83,8 +83,8 @@ pub enum ToolNeed {
         bundle: String,
         /// The path, as given.
         path: String,
-        /// The whole document.
-        content: String,
+        /// The whole document (`IllFormed` when it held lone surrogates on the wire).
+        content: crate::engine::Content,
         /// The hash replaced.
         replaces: Option<String>,
     },

@@ -310,3 +310,8 @@ pub fn advice(manifest: &str) -> String {
         )
     }
 }
+
+/// The JSON-RPC error message for a resource URI other than the manifest's.
+pub fn no_resource(uri: &str) -> String {
+    format!("no resource \"{}\"", crate::bounds::quote(uri))
+}

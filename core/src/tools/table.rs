@@ -78,6 +78,55 @@ pub struct Tool {
     pub writes: bool,
     /// Whether the tool is one of the `--database-tools`.
     pub database: bool,
+    /// The MCP tool annotations clients read to decide whether to ask the user first.
+    pub hints: Hints,
+}
+
+/// A tool's MCP annotations (`readOnlyHint`, `destructiveHint`, `idempotentHint`; docs/mcp.md).
+///
+/// Every tool is idempotent: reads change nothing, and a change names the version it
+/// replaces, so the same call made twice is refused the second time and changes nothing more.
+/// `openWorldHint` is left out (it would default to true) to keep the token tax within the
+/// budget of agent.md §5.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hints {
+    /// The tool does not change the tenant.
+    pub read_only: bool,
+    /// The tool may remove or replace what is there (meaningful when not read-only).
+    pub destructive: bool,
+    /// The same call made twice has no further effect.
+    pub idempotent: bool,
+}
+
+impl Hints {
+    /// A read: read-only and idempotent.
+    pub const READ: Hints = Hints {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+    };
+    /// A change that only creates or replaces a document (its older versions stay in history).
+    pub const WRITE: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+    };
+    /// A change that may remove documents from the served state.
+    pub const REMOVE: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: true,
+    };
+
+    /// The annotations object of a `tools/list` entry, with only the hints that mean
+    /// something for the tool (`destructiveHint` only when it is not read-only).
+    pub fn to_json(&self) -> Value {
+        if self.read_only {
+            json!({"readOnlyHint": true, "idempotentHint": self.idempotent})
+        } else {
+            json!({"destructiveHint": self.destructive, "idempotentHint": self.idempotent})
+        }
+    }
 }
 
 const fn string(name: &'static str, description: Option<&'static str>, required: bool) -> Param {
@@ -108,6 +157,7 @@ say so when you rely on one that is not.",
             false,
         )],
         writes: false,
+        hints: Hints::READ,
         database: false,
     },
     Tool {
@@ -140,6 +190,7 @@ without `section`, or with `find` when you have a literal phrase. Results includ
             string("bundle", Some("Restricts the ranking."), false),
         ],
         writes: false,
+        hints: Hints::READ,
         database: false,
     },
     Tool {
@@ -195,6 +246,7 @@ framed with its path and hash."),
             },
         ],
         writes: false,
+        hints: Hints::READ,
         database: false,
     },
     Tool {
@@ -204,6 +256,7 @@ framed with its path and hash."),
 changed since you read the manifest.",
         params: &[],
         writes: false,
+        hints: Hints::READ,
         database: false,
     },
     Tool {
@@ -234,6 +287,7 @@ again before retrying. To edit, `get` it with `source: true`: its frame gives th
             ),
         ],
         writes: true,
+        hints: Hints::WRITE,
         database: false,
     },
     Tool {
@@ -252,6 +306,7 @@ for `write`."),
             ),
         ],
         writes: true,
+        hints: Hints::REMOVE,
         database: false,
     },
     Tool {
@@ -274,6 +329,7 @@ replace or delete needs the document's full hash. No changes commit if any preco
             },
         ],
         writes: true,
+        hints: Hints::REMOVE,
         database: true,
     },
     Tool {
@@ -302,6 +358,7 @@ replace or delete needs the document's full hash. No changes commit if any preco
             },
         ],
         writes: false,
+        hints: Hints::READ,
         database: true,
     },
     Tool {
@@ -324,6 +381,7 @@ must equal the current head. History is never rewritten.",
             },
         ],
         writes: true,
+        hints: Hints::REMOVE,
         database: true,
     },
 ];
@@ -438,13 +496,15 @@ impl Tool {
         }
     }
 
-    /// The `tools/list` entry `{name, title, description, inputSchema}` as a host sends it.
+    /// The `tools/list` entry `{name, title, description, inputSchema, annotations}` as a
+    /// host sends it.
     pub fn list_entry(&self, advice: Option<&str>) -> Value {
         json!({
             "name": self.name,
             "title": self.title,
             "description": self.description_with(advice),
             "inputSchema": self.input_schema(),
+            "annotations": self.hints.to_json(),
         })
     }
 }

@@ -619,7 +619,7 @@ fn validation_accepts_and_defaults() {
         Ok(ToolCall::Write {
             bundle: "b".into(),
             path: "p.md".into(),
-            content: String::new(),
+            content: "".into(),
             replaces: Some("x".into())
         })
     );
@@ -1039,8 +1039,8 @@ fn json_request(changes: &[ChangeArg], expected: Option<&str>) -> Value {
             );
             o.insert("bundle".into(), c.bundle.clone().into());
             o.insert("path".into(), c.path.clone().into());
-            if let Some(t) = &c.content {
-                o.insert("content".into(), t.clone().into());
+            if let Some(crate::engine::Content::Text(t)) = &c.content {
+                o.insert("content".into(), t.to_string().into());
             }
             if let Some(h) = &c.replaces {
                 o.insert("replaces".into(), h.clone().into());
@@ -1105,4 +1105,90 @@ fn tool_transactions_equal_the_engine_parser() {
         let want = crate::engine::parse_transaction(&json_request(&changes, expected));
         assert_eq!(transaction(&changes, expected), want, "{:?}", changes.len());
     }
+}
+
+#[test]
+fn annotations_tell_reads_from_changes() {
+    for t in &TOOLS {
+        let a = t.list_entry(None)["annotations"].clone();
+        assert_eq!(a["idempotentHint"], true, "{}", t.name);
+        if t.writes {
+            assert!(a.get("readOnlyHint").is_none(), "{}", t.name);
+            let destructive = matches!(t.name, "delete" | "restore" | "transact");
+            assert_eq!(a["destructiveHint"], destructive, "{}", t.name);
+        } else {
+            assert_eq!(a["readOnlyHint"], true, "{}", t.name);
+            assert!(a.get("destructiveHint").is_none(), "{}", t.name);
+        }
+    }
+}
+
+#[test]
+fn ill_formed_arguments_are_named() {
+    use crate::engine::request::Content;
+    use crate::wire::Step;
+    let key = |k: &str| Step::Key(k.into());
+    let with = |name: &str, args: serde_json::Value, paths: Vec<crate::wire::Path>| {
+        parse_call_with(name, Some(&args), &paths)
+    };
+    // Document content goes to the engine, which refuses it in its order of checks.
+    match with(
+        "write",
+        json!({"bundle": "b", "path": "p.md", "content": "a\u{fffd}"}),
+        vec![vec![key("content")]],
+    ) {
+        Ok(ToolCall::Write { content, .. }) => assert_eq!(content, Content::IllFormed),
+        other => panic!("{other:?}"),
+    }
+    match with(
+        "transact",
+        json!({"changes": [
+            {"operation": "write", "bundle": "b", "path": "p.md", "content": "x"},
+            {"operation": "write", "bundle": "b", "path": "q.md", "content": "\u{fffd}"}
+        ]}),
+        vec![vec![key("changes"), Step::Index(1), key("content")]],
+    ) {
+        Ok(ToolCall::Transact { request, .. }) => assert_eq!(
+            request.map(|_| ()),
+            Err(crate::Error::InvalidChange {
+                message: "source must contain well-formed Unicode".into(),
+                index: 1
+            })
+        ),
+        other => panic!("{other:?}"),
+    }
+    // Any other argument is refused here, by name.
+    assert_eq!(
+        with(
+            "search",
+            json!({"query": "\u{fffd}"}),
+            vec![vec![key("query")]]
+        ),
+        Err("query must contain well-formed Unicode".into())
+    );
+    assert_eq!(
+        with(
+            "get",
+            json!({"ids": ["a", "\u{fffd}"]}),
+            vec![vec![key("ids"), Step::Index(1)]]
+        ),
+        Err("ids[1] must contain well-formed Unicode".into())
+    );
+    assert_eq!(
+        with(
+            "transact",
+            json!({"changes": [{"operation": "write", "bundle": "b", "path": "\u{fffd}.md", "content": "x"}]}),
+            vec![vec![key("changes"), Step::Index(0), key("path")]]
+        ),
+        Err("changes[0].path must contain well-formed Unicode".into())
+    );
+    assert_eq!(
+        with("snapshot", json!({}), vec![vec![]]),
+        Err("arguments must contain well-formed Unicode".into())
+    );
+    // The tool is looked up first.
+    assert_eq!(
+        with("nope", json!({}), vec![vec![key("x")]]),
+        Err("unknown tool \"nope\"".into())
+    );
 }

@@ -88,6 +88,106 @@ fn reads_run_while_a_commit_waits_for_its_store() {
     assert_eq!(conn.read().unwrap().concepts(), 2);
 }
 
+/// A memory store whose reads of records wait at a gate once `armed`: `held` tells when one
+/// arrived.
+struct GatedGets {
+    inner: MemoryStore,
+    armed: Arc<AtomicBool>,
+    gate: Arc<(Mutex<bool>, Condvar)>,
+    held: mpsc::Sender<()>,
+}
+
+impl Store for GatedGets {
+    fn read_head(&mut self, t: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.inner.read_head(t)
+    }
+    fn get_many(&mut self, t: &str, k: &[Key]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        if self.armed.load(Ordering::Acquire) {
+            let _ = self.held.send(());
+            let (open, cv) = &*self.gate;
+            let mut g = lock(open);
+            while !*g {
+                g = cv.wait(g).unwrap_or_else(|p| p.into_inner());
+            }
+        }
+        self.inner.get_many(t, k)
+    }
+    fn put(&mut self, t: &str, k: &Key, b: &[u8]) -> Result<(), StoreError> {
+        self.inner.put(t, k, b)
+    }
+    fn put_many(&mut self, t: &str, r: &[(Key, Vec<u8>)]) -> Result<(), StoreError> {
+        self.inner.put_many(t, r)
+    }
+    fn swap_head(
+        &mut self,
+        t: &str,
+        e: Option<&[u8]>,
+        n: &[u8],
+    ) -> langonrock_core::engine::SwapOutcome {
+        self.inner.swap_head(t, e, n)
+    }
+    fn keys(&mut self, t: &str) -> Result<Vec<KeyInfo>, StoreError> {
+        self.inner.keys(t)
+    }
+    fn remove(&mut self, t: &str, k: &[Key], before: u64) -> Result<Vec<Key>, StoreError> {
+        self.inner.remove(t, k, before)
+    }
+}
+
+/// A `verify` is an exclusive op that reads every record (docs/limits.md: one call cannot
+/// stall the others): while it waits for its store, reads answer at once, from the published
+/// state. (A commit holding the engine through a long compile is node-mcp's
+/// `reads_are_answered_while_a_large_commit_runs`.)
+#[test]
+fn reads_run_while_a_verify_waits_for_its_store() {
+    let armed = Arc::new(AtomicBool::new(false));
+    let gate = Arc::new((Mutex::new(false), Condvar::new()));
+    let (held, arrived) = mpsc::channel();
+    let store = Arc::new(Mutex::new(GatedGets {
+        inner: MemoryStore::new(),
+        armed: armed.clone(),
+        gate: gate.clone(),
+        held,
+    }));
+    let conn = Arc::new(Options::default().open_store(store, "acme").unwrap());
+    conn.write("notes", "first.md", DOC, None).unwrap();
+    conn.write("notes", "second.md", DOC, None).unwrap();
+    let before = conn.manifest(None).unwrap();
+    armed.store(true, Ordering::Release);
+    let verifier = {
+        let conn = conn.clone();
+        std::thread::spawn(move || conn.verify())
+    };
+    arrived
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the verify reads its store");
+    // The verify is stuck in its store step; reads answer, from the published state (on a
+    // thread, so a read that waited for the verify fails the test instead of hanging it).
+    let (answered, reads) = mpsc::channel();
+    let reader = {
+        let conn = conn.clone();
+        std::thread::spawn(move || {
+            let manifest = conn.manifest(None).unwrap();
+            let concepts = conn.read().unwrap().concepts();
+            let hash = conn.current_hash("notes", "second.md");
+            let _ = answered.send((manifest, concepts, hash.is_some()));
+        })
+    };
+    let got = reads.recv_timeout(Duration::from_secs(5));
+    assert!(
+        !verifier.is_finished(),
+        "the verify is still held at the gate"
+    );
+    armed.store(false, Ordering::Release);
+    *lock(&gate.0) = true;
+    gate.1.notify_all();
+    let (manifest, concepts, known) = got.expect("reads answer while the verify runs");
+    assert_eq!((manifest, concepts, known), (before, 2, true));
+    reader.join().unwrap();
+    let v = verifier.join().unwrap().unwrap();
+    assert!(v.ok, "{v:?}");
+}
+
 /// Commits from many threads are serialized: every one lands, none conflicts.
 #[test]
 fn commits_from_many_threads_all_land() {
@@ -121,6 +221,11 @@ fn read_only_refuses_changes() {
     assert_eq!(ro.read().unwrap().concepts(), 1);
     let e = ro.write("notes", "x.md", DOC, None).unwrap_err();
     assert_eq!((e.code(), e.message().as_str()), ("INVALID", READ_ONLY));
-    assert_eq!(ro.gc(10, 0, false).unwrap_err().message(), READ_ONLY);
-    assert!(ro.gc(10, 0, true).unwrap().dry_run);
+    let gc = |dry_run| crate::GcRequest {
+        dry_run,
+        grace_ms: 0,
+        ..crate::GcRequest::default()
+    };
+    assert_eq!(ro.gc(gc(false)).unwrap_err().message(), READ_ONLY);
+    assert!(ro.gc(gc(true)).unwrap().dry_run);
 }

@@ -287,6 +287,10 @@ fn staging_leftovers_are_collected() {
 fn writer_lock_excludes_a_second_holder() {
     let d = TestDir::new("fs-lock");
     let s = FileStore::new(d.path(), "t");
+    // Before the first commit there is no tenant directory, and locking creates none.
+    drop(s.lock_writer().expect("lock"));
+    assert!(!d.path().join("tenants").exists());
+    std::fs::create_dir_all(d.path().join("tenants/t")).expect("tenant dir");
     let held = s.lock_writer().expect("lock");
     let path = d.path().join("tenants/t/writer.lock");
     let other = File::options()

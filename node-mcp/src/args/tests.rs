@@ -209,10 +209,10 @@ fn commands_parse() {
         ]),
         Ok(Command::Mcp {
             dsn: "okf:///srv/k?tenant=Acme".into(),
-            target: Target {
+            target: Some(Target {
                 data: Root::Files("/srv/k".into()),
                 tenant: "acme".into()
-            },
+            }),
             database_tools: true,
             read_only: true
         })
@@ -263,9 +263,10 @@ fn data_root_resolution() {
     // The mcp DSN without a path takes the same default.
     let env = env_with(&[("LANGONROCK_DATA", "/env")]);
     match parse(vec!["mcp".into(), "okf://?tenant=t".into()], &env) {
-        Ok(Command::Mcp { target, .. }) => {
-            assert_eq!(target.data, Root::Files(PathBuf::from("/env")))
-        }
+        Ok(Command::Mcp {
+            target: Some(target),
+            ..
+        }) => assert_eq!(target.data, Root::Files(PathBuf::from("/env"))),
         other => panic!("{other:?}"),
     }
 }
@@ -278,7 +279,10 @@ fn tilde_in_a_dsn_is_the_home_directory() {
         _ => None,
     };
     match parse(vec!["mcp".into(), "okf://~/kb?tenant=acme".into()], &env) {
-        Ok(Command::Mcp { target, .. }) => {
+        Ok(Command::Mcp {
+            target: Some(target),
+            ..
+        }) => {
             let want = if cfg!(windows) {
                 "C:/Users/me/kb"
             } else {
@@ -316,7 +320,7 @@ fn tilde_in_a_dsn_is_the_home_directory() {
 
 #[test]
 fn dsn_grammar_of_cli_md_5() {
-    let ok = |s: &str| parse_dsn(s).map_err(|ArgError(m)| m);
+    let ok = |s: &str| parse_dsn(s).map(Option::unwrap).map_err(|ArgError(m)| m);
     assert_eq!(
         ok("okf:///srv/knowledge?tenant=acme"),
         Ok(Dsn {
@@ -373,9 +377,6 @@ fn dsn_grammar_of_cli_md_5() {
         ("okf:///x?tenant=a/b", "invalid tenant id \"a/b\": expected 1-64 chars of [a-z0-9_-]"),
         ("postgres://h/db", "dsn scheme \"postgres:\" names a PostgreSQL store, which only the native langonrock binary opens"),
         ("okf+npipe:///p?tenant=t", "unsupported dsn scheme \"okf+npipe:\", expected one of okf:, okf+unix:, okf+http:, okf+https:, postgres:"),
-        ("okf+unix:///run/s.sock?tenant=t", "dsn scheme \"okf+unix:\" is planned but not available in this version"),
-        ("okf+http://h:7777?tenant=t", "dsn scheme \"okf+http:\" is planned but not available in this version"),
-        ("OKF+HTTPS://h?tenant=t", "dsn scheme \"OKF+HTTPS:\" is planned but not available in this version"),
     ];
     for (dsn, want) in errors {
         assert_eq!(ok(dsn), Err(want.to_string()), "{dsn}");
@@ -419,6 +420,72 @@ fn strict_integers() {
 }
 
 #[test]
+fn query_takes_a_dsn_and_a_verb_with_its_flags() {
+    let env = env_with(&[]);
+    let p = |args: &[&str]| parse(args.iter().map(OsString::from).collect(), &env);
+    match p(&[
+        "query",
+        "okf+unix:///s.sock?tenant=t",
+        "get",
+        "a",
+        "b",
+        "--limit",
+        "5",
+    ]) {
+        Ok(Command::Query { dsn, verb }) => {
+            assert_eq!(dsn, "okf+unix:///s.sock?tenant=t");
+            match *verb {
+                Command::Get { ids, limit, .. } => {
+                    assert_eq!(ids, ["a", "b"]);
+                    assert_eq!(limit, Some(5));
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        other => panic!("{other:?}"),
+    }
+    let e = |args: &[&str]| match p(args) {
+        Err(ArgError(m)) => m,
+        Ok(c) => panic!("parsed {c:?}"),
+    };
+    assert_eq!(
+        e(&["query", "okf+http://h:1?tenant=t", "gc"]),
+        "unknown verb \"gc\": expected one of manifest, snapshot, search, get, source, read, write, delete, delete-bundle, transact, history, restore"
+    );
+    assert_eq!(e(&["query"]), "missing dsn");
+    assert_eq!(e(&["query", "okf+http://h:1"]), "missing verb");
+    assert_eq!(
+        e(&["query", "okf+http://h:1", "manifest", "--tenant", "x"]),
+        "unknown flag \"--tenant\""
+    );
+    assert_eq!(
+        e(&["query", "okf+http://h:1", "manifest", "--data=/x"]),
+        "unknown flag \"--data\""
+    );
+    assert_eq!(
+        e(&["query", "mysql://x", "manifest"]),
+        "unsupported dsn scheme \"mysql:\", expected one of okf:, okf+unix:, okf+http:, okf+https:, postgres:"
+    );
+    assert_eq!(
+        e(&["query", "okf+http://h:1", "get"]),
+        "get requires at least one concept id"
+    );
+    assert_eq!(
+        e(&["query", "okf+http://h:1", "write", "b", "p"]),
+        "a write needs --replaces <hash> to update, --create for a new concept, or --force to overwrite whatever is there"
+    );
+    // A postgres DSN is a query's DSN too; it must name its tenant.
+    assert!(matches!(
+        p(&["query", "postgres://db/kb?tenant=t", "manifest"]),
+        Ok(Command::Query { .. })
+    ));
+    assert_eq!(
+        e(&["query", "postgres://db/kb", "manifest"]),
+        "dsn \"postgres://db/kb\" names no tenant: expected postgres://<user>:<password>@<host>:<port>/<database>?tenant=<t>"
+    );
+}
+
+#[test]
 fn postgres_data_roots() {
     let pg = |dsn: &str| Root::from_data(dsn).unwrap();
     let dsn = "postgres://app:pw@db:5432/kb?tenant=Acme&sslmode=require";
@@ -449,10 +516,13 @@ fn postgres_data_roots() {
     );
     assert_eq!(
         parse_with(&["mcp", "postgres://db/kb"], &[]),
-        Err(ArgError("postgres dsn needs ?tenant=".into()))
+        Err(ArgError("dsn \"postgres://db/kb\" names no tenant: expected postgres://<user>:<password>@<host>:<port>/<database>?tenant=<t>".into()))
     );
     match parse_with(&["mcp", "postgres://db/kb?tenant=t"], &[]) {
-        Ok(Command::Mcp { target, .. }) => assert_eq!(target.tenant, "t"),
+        Ok(Command::Mcp {
+            target: Some(target),
+            ..
+        }) => assert_eq!(target.tenant, "t"),
         other => panic!("{other:?}"),
     }
 }

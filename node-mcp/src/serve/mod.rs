@@ -31,8 +31,11 @@ use std::time::{Duration, Instant};
 /// The flags of `langonrock serve` (docs/http.md, "Listening").
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ServeOptions {
-    /// The data root.
+    /// The data root: the tenants' files, `tokens.json` and the default socket.
     pub data: PathBuf,
+    /// `--store`: a PostgreSQL database whose tenants are served instead of the data
+    /// root's files (`tokens.json` and the socket stay in the data root; docs/postgres.md).
+    pub store: Option<langonrock::Root>,
     /// `--socket`: the unix socket (default `<data>/langonrock.sock`).
     pub socket: Option<PathBuf>,
     /// `--host`: listen on TCP (default `127.0.0.1`).
@@ -201,6 +204,11 @@ fn serve(o: ServeOptions, err: &mut dyn Write) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let root = o
+        .store
+        .clone()
+        .unwrap_or_else(|| langonrock::Root::Files(o.data.clone()));
+    connect(&root, o.read_only)?;
     let limits = Limits::from_env();
     let summary = format!(
         "{}, {}",
@@ -217,7 +225,7 @@ fn serve(o: ServeOptions, err: &mut dyn Write) -> Result<(), String> {
     let state = Arc::new(State {
         tokens,
         read_only: o.read_only,
-        tenants: tenants::Tenants::new(&o.data, o.read_only),
+        tenants: tenants::Tenants::new(root.clone(), o.read_only),
         mcp: mcp_http::Mcp::new(limits.max_sessions, limits.session_idle),
         limits,
     });
@@ -229,11 +237,7 @@ fn serve(o: ServeOptions, err: &mut dyn Write) -> Result<(), String> {
             }
             Plan::Tcp { host, port, .. } => listen::bind_tcp(&host, port, acceptor).await?,
         };
-        let _ = writeln!(
-            err,
-            "langonrock serving {} on {shown} ({summary})",
-            o.data.display()
-        );
+        let _ = writeln!(err, "langonrock serving {root} on {shown} ({summary})");
         let _ = err.flush();
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         tokio::spawn(async move {
@@ -249,6 +253,18 @@ fn serve(o: ServeOptions, err: &mut dyn Write) -> Result<(), String> {
     let _ = rt.block_on(rt.spawn_blocking(move || closing.tenants.close()));
     rt.shutdown_timeout(Duration::from_secs(1));
     served
+}
+
+/// Over a database: connects at startup (and unless `read_only` creates the schema), so a
+/// wrong DSN, password or host is refused before the server listens. A files root opens
+/// its tenants on first use.
+fn connect(root: &langonrock::Root, read_only: bool) -> Result<(), String> {
+    match root {
+        langonrock::Root::Files(_) => Ok(()),
+        langonrock::Root::Postgres(dsn) => langonrock::postgres::database(dsn, read_only)
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+    }
 }
 
 /// Resolves on SIGINT or SIGTERM.

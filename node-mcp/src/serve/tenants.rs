@@ -1,21 +1,23 @@
 //! The server's tenants (docs/http.md, "Concurrency"): one `langonrock::Connection` per
-//! tenant of the data root, opened on first use and shared by every request.
+//! tenant of the data root (a files directory, or with `--store` a PostgreSQL database,
+//! docs/postgres.md), opened on first use and shared by every request.
 //!
 //! The connection gives the concurrency rules (reads answered from the last published
 //! state while a commit runs, commits serialized per tenant, a refresh before each read so
-//! commits by other writers on the data root are seen); this module only keeps the map, a
+//! commits by other writers on the data root are seen; over a database, the change feed
+//! and the half-second head poll of docs/postgres.md); this module only keeps the map, a
 //! bound on it, and per tenant what the MCP endpoint builds once (the advice sentence and
 //! the servers of each tool mode). Opening and every connection call block: the server
-//! calls them on tokio's blocking pool.
+//! calls them on tokio's blocking pool. [`Tenants::open_tenant`] is the one place a
+//! tenant's store is opened.
 
 use crate::mcp::{McpServer, Mode, TenantBackend};
 use langonrock::files::FileStore;
-use langonrock::Connection;
+use langonrock::{Connection, Options, Root};
 use langonrock_core::engine::records::HeadRecord;
 use langonrock_core::engine::Served;
 use langonrock_core::{validate, Error};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
@@ -26,7 +28,7 @@ pub(crate) const MAX_OPEN_TENANTS: usize = 1_024;
 
 /// Every tenant of one data root.
 pub(crate) struct Tenants {
-    data: PathBuf,
+    root: Root,
     read_only: bool,
     slots: Mutex<HashMap<String, Arc<Slot>>>,
     tick: AtomicU64,
@@ -43,10 +45,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Tenants {
-    /// The tenants of `data`; with `read_only`, no connection ever writes.
-    pub(crate) fn new(data: &Path, read_only: bool) -> Tenants {
+    /// The tenants of `root`; with `read_only`, no connection ever writes.
+    pub(crate) fn new(root: Root, read_only: bool) -> Tenants {
         Tenants {
-            data: data.to_path_buf(),
+            root,
             read_only,
             slots: Mutex::new(HashMap::new()),
             tick: AtomicU64::new(0),
@@ -84,16 +86,26 @@ impl Tenants {
         if let Some(t) = &*open {
             return Ok(t.clone());
         }
-        let conn = Connection::open(&self.data, &id, self.read_only)?;
-        let t = Arc::new(Tenant {
+        let t = Arc::new(self.open_tenant(&id)?);
+        *open = Some(t.clone());
+        Ok(t)
+    }
+
+    /// Opens the tenant `id` (validated) on the root's store. Over a database the
+    /// connection follows the change feed, so another replica's commit is seen on the next
+    /// request after its notification, and within half a second without one.
+    fn open_tenant(&self, id: &str) -> Result<Tenant, Error> {
+        let conn = Options::default()
+            .read_only(self.read_only)
+            .open_root(&self.root, id)?;
+        conn.follow_changes();
+        Ok(Tenant {
             conn: Arc::new(conn),
-            files: FileStore::new(&self.data, &id),
+            files: self.root.files().map(|data| FileStore::new(data, id)),
             seen: AtomicU64::new(0),
             advice: OnceLock::new(),
             mcp: Default::default(),
-        });
-        *open = Some(t.clone());
-        Ok(t)
+        })
     }
 
     /// The tenant `id` if it is open already (never opens one: no store IO).
@@ -138,8 +150,9 @@ fn evict(slots: &mut HashMap<String, Arc<Slot>>) -> Option<Arc<Slot>> {
 pub(crate) struct Tenant {
     /// The tenant's connection.
     pub(crate) conn: Arc<Connection>,
-    /// The tenant's files, for the head check of the reads' fast path.
-    files: FileStore,
+    /// The tenant's files, for the head check of the reads' fast path (`None` over a
+    /// database, whose connection keeps that check itself).
+    files: Option<FileStore>,
     /// One more than the newest head generation whose revision the connection has
     /// published (0: none known): while the store holds no newer generation, a read is
     /// answered from the published state without a refresh.
@@ -159,10 +172,15 @@ impl Tenant {
 
     /// The published state, when the store's head is still the generation whose revision
     /// the connection last published: one `stat`, since every commit links the next
-    /// generation's name first. No refresh, and no lock shared with other reads.
+    /// generation's name first. Over a database: while the connection's last read of the
+    /// head is fresh (`Connection::head_is_fresh`). No refresh, and no lock shared with
+    /// other reads.
     pub(crate) fn current(&self) -> Option<Arc<Served>> {
+        let Some(files) = &self.files else {
+            return self.conn.head_is_fresh().then(|| self.conn.served())?;
+        };
         let seen = self.seen.load(Ordering::Acquire);
-        if seen == 0 || self.files.moved_past(seen - 1) {
+        if seen == 0 || files.moved_past(seen - 1) {
             return None;
         }
         self.conn.served()
@@ -202,7 +220,7 @@ impl Tenant {
                 r => return r,
             }
         }
-        let head = self.files.read_head_at().ok();
+        let head = self.files.as_ref().and_then(|f| f.read_head_at().ok());
         let r = self.conn.with_read(&mut f);
         self.note(head);
         r

@@ -66,6 +66,47 @@ pub(crate) fn text(o: &Output) -> (i32, String, String) {
     )
 }
 
+/// Spawns `langonrock mcp <dsn> <flags>` with piped stdin and stdout, the read date pinned.
+pub(crate) fn spawn_mcp(dsn: &str, flags: &[&str]) -> std::process::Child {
+    Command::new(bin())
+        .arg("mcp")
+        .arg(dsn)
+        .args(flags)
+        .env("LANGONROCK_TODAY", "2026-06-01")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn langonrock mcp")
+}
+
+/// Runs a client script of `tests/mcp_client/` with the binary, the data root and an input
+/// file; asserts it succeeded and printed each of `lines`; returns its stdout.
+pub(crate) fn run_client(script: &str, data: &Path, input: &Path, lines: &[&str]) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp_client")
+        .join(script);
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(bin())
+        .arg(data)
+        .arg(input)
+        .output()
+        .expect("python3 runs (scripts/setup.sh installs the MCP SDK)");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "the MCP client {} failed:\n{stdout}\n{stderr}",
+        script.display()
+    );
+    for line in lines {
+        assert!(stdout.contains(line), "missing {line:?} in\n{stdout}");
+    }
+    stdout
+}
+
 /// A `langonrock mcp` process driven with raw JSON-RPC lines.
 pub(crate) struct Rpc {
     pub(crate) child: std::process::Child,
@@ -77,16 +118,7 @@ pub(crate) struct Rpc {
 impl Rpc {
     /// Spawns `langonrock mcp <dsn> <flags>` and initializes the session.
     pub(crate) fn start(dsn: &str, flags: &[&str]) -> Rpc {
-        let mut child = Command::new(bin())
-            .arg("mcp")
-            .arg(dsn)
-            .args(flags)
-            .env("LANGONROCK_TODAY", "2026-06-01")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn langonrock mcp");
+        let mut child = spawn_mcp(dsn, flags);
         let stdin = child.stdin.take().expect("stdin");
         let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
         let mut rpc = Rpc {

@@ -9,6 +9,7 @@ mod concurrency; // reads during commits, other tenants, other writers, --read-o
 mod crash; // SIGKILL during commits
 mod limits; // body and header caps, timeouts, idle connections
 mod mcp; // MCP over Streamable HTTP (Python SDK) and /mcp's auth and session bounds
+mod replicas; // serve --store: replicas sharing one PostgreSQL database
 mod routes; // every route and error over the unix socket
 mod security; // tokens over TCP, path tricks, grants
 mod startup; // refusals, banner, tokens file, TLS

@@ -125,6 +125,47 @@ test('indexeddb: another connection to the tenant hears of a new head', async ()
   assert.deepEqual(await inPage('headChangeNotice', `lr-notice-${process.pid}`), ['swapped', 'heard']);
 });
 
+test('a remote connection through fetch to a langonrock serve of another origin (CORS)', async () => {
+  const { spawn, execFileSync } = await import('node:child_process');
+  const { mkdtemp } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const { NATIVE, SAMPLES, requireNative } = await import('../native.js');
+  requireNative();
+  const bin = process.env.LANGONROCK_SERVE_BIN ?? NATIVE;
+  const data = await mkdtemp(join(tmpdir(), 'lr-browser-remote-'));
+  execFileSync(bin, ['import', SAMPLES, '--data', data, '--tenant', 't'], { stdio: 'ignore' });
+  const token = (write) => execFileSync(bin, ['token', '--data', data, '--tenant', 't', ...(write ? ['--write'] : [])]).toString().trim();
+  const [writer, reader] = [token(true), token(false)];
+  const child = spawn(bin, ['serve', '--data', data, '--host', '127.0.0.1', '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  try {
+    const at = await new Promise((resolve, reject) => {
+      let err = '';
+      child.stderr.on('data', (d) => {
+        err += d;
+        const m = / on (\S+) \(/.exec(err);
+        if (m) resolve(m[1]);
+      });
+      child.once('exit', () => reject(new Error(err)));
+    });
+    const out = await inPage('remote', `okf+http://${at}?tenant=t&token=${writer}`, `okf+http://${at}?tenant=t&token=${reader}`);
+    assert.deepEqual(out.unix, { code: 'INVALID', message: 'okf+unix: needs Node', name: 'LangonrockError' });
+    assert.equal(out.embedded.code, 'INVALID');
+    assert.deepEqual(out.noToken, { code: 'UNAUTHORIZED', message: 'invalid or missing bearer token', name: 'LangonrockError' });
+    assert.match(out.snapshot.value.snapshot, /^[0-9a-f]{64}$/);
+    assert.deepEqual(out.get.map.map(([id]) => id), ['orders']);
+    assert.equal(out.read.value.hash, out.write.value.hash, 'the ETag reaches the page');
+    assert.equal(out.again.value.isError, true);
+    assert.equal(out.again.value.text, `concept already exists: re-read the concept and retry with its new hash\nretry with replaces: "${out.write.value.hash}"`);
+    assert.deepEqual(out.gc, { code: 'INVALID', message: 'gc is not available over a remote connection', name: 'LangonrockError' });
+    assert.deepEqual(out.readerWrite, { code: 'FORBIDDEN', message: 'this token may read but not write', name: 'LangonrockError' });
+  } finally {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill();
+    await exited;
+    await rm(data, { recursive: true, force: true });
+  }
+});
+
 test("the packed package installed into a fresh project loads in a page through its browser export, and runs the README's example", async () => {
   const packed = await installPacked();
   try {

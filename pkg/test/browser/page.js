@@ -126,5 +126,34 @@ window.harness = {
       const swapped = await a.swapHead(null, head);
       return [swapped, await heard];
     }),
+  // A remote connection through fetch to a `langonrock serve` of another origin: what a
+  // page sees of each call, errors as `{code, message}`.
+  remote: (dsn, readerDsn) =>
+    outcome(async () => {
+      const seen = async (p) => {
+        try {
+          const v = await p;
+          return v instanceof Map ? { map: [...v] } : { value: v };
+        } catch (e) {
+          return { code: e.code, message: e.message, name: e.name };
+        }
+      };
+      const out = {};
+      out.unix = await seen(langonrock.open('okf+unix:///run/langonrock.sock?tenant=t'));
+      out.embedded = await seen(langonrock.open('okf:///srv/data?tenant=t'));
+      out.noToken = await seen(langonrock.open(readerDsn.replace(/token=[^&]+/, 'token=')));
+      const c = await langonrock.open(dsn);
+      out.snapshot = await seen(c.snapshot());
+      out.get = await seen(c.get(['orders', 'nope']));
+      out.write = await seen(c.write('inbox', 'page.md', '---\ntype: note\n---\nFrom a page.\n'));
+      out.read = await seen(c.readSource('inbox', 'page.md'));
+      out.again = await seen(c.callTool('write', { bundle: 'inbox', path: 'page.md', content: 'x' }));
+      out.gc = await seen(c.gc());
+      const r = await langonrock.open(readerDsn);
+      out.readerWrite = await seen(r.write('inbox', 'page2.md', 'x'));
+      await c.close();
+      await r.close();
+      return out;
+    }),
 };
 window.harnessReady = true;

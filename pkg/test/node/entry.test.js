@@ -33,7 +33,7 @@ test('the name rules of compile.md §10 are callable before any connection, with
 });
 
 test('LangonrockError is a real Error with a code and the optional fields only when given', () => {
-  assert.deepEqual(CODES, ['INVALID', 'NOT_FOUND', 'CONFLICT', 'INDETERMINATE_COMMIT', 'CORRUPT', 'STORE']);
+  assert.deepEqual(CODES, ['INVALID', 'NOT_FOUND', 'CONFLICT', 'INDETERMINATE_COMMIT', 'CORRUPT', 'STORE', 'UNAUTHORIZED', 'FORBIDDEN']);
   const e = new LangonrockError('INDETERMINATE_COMMIT', 'commit outcome is indeterminate; inspect revision abc before retrying', { revision: 'abc' });
   assert.ok(e instanceof Error);
   assert.equal(e.name, 'LangonrockError');

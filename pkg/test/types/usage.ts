@@ -33,6 +33,14 @@ async function stores(): Promise<void> {
   void [one, many, outcome, when, removed, root];
 }
 
+async function remote(): Promise<void> {
+  const r: Connection = await open('okf+https://kb.example.com?tenant=acme&token=t', { readOnly: true, limits: { answerMs: 5000, stallMs: 1000, maxBody: 1 << 20 } });
+  const u: Connection = await open('okf+unix:///run/langonrock.sock?tenant=acme');
+  const isRemote: boolean | undefined = r.remote;
+  const denied: ErrorCode = 'UNAUTHORIZED';
+  void [u, isRemote, denied, await r.callTool('snapshot', {})];
+}
+
 async function connection(): Promise<void> {
   const c: Connection = await open({ tenant: 'acme', store: memory(), readOnly: false, now: () => new Date(0) });
   const manifest: string = await c.manifest();
@@ -108,4 +116,4 @@ void ((t: TenantStore) => t.get({ kind: 'blob', digest: '' }));
 // @ts-expect-error: a delete change needs `replaces`.
 void ((c: Connection) => c.transact({ changes: [{ operation: 'delete', bundle: 'b', path: 'p.md' }] }));
 
-void [v, codes, stores, connection, errors];
+void [v, codes, stores, connection, remote, errors];

@@ -246,6 +246,8 @@ export interface AgentModel {
 /** The worker's API: each method's arguments and answer. */
 export interface EngineApi {
   open(database: string, tenant: string): Summary;
+  /** Builds the search index and readies the first commit (once; later calls wait for it). */
+  warmUp(): void;
   summary(): Summary;
   listing(bundle: string): BundleListing;
   concept(id: string, options?: { q?: string; pos?: number; renderLimit?: number }): ConceptModel | null;

@@ -39,18 +39,25 @@ async function openNotes(database: string, tenant: string): Promise<Summary> {
   await notes.openQuick();
   marks.data = stamp();
   emit({ event: 'ready', marks });
-  // The engine builds its search index on the first search, and readies its first commit
-  // when asked: do both now, so neither the first keystroke nor the first save waits.
-  setTimeout(() => {
-    void (async () => {
-      await notes!.conn.search('warm');
-      marks.searchReady = stamp();
-      await notes!.conn.warm();
-      marks.warm = stamp();
-      emit({ event: 'ready', marks });
-    })().catch((e) => console.warn('warm', e));
-  }, 0);
   return notes.summary();
+}
+
+let warming: Promise<void> | null = null;
+
+/**
+ * The engine builds its search index on the first search, and readies its first commit when
+ * asked: the page asks for both once it has drawn its first screen (the reads that screen
+ * needs would otherwise wait behind them), so that neither the first keystroke nor the first
+ * save waits.
+ */
+function warmUp(): Promise<void> {
+  return (warming ??= (async () => {
+    await notes!.conn.search('warm');
+    marks.searchReady = stamp();
+    await notes!.conn.warm();
+    marks.warm = stamp();
+    emit({ event: 'ready', marks });
+  })().catch((e) => console.warn('warm', e)));
 }
 
 /** What crosses back of a failure: the package's error fields, and whether storage is full. */
@@ -72,6 +79,7 @@ async function wire(error: unknown): Promise<WireError> {
 
 const methods: Record<string, (...args: never[]) => unknown> = {
   open: (database: string, tenant: string) => (opening ??= openNotes(database, tenant)),
+  warmUp: () => warmUp(),
   importFiles: (...args: Parameters<Importer['add']>) => importer!.add(...args),
   importPlan: (...args: Parameters<Importer['plan']>) => importer!.plan(...args),
   importCommit: (...args: Parameters<Importer['commit']>) => importer!.commit(...args),
