@@ -713,7 +713,7 @@ impl FileStore {
 
     /// Removes the records `keys` whose put time is still before `before`, atomically
     /// against concurrent puts. A record of its own file is removed with
-    /// [`FileStore::remove_file_if_older`]. A pack holding records to remove is compacted:
+    /// `FileStore::remove_file_if_older`. A pack holding records to remove is compacted:
     /// the records it keeps are first written as a new pack, then the old pack is removed in
     /// the same way (so a put that refreshed it keeps all of it). Returns the keys no file
     /// holds any more.
