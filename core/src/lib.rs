@@ -27,6 +27,7 @@ pub mod http_api;
 pub mod layout;
 pub mod manifest;
 pub mod pack;
+pub mod par;
 pub mod read;
 pub mod rows;
 pub mod search;

@@ -2,10 +2,12 @@
 
 use crate::args::{self, ArgError, Command, USAGE};
 use crate::folder::read_folder;
-use langonrock_core::compile::{link, parse_document, Ambiguity, NO_FRONTMATTER, SUMMARY_WIDTH};
+use langonrock_core::compile::{
+    link, parse_all, Ambiguity, SourceDoc, NO_FRONTMATTER, SUMMARY_WIDTH,
+};
 use langonrock_core::folder::Layout;
 use langonrock_core::text::utf16_len;
-use langonrock_core::{manifest, validate, Error};
+use langonrock_core::{manifest, Error};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::Path;
@@ -185,15 +187,9 @@ fn compile(
     let tenant = tenant.unwrap_or("-");
     let read = read_folder(dir, bundle)?;
     writeln!(io.err, "{}", read.line).map_err(write_err)?;
-    let docs = read
-        .docs
-        .into_iter()
-        .map(|r| {
-            let parsed = (!validate::is_navigation(&r.doc.path))
-                .then(|| std::sync::Arc::new(parse_document(&r.doc.path, &r.doc.text, width)));
-            (r.doc, parsed)
-        })
-        .collect();
+    let docs: Vec<SourceDoc> = read.docs.into_iter().map(|r| r.doc).collect();
+    let parsed = parse_all(&docs, width);
+    let docs = docs.into_iter().zip(parsed).collect();
     let model = link(docs, Ambiguity::Refuse)?;
     let today = langonrock::clock::today();
     // A folder that is one bundle prints the single-bundle form, as with --bundle.

@@ -65,6 +65,9 @@ pub fn check_folder(dir: &Path) -> Result<(), Error> {
     }
 }
 
+/// How many files [`read_folder_with`] reads at once.
+const READ_CHUNK: usize = 512;
+
 /// One entry found by the walk: its relative path, kind and file.
 struct Found {
     rel: String,
@@ -163,20 +166,33 @@ pub fn read_folder_with(
     )?;
     let total = plan.documents.len();
     let mut docs = Vec::with_capacity(total);
-    for (i, d) in plan.documents.into_iter().enumerate() {
-        let file = &found[d.entry].file;
-        let bytes = fs::read(file).map_err(|e| cannot_read(file, &e))?;
-        let text = String::from_utf8(bytes).map_err(|_| {
-            Error::Invalid(format!(
-                "{}/{}: source must contain valid UTF-8",
-                d.bundle, d.path
-            ))
-        })?;
-        docs.push(ReadDoc {
-            doc: SourceDoc::new(d.bundle, d.path, Arc::<str>::from(text)),
-            file: file.clone(),
+    // Files are read a chunk at a time, the chunk's files on every core (core's `par`), so
+    // progress still moves while a large folder is read; the first failure in the plan's
+    // order is the one reported, as when reading one file after another.
+    let mut planned = plan.documents.into_iter();
+    loop {
+        let chunk: Vec<_> = planned.by_ref().take(READ_CHUNK).collect();
+        if chunk.is_empty() {
+            break;
+        }
+        let texts = langonrock_core::par::map(&chunk, |d| {
+            let file = &found[d.entry].file;
+            let bytes = fs::read(file).map_err(|e| cannot_read(file, &e))?;
+            String::from_utf8(bytes).map_err(|_| {
+                Error::Invalid(format!(
+                    "{}/{}: source must contain valid UTF-8",
+                    d.bundle, d.path
+                ))
+            })
         });
-        progress(i + 1, total);
+        for (d, text) in chunk.into_iter().zip(texts) {
+            let text = text?;
+            docs.push(ReadDoc {
+                doc: SourceDoc::new(d.bundle, d.path, Arc::<str>::from(text)),
+                file: found[d.entry].file.clone(),
+            });
+            progress(docs.len(), total);
+        }
     }
     Ok(FolderRead {
         docs,

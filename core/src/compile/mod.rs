@@ -195,13 +195,20 @@ pub fn compile(docs: &[SourceDoc], width: usize) -> Result<Model> {
     // `link` over the parsed documents, borrowing them rather than copying.
     let items = docs
         .iter()
-        .map(|d| {
-            let p = (!validate::is_navigation(&d.path))
-                .then(|| Arc::new(parse_document(&d.path, &d.text, width)));
-            full::Item::borrowed(d, p)
-        })
+        .zip(parse_all(docs, width))
+        .map(|(d, p)| full::Item::borrowed(d, p))
         .collect();
     Ok(full::full_pass(items, Ambiguity::Refuse)?.model())
+}
+
+/// The per-document pass of every document (`None` for a navigation document), in their
+/// order; on every core with the `parallel` feature ([`crate::par`]), the same parses either
+/// way.
+pub fn parse_all(docs: &[SourceDoc], width: usize) -> Vec<Option<Arc<ParsedDoc>>> {
+    crate::par::map(docs, |d| {
+        (!validate::is_navigation(&d.path))
+            .then(|| Arc::new(parse_document(&d.path, &d.text, width)))
+    })
 }
 
 /// Validates bundle names and paths, and their uniqueness ignoring case

@@ -73,9 +73,26 @@ pub(crate) fn apply_changes(
             changes: if single { Vec::new() } else { failures },
         });
     }
+    // Every written text is hashed, and parsed unless the document already holds it, in one
+    // pass over the changes (on every core with the `parallel` feature, crate::par); a
+    // document an earlier change of this request replaced is parsed again below.
+    let parsed: Vec<Option<(Digest, Option<Doc>)>> = crate::par::map(changes, |c| {
+        let Operation::Write(text) = &c.operation else {
+            return None;
+        };
+        let hash = Digest::of(text.as_bytes());
+        let held = state
+            .find_bundle(&c.bundle)
+            .and_then(|b| state.doc(b, &c.path))
+            .is_some_and(|d| d.hash == hash);
+        Some((
+            hash,
+            (!held).then(|| Doc::new(&c.path, text.clone(), Some(hash))),
+        ))
+    });
     let mut edit = Editor::new(state);
     let mut new_bundles: HashMap<String, String> = HashMap::new();
-    for c in changes {
+    for (c, parsed) in changes.iter().zip(parsed) {
         let bundle = match state.find_bundle(&c.bundle) {
             Some(b) => b.to_string(),
             None => {
@@ -90,9 +107,10 @@ pub(crate) fn apply_changes(
         };
         match &c.operation {
             Operation::Write(text) => {
-                let hash = Digest::of(text.as_bytes());
-                let doc = match edit.state().doc(&bundle, &c.path) {
-                    Some(d) if d.hash == hash => d.clone(),
+                let (hash, fresh) = parsed.expect("a write has its hash");
+                let doc = match (edit.state().doc(&bundle, &c.path), fresh) {
+                    (Some(d), _) if d.hash == hash => d.clone(),
+                    (_, Some(doc)) => doc,
                     _ => Doc::new(&c.path, text.clone(), Some(hash)),
                 };
                 edit.put(&bundle, c.path.clone(), doc);

@@ -1,0 +1,26 @@
+//! Independent work over many items — parsing documents, hashing texts — on every core when
+//! the `parallel` feature is on (the native hosts turn it on), on the calling thread
+//! otherwise (the wasm build). The results come back in the items' order either way and each
+//! item's result depends on that item alone, so what a caller builds from them is the same
+//! bytes with and without the feature (docs/compile.md §12).
+
+/// `f` of every item, in the items' order.
+pub fn map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync + Send) -> Vec<U> {
+    #[cfg(feature = "parallel")]
+    if items.len() > 1 {
+        use rayon::prelude::*;
+        return items.par_iter().map(f).collect();
+    }
+    items.iter().map(f).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn results_come_back_in_the_items_order() {
+        let items: Vec<u64> = (0..10_000).collect();
+        let out = super::map(&items, |i| i * 3 + 1);
+        assert_eq!(out, items.iter().map(|i| i * 3 + 1).collect::<Vec<_>>());
+        assert!(super::map(&[] as &[u8], |x| *x).is_empty());
+    }
+}
