@@ -127,6 +127,7 @@ pub struct Proxy {
     pub port: u16,
     mode: std::sync::Arc<std::sync::atomic::AtomicU8>,
     cuts: std::sync::Arc<AtomicU64>,
+    exchanges: std::sync::Arc<AtomicU64>,
 }
 
 impl Proxy {
@@ -143,7 +144,8 @@ impl Proxy {
         let port = listener.local_addr().expect("a bound port").port();
         let mode = std::sync::Arc::new(std::sync::atomic::AtomicU8::new(0));
         let cuts = std::sync::Arc::new(AtomicU64::new(0));
-        let (m, c) = (mode.clone(), cuts.clone());
+        let exchanges = std::sync::Arc::new(AtomicU64::new(0));
+        let (m, c, x) = (mode.clone(), cuts.clone(), exchanges.clone());
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 let Ok(client) = client else { break };
@@ -155,14 +157,19 @@ impl Proxy {
                 let (Ok(c2s_from), Ok(c2s_to)) = (client.try_clone(), server.try_clone()) else {
                     continue;
                 };
-                let (m, c) = (m.clone(), c.clone());
+                let (m, c, x) = (m.clone(), c.clone(), x.clone());
                 let dead = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
                 let dead2 = dead.clone();
-                std::thread::spawn(move || pump_up(c2s_from, c2s_to, &m, &c, &dead));
+                std::thread::spawn(move || pump_up(c2s_from, c2s_to, &m, &c, &x, &dead));
                 std::thread::spawn(move || pump_down(server, client, &dead2));
             }
         });
-        Proxy { port, mode, cuts }
+        Proxy {
+            port,
+            mode,
+            cuts,
+            exchanges,
+        }
     }
 
     /// Arms the proxy for the next commit on any of its connections.
@@ -173,6 +180,12 @@ impl Proxy {
     /// How many connections it has cut.
     pub fn cuts(&self) -> u64 {
         self.cuts.load(Ordering::SeqCst)
+    }
+
+    /// How many round trips its clients have started: each `Sync` (the end of an
+    /// extended-protocol exchange) and each simple `Query` forwarded, on every connection.
+    pub fn exchanges(&self) -> u64 {
+        self.exchanges.load(Ordering::SeqCst)
     }
 
     /// The DSN of `server` through this proxy.
@@ -213,6 +226,7 @@ fn pump_up(
     mut to: std::net::TcpStream,
     mode: &std::sync::atomic::AtomicU8,
     cuts: &AtomicU64,
+    exchanges: &AtomicU64,
     dead: &std::sync::atomic::AtomicBool,
 ) {
     use std::io::{Read, Write};
@@ -318,6 +332,9 @@ fn pump_up(
                 break 'read;
             }
             out.extend_from_slice(frame);
+            if kind == b'S' || kind == b'Q' {
+                exchanges.fetch_add(1, Ordering::SeqCst);
+            }
             if m == Cut::AfterCommitSent as u8 {
                 if kind == b'Q' {
                     let _ = to.write_all(&out).and_then(|()| to.flush());
