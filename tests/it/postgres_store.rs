@@ -235,8 +235,13 @@ fn a_write_costs_three_round_trips() {
     for n in 0..4u64 {
         let replaces = conn.current_hash("notes", "a.md");
         let before = proxy.exchanges();
-        conn.write("notes", "a.md", &note(&format!("edit {n}")), replaces.as_deref())
-            .unwrap();
+        conn.write(
+            "notes",
+            "a.md",
+            &note(&format!("edit {n}")),
+            replaces.as_deref(),
+        )
+        .unwrap();
         trips.push(proxy.exchanges() - before);
     }
     // The first write prepares its statements (and the first head is an insert).
