@@ -383,14 +383,26 @@ pub fn run(plan: &Plan) -> Result<(), String> {
             // Spread the writes over the polling period.
             std::thread::sleep(Duration::from_millis(37));
         }
+        // Where the slow samples fall (the first one follows the replica's cold open).
+        let slow: Vec<String> = v
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| **d > 50.0)
+            .map(|(i, d)| format!("#{i} {d:.0} ms"))
+            .collect();
         println!(
-            "{}",
+            "{}; over 50 ms: {}",
             line(
                 &format!(
                     "write through one serve replica, seen by a search through another, {mode}"
                 ),
                 &v
-            )
+            ),
+            if slow.is_empty() {
+                "none".to_string()
+            } else {
+                slow.join(", ")
+            }
         );
     }
 

@@ -24,7 +24,41 @@ fn postgres_root(tag: &str) -> (Root, impl Fn(&str) -> String) {
     let server = langonrock_postgres::test_server::server();
     let base = server.dsn_with(&format!("schema={tag}_{}", std::process::id()));
     let root = Root::from_data(&base).expect("a postgres root");
-    (root, move |tenant: &str| format!("{base}&tenant={tenant}"))
+    let name = served_name(tag);
+    (root, move |tenant: &str| {
+        format!("{base}&tenant={tenant}&application_name={name}")
+    })
+}
+
+/// The `application_name` the servers of `tag` connect with.
+fn served_name(tag: &str) -> String {
+    format!("lr_{tag}_{}", std::process::id())
+}
+
+/// After a server was killed: waits until the database has finished with its connections.
+/// A commit statement the server sent before it died still runs (and may commit) in its
+/// backend, which exits only once it has read everything the dead client sent, so the
+/// store's state is final only then.
+fn backends_gone(name: &str) {
+    let mut admin = langonrock_postgres::test_server::server().admin();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let n: i64 = admin
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
+                &[&name],
+            )
+            .expect("pg_stat_activity")
+            .get(0);
+        if n == 0 {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the killed server's backends never ended"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// A files data root in `dir`, and the DSN of a tenant in it.
@@ -106,7 +140,7 @@ fn transaction(current: u64, next: u64) -> serde_json::Value {
 fn sigkill_during_commits() {
     let dir = TempDir::new("crash");
     let (root, dsn) = files_root(&dir);
-    sigkill_trials(&root, &dsn, 200);
+    sigkill_trials(&root, &dsn, &|| {}, 200);
 }
 
 /// The same on PostgreSQL: 50 trials by default (each process logs in to the server, which
@@ -114,10 +148,18 @@ fn sigkill_during_commits() {
 #[test]
 fn sigkill_during_commits_on_postgres() {
     let (root, dsn) = postgres_root("crash");
-    sigkill_trials(&root, &dsn, 50);
+    let name = served_name("crash");
+    sigkill_trials(&root, &dsn, &|| backends_gone(&name), 50);
 }
 
-fn sigkill_trials(data: &Root, dsn_of: &dyn Fn(&str) -> String, default_trials: u64) {
+/// `settle` runs after each kill, before the store is read (the database's backends of the
+/// killed process may still be finishing its commit).
+fn sigkill_trials(
+    data: &Root,
+    dsn_of: &dyn Fn(&str) -> String,
+    settle: &dyn Fn(),
+    default_trials: u64,
+) {
     let trials: u64 = std::env::var("LANGONROCK_CRASH_TRIALS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -166,6 +208,7 @@ fn sigkill_trials(data: &Root, dsn_of: &dyn Fn(&str) -> String, default_trials: 
             std::thread::sleep(Duration::from_micros(delay));
         }
         rpc.kill();
+        settle();
         let after = stored_generation(data, &tenant);
         assert!(
             after == gen || after == next,

@@ -1,6 +1,7 @@
 //! The binary on a PostgreSQL database (docs/postgres.md): every data verb takes a
 //! `postgres://` DSN in place of `--data` and answers byte for byte as on files, the MCP
-//! server takes one as its DSN, and no output ever shows the password.
+//! server takes one as its DSN, and no output ever shows the password. A commit whose
+//! connection is cut mid-way is reported indeterminate, never with a line to retry.
 
 mod common;
 
@@ -184,4 +185,61 @@ fn mcp_over_postgres_and_bad_input() {
         )
     );
     let _ = bin();
+}
+
+/// `langonrock mcp` reaching the database through a proxy that cuts its connection right
+/// after the commit statement went out (the write lands) and instead of sending it (it
+/// does not): both answers are the indeterminate outcome naming the revision, never a
+/// refusal with a hash to retry with; the session goes on.
+#[test]
+fn mcp_write_over_a_cut_connection_is_indeterminate() {
+    use langonrock_postgres::test_server::{Cut, Proxy};
+    let server = langonrock_postgres::test_server::server();
+    let proxy = Proxy::start(server);
+    let params = format!("schema=mcp_cut_{}&tenant=acme", std::process::id());
+    let mut rpc = common::Rpc::start(&proxy.dsn_with(server, &params), &[]);
+    let doc = |body: &str| format!("---\ntype: note\n---\n{body}\n");
+    let write = |rpc: &mut common::Rpc, body: &str, replaces: Option<String>| {
+        let mut args = serde_json::json!({"bundle": "kb", "path": "a.md", "content": doc(body)});
+        if let Some(h) = replaces {
+            args["replaces"] = serde_json::Value::String(h);
+        }
+        rpc.call("write", args)
+    };
+    let hash = |rpc: &mut common::Rpc| {
+        let (t, err) = rpc.call("get", serde_json::json!({"ids": ["a"], "source": true}));
+        assert!(!err, "{t}");
+        t
+    };
+    let (t, err) = write(&mut rpc, "First.", None);
+    assert!(!err, "{t}");
+    let mut replaces = Some(langonrock_core::hash::source_hash(&doc("First.")));
+    for (n, cut) in [Cut::AfterCommitSent, Cut::BeforeCommitSent]
+        .into_iter()
+        .enumerate()
+    {
+        proxy.arm(cut);
+        let (t, err) = write(&mut rpc, &format!("Edit {n}."), replaces.clone());
+        assert!(err, "{cut:?}: {t}");
+        assert_eq!(proxy.cuts(), n as u64 + 1);
+        assert!(
+            t.starts_with("commit outcome is indeterminate; inspect revision ")
+                && t.contains(" before retrying"),
+            "{cut:?}: {t}"
+        );
+        assert!(!t.contains("retry with"), "{cut:?}: {t}");
+        // The session reads what the database holds: the edit when it landed.
+        let got = hash(&mut rpc);
+        assert_eq!(
+            got.contains(&format!("Edit {n}.")),
+            n == 0,
+            "{cut:?}: {got}"
+        );
+        if n == 0 {
+            replaces = Some(langonrock_core::hash::source_hash(&doc("Edit 0.")));
+        }
+    }
+    let (t, err) = write(&mut rpc, "After.", replaces);
+    assert!(!err, "{t}");
+    rpc.kill();
 }

@@ -28,12 +28,12 @@ use langonrock_core::engine::{
     CommitOutcome, Digest, Key, KeyInfo, Kind, PreparedCommit, Store, StoreError, SwapOutcome,
 };
 use langonrock_core::Error;
-use postgres::{Client, Config, GenericClient};
+use postgres::{Client, Config, GenericClient, Statement};
 use schema::Sql;
 use std::str::FromStr as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// How long an operation waits for a pooled connection before it fails with a `STORE`
@@ -119,27 +119,66 @@ impl std::fmt::Display for PoolError {
 
 impl std::error::Error for PoolError {}
 
-impl r2d2::ManageConnection for Manager {
-    type Connection = Client;
-    type Error = PoolError;
+/// A pooled connection: the driver's client, the statements prepared on it (each fixed
+/// text is parsed once per connection, so a statement costs one round trip, not two), and
+/// when it was last used.
+pub(crate) struct Conn {
+    client: Client,
+    prepared: std::collections::HashMap<String, Statement>,
+    used: Instant,
+    /// Set when a check found the connection dead: the pool drops it.
+    broken: bool,
+}
 
-    fn connect(&self) -> Result<Client, PoolError> {
-        let seed = self.seed.lock().ok().and_then(|mut s| s.take());
-        match seed {
-            Some(c) if !c.is_closed() => Ok(c),
-            _ => Manager::connect(self).map_err(|e| PoolError(chain(&e))),
+impl Conn {
+    fn new(client: Client) -> Conn {
+        Conn {
+            client,
+            prepared: Default::default(),
+            used: Instant::now(),
+            broken: false,
         }
     }
 
-    fn is_valid(&self, client: &mut Client) -> Result<(), PoolError> {
-        client
+    /// The prepared statement of `text` on this connection.
+    fn statement(&mut self, text: &str) -> Result<Statement, postgres::Error> {
+        if let Some(s) = self.prepared.get(text) {
+            return Ok(s.clone());
+        }
+        let s = self.client.prepare(text)?;
+        self.prepared.insert(text.to_string(), s.clone());
+        Ok(s)
+    }
+}
+
+/// A connection idle for longer than this is checked (one empty query) before it is
+/// handed out: the server may have restarted meanwhile. A connection in steady use is not,
+/// so a commit or a read costs no extra round trip.
+const CHECK_AFTER_IDLE: Duration = Duration::from_secs(1);
+
+impl r2d2::ManageConnection for Manager {
+    type Connection = Conn;
+    type Error = PoolError;
+
+    fn connect(&self) -> Result<Conn, PoolError> {
+        let seed = self.seed.lock().ok().and_then(|mut s| s.take());
+        match seed {
+            Some(c) if !c.is_closed() => Ok(Conn::new(c)),
+            _ => Manager::connect(self)
+                .map(Conn::new)
+                .map_err(|e| PoolError(chain(&e))),
+        }
+    }
+
+    fn is_valid(&self, conn: &mut Conn) -> Result<(), PoolError> {
+        conn.client
             .simple_query("")
             .map(|_| ())
             .map_err(|e| PoolError(chain(&e)))
     }
 
-    fn has_broken(&self, client: &mut Client) -> bool {
-        client.is_closed()
+    fn has_broken(&self, conn: &mut Conn) -> bool {
+        conn.broken || conn.client.is_closed()
     }
 }
 
@@ -247,7 +286,7 @@ impl PgStore {
             .min_idle(Some(0))
             .idle_timeout(Some(Duration::from_secs(60)))
             .connection_timeout(CONNECTION_TIMEOUT)
-            .test_on_check_out(true)
+            .test_on_check_out(false)
             .error_handler(Box::new(r2d2::NopErrorHandler))
             .build_unchecked(manager.clone());
         Ok(PgStore {
@@ -270,22 +309,39 @@ impl PgStore {
         &self.inner.sql.schema
     }
 
+    /// A pooled connection, checked first when it sat idle for [`CHECK_AFTER_IDLE`] (a dead
+    /// one is dropped and the next tried).
     fn client(&self) -> Result<r2d2::PooledConnection<Manager>, StoreError> {
-        self.inner.pool.get().map_err(|e| {
+        let fail = |e: r2d2::Error| {
             StoreError::Failed(format!(
                 "cannot reach PostgreSQL at {}: {e}",
                 self.inner.manager.place
             ))
-        })
+        };
+        // Every idle connection may be dead after a restart: one more try than the pool
+        // holds ends on a fresh connection.
+        for _ in 0..=self.inner.pool.max_size() {
+            let mut c = self.inner.pool.get().map_err(fail)?;
+            if c.used.elapsed() < CHECK_AFTER_IDLE
+                || r2d2::ManageConnection::is_valid(&self.inner.manager, &mut c).is_ok()
+            {
+                c.used = Instant::now();
+                return Ok(c);
+            }
+            c.broken = true;
+        }
+        let mut c = self.inner.pool.get().map_err(fail)?;
+        c.used = Instant::now();
+        Ok(c)
     }
 
     /// Whether the tables exist. A store connected to a database without them (read-only)
     /// looks again each time, so it sees a schema another process created meanwhile.
-    fn ready(&self, c: &mut Client) -> Result<bool, StoreError> {
+    fn ready(&self, c: &mut Conn) -> Result<bool, StoreError> {
         if !self.inner.absent.load(Ordering::Acquire) {
             return Ok(true);
         }
-        match schema::version(c, &self.inner.sql) {
+        match schema::version(&mut c.client, &self.inner.sql) {
             Ok(None) => Ok(false),
             Ok(Some(v)) if v == SCHEMA_VERSION => {
                 self.inner.absent.store(false, Ordering::Release);
@@ -297,7 +353,7 @@ impl PgStore {
     }
 
     /// The refusal of a write while the tables do not exist.
-    fn writable(&self, c: &mut Client) -> Result<(), StoreError> {
+    fn writable(&self, c: &mut Conn) -> Result<(), StoreError> {
         if self.ready(c)? {
             Ok(())
         } else {
@@ -315,15 +371,49 @@ impl PgStore {
         ))
     }
 
+    /// A read through a pooled connection: `absent` while the tables do not exist, else
+    /// `f`. A connection that turns out dead (the server restarted since its last use) is
+    /// dropped and the read runs once more on a fresh one, so a restart between two reads
+    /// costs nothing visible.
+    fn read<T>(
+        &self,
+        what: &str,
+        absent: impl Fn() -> T,
+        mut f: impl FnMut(&mut Conn) -> Result<T, postgres::Error>,
+    ) -> Result<T, StoreError> {
+        let mut retried = false;
+        loop {
+            let mut c = self.client()?;
+            if !self.ready(&mut c)? {
+                return Ok(absent());
+            }
+            match f(&mut c) {
+                Ok(t) => return Ok(t),
+                Err(e) => {
+                    let gone = connection_gone(&e);
+                    c.broken = true;
+                    if gone && !retried {
+                        retried = true;
+                        continue;
+                    }
+                    return Err(self.failed(what, &e));
+                }
+            }
+        }
+    }
+
+    /// The prepared statement of `text` on `c`, or the store error of `what` failing.
+    fn statement(&self, c: &mut Conn, text: &str, what: &str) -> Result<Statement, StoreError> {
+        c.statement(text).map_err(|e| self.failed(what, &e))
+    }
+
     /// Every tenant with a head, in Rust string order.
     pub fn tenants(&self) -> Result<Vec<String>, StoreError> {
-        let mut c = self.client()?;
-        if !self.ready(&mut c)? {
-            return Ok(Vec::new());
-        }
-        let rows = c
-            .query(&self.inner.sql.tenants, &[])
-            .map_err(|e| self.failed("cannot list the tenants", &e))?;
+        let sql = &self.inner.sql.tenants;
+        let rows = self.read("cannot list the tenants", Vec::new, |c| {
+            let st = c.statement(sql)?;
+            c.client.query(&st, &[])
+        })?;
         let mut out: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
         out.sort();
         Ok(out)
@@ -334,6 +424,7 @@ impl PgStore {
     pub fn now_millis(&self) -> Result<u64, StoreError> {
         let mut c = self.client()?;
         let row = c
+            .client
             .query_one(
                 "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint",
                 &[],
@@ -349,77 +440,180 @@ impl PgStore {
         listen::start(self.inner.manager.clone(), Box::new(on))
     }
 
-    /// Puts `records` through `client` (one statement per batch). Different bytes under an
-    /// existing content-addressed key is `CORRUPT`; the caller's transaction then must not
-    /// commit.
-    fn put_records(
+    /// Puts one batch through `client` with the prepared `put_many` statement. Different
+    /// bytes under an existing content-addressed key is `CORRUPT`; the caller's transaction
+    /// then must not commit.
+    fn put_batch(
         &self,
         client: &mut impl GenericClient,
+        put: &Statement,
         tenant: &str,
-        records: &[(Key, Vec<u8>)],
+        batch: &[(&Key, &[u8])],
     ) -> Result<(), StoreError> {
-        // One row per key: a repeated key with the same bytes is put once (a statement
-        // cannot update one row twice); with other bytes it is corrupt.
-        let mut seen: std::collections::HashMap<Key, &[u8]> = Default::default();
-        let mut unique: Vec<(&Key, &[u8])> = Vec::with_capacity(records.len());
-        for (k, b) in records {
-            match seen.get(k) {
-                Some(prev) if *prev == b.as_slice() || !k.kind.is_content_addressed() => {}
-                Some(_) => return Err(corrupt(k)),
-                None => {
-                    seen.insert(*k, b);
-                    unique.push((k, b));
-                }
-            }
-        }
-        let mut start = 0;
-        while start < unique.len() {
-            let mut end = start;
-            let mut bytes = 0;
-            while end < unique.len()
-                && end - start < BATCH_ROWS
-                && (end == start || bytes + unique[end].1.len() <= BATCH_BYTES)
-            {
-                bytes += unique[end].1.len();
-                end += 1;
-            }
-            let batch = &unique[start..end];
-            let kinds: Vec<&str> = batch.iter().map(|(k, _)| kind_name(k.kind)).collect();
-            let keys: Vec<&[u8]> = batch.iter().map(|(k, _)| &k.digest.0[..]).collect();
-            let values: Vec<&[u8]> = batch.iter().map(|(_, b)| *b).collect();
-            let rows = client
-                .query(&self.inner.sql.put_many, &[&tenant, &kinds, &keys, &values])
-                .map_err(|e| self.failed("cannot store records", &e))?;
-            if rows.len() != batch.len() {
-                let stored: std::collections::HashSet<Key> = rows
-                    .iter()
-                    .filter_map(|r| parse_key(r.get(0), r.get(1)))
-                    .collect();
-                let bad = batch
-                    .iter()
-                    .find(|(k, _)| !stored.contains(k))
-                    .map_or(*batch[0].0, |(k, _)| **k);
-                return Err(corrupt(&bad));
-            }
-            start = end;
+        let (kinds, keys, values) = columns(batch);
+        let rows = client
+            .query(put, &[&tenant, &kinds, &keys, &values])
+            .map_err(|e| self.failed("cannot store records", &e))?;
+        if rows.len() != batch.len() {
+            let stored: std::collections::HashSet<Key> = rows
+                .iter()
+                .filter_map(|r| parse_key(r.get(0), r.get(1)))
+                .collect();
+            let bad = batch
+                .iter()
+                .find(|(k, _)| !stored.contains(k))
+                .map_or(*batch[0].0, |(k, _)| **k);
+            return Err(corrupt(&bad));
         }
         Ok(())
+    }
+
+    /// The key of `batch` whose stored bytes differ from the batch's, once a commit
+    /// statement was refused for one (its rows were rolled back, so this reads them anew).
+    fn corrupt_key(&self, c: &mut Conn, tenant: &str, batch: &[(&Key, &[u8])]) -> Key {
+        let keys: Vec<Key> = batch.iter().map(|(k, _)| **k).collect();
+        let stored = self
+            .statement(c, &self.inner.sql.get_many, "cannot read records")
+            .ok()
+            .and_then(|st| {
+                let kinds: Vec<&str> = keys.iter().map(|k| kind_name(k.kind)).collect();
+                let digests: Vec<&[u8]> = keys.iter().map(|k| &k.digest.0[..]).collect();
+                c.client.query(&st, &[&tenant, &kinds, &digests]).ok()
+            })
+            .unwrap_or_default();
+        stored
+            .iter()
+            .find_map(|r| {
+                let i = usize::try_from(r.get::<_, i64>(0)).ok()?.checked_sub(1)?;
+                let (k, b) = batch.get(i)?;
+                (k.kind.is_content_addressed() && r.get::<_, &[u8]>(1) != *b).then_some(**k)
+            })
+            .unwrap_or(*batch[0].0)
     }
 
     /// The conditional head swap through `client`: `Ok(true)` swapped, `Ok(false)` conflict.
     fn swap(
         &self,
-        client: &mut impl GenericClient,
+        c: &mut Conn,
         tenant: &str,
         expected: Option<&[u8]>,
         new: &[u8],
     ) -> Result<bool, postgres::Error> {
         let rows = match expected {
-            Some(old) => client.query(&self.inner.sql.swap, &[&tenant, &old, &new])?,
-            None => client.query(&self.inner.sql.first_swap, &[&tenant, &new])?,
+            Some(old) => {
+                let st = c.statement(&self.inner.sql.swap)?;
+                c.client.query(&st, &[&tenant, &old, &new])?
+            }
+            None => {
+                let st = c.statement(&self.inner.sql.first_swap)?;
+                c.client.query(&st, &[&tenant, &new])?
+            }
         };
         Ok(rows.len() == 1)
     }
+
+    /// Runs the commit statement (the last batch of records and the head swap) through
+    /// `client`, and names its outcome; `Ok(())` is swapped (committed once its
+    /// transaction commits).
+    fn commit_statement(
+        &self,
+        client: &mut impl GenericClient,
+        st: &Statement,
+        tenant: &str,
+        batch: &[(&Key, &[u8])],
+        commit: &PreparedCommit,
+    ) -> Result<(), CommitEnd> {
+        use postgres::error::SqlState;
+        let (kinds, keys, values) = columns(batch);
+        let new = &commit.head[..];
+        let r = match commit.expected.as_deref() {
+            Some(old) => client.query(st, &[&tenant, &kinds, &keys, &values, &old, &new]),
+            None => client.query(st, &[&tenant, &kinds, &keys, &values, &new]),
+        };
+        match r {
+            Ok(_) => Ok(()),
+            Err(e) => match e.code() {
+                Some(c) if *c == SqlState::DIVISION_BY_ZERO => Err(CommitEnd::Conflict),
+                Some(c) if *c == SqlState::INVALID_ARGUMENT_FOR_LOG => Err(CommitEnd::Corrupt),
+                // The server answered with an error: the statement rolled back.
+                _ if e.as_db_error().is_some() => {
+                    Err(CommitEnd::Failed(self.failed("cannot commit", &e)))
+                }
+                // The swap was sent and no answer came back: it may have committed.
+                _ => Err(CommitEnd::Indeterminate),
+            },
+        }
+    }
+}
+
+/// Whether `e` says the connection is gone: no answer from the server, or an error of the
+/// classes `08` (connection exception) or `57` (operator intervention: the server shutting
+/// down or terminating the backend).
+fn connection_gone(e: &postgres::Error) -> bool {
+    match e.code() {
+        Some(code) => matches!(code.code().get(..2), Some("08" | "57")),
+        None => e.as_db_error().is_none(),
+    }
+}
+
+/// How a commit statement ended when it did not swap.
+enum CommitEnd {
+    Conflict,
+    /// A record of its batch holds other bytes in the database.
+    Corrupt,
+    Failed(StoreError),
+    Indeterminate,
+}
+
+/// The columns of a batch as the statements take them.
+fn columns<'a>(batch: &[(&'a Key, &'a [u8])]) -> (Vec<&'static str>, Vec<&'a [u8]>, Vec<&'a [u8]>) {
+    (
+        batch.iter().map(|(k, _)| kind_name(k.kind)).collect(),
+        batch.iter().map(|(k, _)| &k.digest.0[..]).collect(),
+        batch.iter().map(|(_, b)| *b).collect(),
+    )
+}
+
+/// One row per key: a repeated key with the same bytes is put once (a statement cannot
+/// update one row twice); with other bytes it is corrupt.
+fn unique(records: &[(Key, Vec<u8>)]) -> Result<Vec<(&Key, &[u8])>, StoreError> {
+    let mut seen: std::collections::HashMap<Key, &[u8]> = Default::default();
+    let mut unique: Vec<(&Key, &[u8])> = Vec::with_capacity(records.len());
+    for (k, b) in records {
+        match seen.get(k) {
+            Some(prev) if *prev == b.as_slice() || !k.kind.is_content_addressed() => {}
+            Some(_) => return Err(corrupt(k)),
+            None => {
+                seen.insert(*k, b);
+                unique.push((k, b));
+            }
+        }
+    }
+    Ok(unique)
+}
+
+/// `records` cut into batches of at most [`BATCH_ROWS`] rows and [`BATCH_BYTES`] bytes (a
+/// bigger record goes alone); at least one batch, empty when `records` is.
+fn batches<'a, 'b>(records: &'b [(&'a Key, &'a [u8])]) -> Vec<&'b [(&'a Key, &'a [u8])]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < records.len() {
+        let mut end = start;
+        let mut bytes = 0;
+        while end < records.len()
+            && end - start < BATCH_ROWS
+            && (end == start || bytes + records[end].1.len() <= BATCH_BYTES)
+        {
+            bytes += records[end].1.len();
+            end += 1;
+        }
+        out.push(&records[start..end]);
+        start = end;
+    }
+    if out.is_empty() {
+        out.push(&records[..0]);
+    }
+    out
 }
 
 fn corrupt(k: &Key) -> StoreError {
@@ -446,13 +640,15 @@ fn place(config: &Config) -> String {
 
 impl Store for PgStore {
     fn read_head(&mut self, tenant: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        let mut c = self.client()?;
-        if !self.ready(&mut c)? {
-            return Ok(None);
-        }
-        let row = c
-            .query_opt(&self.inner.sql.read_head, &[&tenant])
-            .map_err(|e| self.failed("cannot read the head", &e))?;
+        let sql = &self.inner.sql.read_head;
+        let row = self.read(
+            "cannot read the head",
+            || None,
+            |c| {
+                let st = c.statement(sql)?;
+                c.client.query_opt(&st, &[&tenant])
+            },
+        )?;
         Ok(row.map(|r| r.get(0)))
     }
 
@@ -461,16 +657,14 @@ impl Store for PgStore {
         if keys.is_empty() {
             return Ok(out);
         }
-        let mut c = self.client()?;
-        if !self.ready(&mut c)? {
-            return Ok(out);
-        }
+        let sql = &self.inner.sql.get_many;
         for (n, chunk) in keys.chunks(BATCH_ROWS).enumerate() {
             let kinds: Vec<&str> = chunk.iter().map(|k| kind_name(k.kind)).collect();
             let digests: Vec<&[u8]> = chunk.iter().map(|k| &k.digest.0[..]).collect();
-            let rows = c
-                .query(&self.inner.sql.get_many, &[&tenant, &kinds, &digests])
-                .map_err(|e| self.failed("cannot read records", &e))?;
+            let rows = self.read("cannot read records", Vec::new, |c| {
+                let st = c.statement(sql)?;
+                c.client.query(&st, &[&tenant, &kinds, &digests])
+            })?;
             for r in rows {
                 let i: i64 = r.get(0);
                 let bytes: Vec<u8> = r.get(1);
@@ -490,14 +684,23 @@ impl Store for PgStore {
         if records.is_empty() {
             return Ok(());
         }
+        let unique = unique(records)?;
         let mut c = self.client()?;
         self.writable(&mut c)?;
-        let mut tx = c
-            .transaction()
-            .map_err(|e| self.failed("cannot store records", &e))?;
-        self.put_records(&mut tx, tenant, records)?;
-        tx.commit()
-            .map_err(|e| self.failed("cannot store records", &e))
+        let what = "cannot store records";
+        let put = self.statement(&mut c, &self.inner.sql.put_many, what)?;
+        let r = (|| {
+            let mut tx = c.client.transaction().map_err(|e| self.failed(what, &e))?;
+            for batch in batches(&unique) {
+                self.put_batch(&mut tx, &put, tenant, batch)?;
+            }
+            tx.commit().map_err(|e| self.failed(what, &e))
+        })();
+        // A connection that failed a statement is not reused.
+        if matches!(r, Err(StoreError::Failed(_))) {
+            c.broken = true;
+        }
+        r
     }
 
     fn swap_head(&mut self, tenant: &str, expected: Option<&[u8]>, new: &[u8]) -> SwapOutcome {
@@ -508,7 +711,9 @@ impl Store for PgStore {
         if let Err(StoreError::Failed(m) | StoreError::Corrupt(m)) = self.writable(&mut c) {
             return SwapOutcome::Failed(m);
         }
-        match self.swap(&mut *c, tenant, expected, new) {
+        let r = self.swap(&mut c, tenant, expected, new);
+        c.broken = r.is_err();
+        match r {
             Ok(true) => SwapOutcome::Swapped,
             Ok(false) => SwapOutcome::Conflict,
             // The server answered with an error: the statement's transaction rolled back.
@@ -522,10 +727,20 @@ impl Store for PgStore {
         }
     }
 
-    /// The records and the head swap in one transaction: nothing of a commit that fails
-    /// before `COMMIT` is sent stays; a connection lost while `COMMIT` is on its way is
-    /// indeterminate.
+    /// The records and the head swap as one statement (one round trip, its own
+    /// transaction) when the records fit one batch; a bigger commit puts its first batches
+    /// in a transaction that the commit statement ends. Nothing of a commit that fails or
+    /// conflicts stays. A connection lost once the commit statement (or `COMMIT`) was sent
+    /// and before its answer is indeterminate (docs/postgres.md, "Outcomes").
     fn commit(&mut self, tenant: &str, commit: &PreparedCommit) -> CommitOutcome {
+        let unique = match unique(&commit.records) {
+            Ok(u) => u,
+            Err(e) => return CommitOutcome::Failed(e),
+        };
+        let all = batches(&unique);
+        let Some((last, earlier)) = all.split_last() else {
+            return CommitOutcome::Failed(StoreError::Failed("no batch".into()));
+        };
         let mut c = match self.client() {
             Ok(c) => c,
             Err(e) => return CommitOutcome::Failed(e),
@@ -533,35 +748,66 @@ impl Store for PgStore {
         if let Err(e) = self.writable(&mut c) {
             return CommitOutcome::Failed(e);
         }
-        let mut tx = match c.transaction() {
-            Ok(tx) => tx,
-            Err(e) => return CommitOutcome::Failed(self.failed("cannot begin a commit", &e)),
+        let sql = &self.inner.sql;
+        let text = if commit.expected.is_some() {
+            &sql.commit
+        } else {
+            &sql.first_commit
         };
-        if let Err(e) = self.put_records(&mut tx, tenant, &commit.records) {
-            return CommitOutcome::Failed(e);
+        let st = match self.statement(&mut c, text, "cannot commit") {
+            Ok(st) => st,
+            Err(e) => return CommitOutcome::Failed(e),
+        };
+        let end = if earlier.is_empty() {
+            self.commit_statement(&mut c.client, &st, tenant, last, commit)
+        } else {
+            let put = match self.statement(&mut c, &sql.put_many, "cannot store records") {
+                Ok(st) => st,
+                Err(e) => return CommitOutcome::Failed(e),
+            };
+            (|| {
+                let mut tx = c
+                    .client
+                    .transaction()
+                    .map_err(|e| CommitEnd::Failed(self.failed("cannot begin a commit", &e)))?;
+                for batch in earlier {
+                    self.put_batch(&mut tx, &put, tenant, batch)
+                        .map_err(CommitEnd::Failed)?;
+                }
+                self.commit_statement(&mut tx, &st, tenant, last, commit)?;
+                match tx.commit() {
+                    Ok(()) => Ok(()),
+                    Err(e) if e.as_db_error().is_some() => {
+                        Err(CommitEnd::Failed(self.failed("cannot commit", &e)))
+                    }
+                    Err(_) => Err(CommitEnd::Indeterminate),
+                }
+            })()
+        };
+        // A connection that failed (other than by a refusal) is not reused.
+        if matches!(
+            end,
+            Err(CommitEnd::Failed(StoreError::Failed(_)) | CommitEnd::Indeterminate)
+        ) {
+            c.broken = true;
         }
-        match self.swap(&mut tx, tenant, commit.expected.as_deref(), &commit.head) {
-            Ok(true) => {}
-            Ok(false) => return CommitOutcome::Conflict,
-            Err(e) => return CommitOutcome::Failed(self.failed("cannot swap the head", &e)),
-        }
-        match tx.commit() {
+        match end {
             Ok(()) => CommitOutcome::Committed,
-            Err(e) if e.as_db_error().is_some() => {
-                CommitOutcome::Failed(self.failed("cannot commit", &e))
+            Err(CommitEnd::Conflict) => CommitOutcome::Conflict,
+            Err(CommitEnd::Corrupt) => {
+                CommitOutcome::Failed(corrupt(&self.corrupt_key(&mut c, tenant, last)))
             }
-            Err(_) => CommitOutcome::Indeterminate,
+            Err(CommitEnd::Failed(e)) => CommitOutcome::Failed(e),
+            Err(CommitEnd::Indeterminate) => CommitOutcome::Indeterminate,
         }
     }
 
     fn keys(&mut self, tenant: &str) -> Result<Vec<KeyInfo>, StoreError> {
-        let mut c = self.client()?;
-        if !self.ready(&mut c)? {
-            return Ok(Vec::new());
-        }
-        let rows = c
-            .query(&self.inner.sql.keys, &[&tenant])
-            .map_err(|e| self.failed("cannot list records", &e))?;
+        let sql = &self.inner.sql.keys;
+        let rows = self.read("cannot list records", Vec::new, |c| {
+            let st = c.statement(sql)?;
+            c.client.query(&st, &[&tenant])
+        })?;
         Ok(rows
             .iter()
             .filter_map(|r| {
@@ -582,6 +828,8 @@ impl Store for PgStore {
         if !self.ready(&mut c)? {
             return Ok(Vec::new());
         }
+        let what = "cannot remove records";
+        let st = self.statement(&mut c, &self.inner.sql.remove, what)?;
         let before = i64::try_from(before).unwrap_or(i64::MAX);
         let mut removed = Vec::new();
         for chunk in keys.chunks(BATCH_ROWS) {
@@ -592,11 +840,12 @@ impl Store for PgStore {
             let kinds: Vec<&str> = chunk.iter().map(|k| kind_name(k.kind)).collect();
             let digests: Vec<&[u8]> = chunk.iter().map(|k| &k.digest.0[..]).collect();
             let rows = c
-                .query(
-                    &self.inner.sql.remove,
-                    &[&tenant, &kinds, &digests, &before],
-                )
-                .map_err(|e| self.failed("cannot remove records", &e))?;
+                .client
+                .query(&st, &[&tenant, &kinds, &digests, &before])
+                .map_err(|e| {
+                    c.broken = true;
+                    self.failed(what, &e)
+                })?;
             removed.extend(rows.iter().filter_map(|r| parse_key(r.get(0), r.get(1))));
         }
         Ok(removed)

@@ -26,6 +26,8 @@ pub(crate) struct Sql {
     pub(crate) put_many: String,
     pub(crate) swap: String,
     pub(crate) first_swap: String,
+    pub(crate) commit: String,
+    pub(crate) first_commit: String,
     pub(crate) keys: String,
     pub(crate) remove: String,
 }
@@ -33,6 +35,31 @@ pub(crate) struct Sql {
 impl Sql {
     pub(crate) fn new(schema: &str) -> Sql {
         let s = format!("\"{schema}\"");
+        // Identical bytes refresh the put time; a derived record is replaced; different
+        // bytes under a content key update nothing and return no row (the caller reports
+        // CORRUPT and rolls back). Keeping `r.bytes` reuses the stored value.
+        let put = format!(
+            "INSERT INTO {s}.records AS r (tenant, kind, key, bytes, put_time)
+             SELECT $1, u.kind, u.key, u.bytes, clock_timestamp()
+             FROM unnest($2::text[], $3::bytea[], $4::bytea[]) AS u(kind, key, bytes)
+             ON CONFLICT (tenant, kind, key) DO UPDATE
+               SET put_time = EXCLUDED.put_time,
+                   bytes = CASE WHEN r.kind = 'derived' THEN EXCLUDED.bytes ELSE r.bytes END
+               WHERE r.kind = 'derived' OR r.bytes = EXCLUDED.bytes
+             RETURNING r.kind, r.key"
+        );
+        // A commit in one statement (one round trip; in autocommit its own transaction):
+        // the records, the conditional head swap, the notification. The statement fails,
+        // so nothing of it stays, with `invalid_argument_for_logarithm` (2201E) when a
+        // record was refused and with `division_by_zero` (22012) when the head was not the
+        // expected one (a conflict): plain SQL has no `RAISE`, and both errors can come
+        // from nowhere else in it. The branches are not constants, so they are evaluated
+        // only when taken.
+        let outcome = "SELECT CASE
+               WHEN (SELECT count(*) FROM put) <> cardinality($2::text[])
+                 THEN ln(0 * (SELECT count(*) FROM put)::float8)::bigint
+               WHEN (SELECT count(*) FROM s) = 0 THEN 1 / (SELECT count(*) FROM s)
+               ELSE (SELECT count(*) FROM n) END";
         Sql {
             schema: schema.to_string(),
             read_version: format!("SELECT version FROM {s}.meta"),
@@ -63,19 +90,24 @@ impl Sql {
                  FROM unnest($2::text[], $3::bytea[]) WITH ORDINALITY AS u(kind, key, i)
                  JOIN {s}.records r ON r.tenant = $1 AND r.kind = u.kind AND r.key = u.key"
             ),
-            // Identical bytes refresh the put time; a derived record is replaced; different
-            // bytes under a content key update nothing and return no row (the caller reports
-            // CORRUPT and rolls back). Keeping `r.bytes` reuses the stored value.
-            put_many: format!(
-                "INSERT INTO {s}.records AS r (tenant, kind, key, bytes, put_time)
-                 SELECT $1, u.kind, u.key, u.bytes, clock_timestamp()
-                 FROM unnest($2::text[], $3::bytea[], $4::bytea[]) AS u(kind, key, bytes)
-                 ON CONFLICT (tenant, kind, key) DO UPDATE
-                   SET put_time = EXCLUDED.put_time,
-                       bytes = CASE WHEN r.kind = 'derived' THEN EXCLUDED.bytes ELSE r.bytes END
-                   WHERE r.kind = 'derived' OR r.bytes = EXCLUDED.bytes
-                 RETURNING r.kind, r.key"
+            // $1 tenant, $2 kinds, $3 keys, $4 bytes, $5 expected head, $6 new head.
+            commit: format!(
+                "WITH put AS ({put}),
+                      s AS (UPDATE {s}.heads SET head = $6, swapped_at = clock_timestamp()
+                            WHERE tenant = $1 AND head = $5 RETURNING tenant),
+                      n AS (SELECT pg_notify('{CHANNEL}', tenant) FROM s)
+                 {outcome}"
             ),
+            // The first head: $5 is the new head.
+            first_commit: format!(
+                "WITH put AS ({put}),
+                      s AS (INSERT INTO {s}.heads (tenant, head, swapped_at)
+                            VALUES ($1, $5, clock_timestamp())
+                            ON CONFLICT (tenant) DO NOTHING RETURNING tenant),
+                      n AS (SELECT pg_notify('{CHANNEL}', tenant) FROM s)
+                 {outcome}"
+            ),
+            put_many: put,
             // One conditional statement: zero rows is a conflict. The notification is sent
             // when the statement's transaction commits.
             swap: format!(

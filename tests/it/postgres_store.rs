@@ -217,6 +217,37 @@ fn writer_processes_never_both_win() {
     assert!(run(&mut e, &mut store, op).unwrap().ok);
 }
 
+/// The round trips of a write in steady use (docs/postgres.md, "Round trips"), through a
+/// connection as the hosts hold one: the head reads and the commit statement, nothing else
+/// (no check of a connection in use, no parse of a statement prepared before, no
+/// `BEGIN`/`COMMIT`).
+#[test]
+fn a_write_costs_three_round_trips() {
+    let server = server();
+    let proxy = Proxy::start(server);
+    let schema = fresh_schema("trips");
+    let dsn = proxy.dsn_with(server, &format!("schema={schema}"));
+    let root = langonrock::Root::from_data(&dsn).unwrap();
+    let conn = langonrock::Options::default()
+        .open_root(&root, TENANT)
+        .unwrap();
+    let mut trips = Vec::new();
+    for n in 0..4u64 {
+        let replaces = conn.current_hash("notes", "a.md");
+        let before = proxy.exchanges();
+        conn.write(
+            "notes",
+            "a.md",
+            &note(&format!("edit {n}")),
+            replaces.as_deref(),
+        )
+        .unwrap();
+        trips.push(proxy.exchanges() - before);
+    }
+    // The first write prepares its statements (and the first head is an insert).
+    assert_eq!(&trips[2..], &[3, 3], "round trips per write: {trips:?}");
+}
+
 /// §9.3.10: a connection dropped mid-commit is reported `indeterminate`, and the reopened
 /// state is the old or the new revision: the new one when the `COMMIT` reached the server,
 /// the old one when it did not.
@@ -318,11 +349,14 @@ fn a_replica_hears_another_commit() {
     let mut writer = pg::store_on(server(), &schema);
     let mut reader = pg::store_on(server(), &schema);
     let (tx, rx) = mpsc::channel::<String>();
+    // The channel is the database's: other cases' tenants (on other schemas, running
+    // alongside) are heard too, and ignored here.
     let _listener = reader.listen(move |n| {
-        let _ = tx.send(match n {
-            Notice::Head(t) => t.to_string(),
-            Notice::Resync => "*".to_string(),
-        });
+        let _ = match n {
+            Notice::Head("seen") => tx.send("seen".to_string()),
+            Notice::Head(_) => Ok(()),
+            Notice::Resync => tx.send("*".to_string()),
+        };
     });
     assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap(), "*");
     let mut a = open_tenant(&mut reader, "seen");

@@ -93,14 +93,28 @@ impl Tenants {
 
     /// Opens the tenant `id` (validated) on the root's store. Over a database the
     /// connection follows the change feed, so another replica's commit is seen on the next
-    /// request after its notification, and within half a second without one.
+    /// request after its notification, and within half a second without one; and when it
+    /// opened from the derived record, a thread readies it for the first refresh
+    /// (`Connection::warm`: the texts' check and the incremental linker), which would
+    /// otherwise fall on the first request after another replica's commit
+    /// (docs/postgres.md, "Replicas").
     fn open_tenant(&self, id: &str) -> Result<Tenant, Error> {
-        let conn = Options::default()
-            .read_only(self.read_only)
-            .open_root(&self.root, id)?;
+        let conn = Arc::new(
+            Options::default()
+                .read_only(self.read_only)
+                .open_root(&self.root, id)?,
+        );
         conn.follow_changes();
+        if self.root.files().is_none() && conn.served_from_derived() {
+            let c = conn.clone();
+            let _ = std::thread::Builder::new()
+                .name("langonrock-warm".into())
+                .spawn(move || {
+                    let _ = c.warm();
+                });
+        }
         Ok(Tenant {
-            conn: Arc::new(conn),
+            conn,
             files: self.root.files().map(|data| FileStore::new(data, id)),
             seen: AtomicU64::new(0),
             advice: OnceLock::new(),

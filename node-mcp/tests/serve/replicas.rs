@@ -14,11 +14,16 @@
 //!   clean. `LANGONROCK_CRASH_TRIALS` sets the number of trials (default 20).
 //! - `a_database_restart_while_replicas_serve`: `STORE` errors naming the database during
 //!   the outage, then the same processes serve again and nothing is lost.
+//! - `a_network_cut_mid_commit_is_indeterminate`: a replica whose database connection is
+//!   cut (a proxy in between) right after its commit statement went out, or instead of
+//!   sending it, answers `INDETERMINATE_COMMIT` (never a refusal with a hash to retry
+//!   with), then serves whatever the database holds (the new text when the statement
+//!   reached it, the old one when not) and commits again, without a restart.
 //! - `store_flag_refusals`: the flag's bad input.
 
 use crate::crash::{stored, write_loop};
 use crate::util::{doc, raw, run, sha, temp, Server};
-use langonrock_postgres::test_server::{server, Server as Database};
+use langonrock_postgres::test_server::{server, Cut, Proxy, Server as Database};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
@@ -435,6 +440,93 @@ fn a_database_restart_while_replicas_serve() {
     drop(srvs);
     db.ctl("down");
     let _ = std::fs::remove_dir_all(&db.dir);
+}
+
+/// GET of a document's text through a replica.
+fn source(sock: &Path, path: &str) -> (u16, String) {
+    raw(sock, "GET", &format!("/v1/kb/source/{path}"), &[], b"").expect("the replica answers")
+}
+
+/// Waits until the replica serves `text` at `path` (within the second of docs/postgres.md,
+/// plus room for a busy machine).
+fn serves(sock: &Path, path: &str, text: &str, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let got = source(sock, path);
+        if got == (200, text.to_string()) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}: serves {got:?}, not {text:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_network_cut_mid_commit_is_indeterminate() {
+    let db = server();
+    let proxy = Proxy::start(db);
+    let schema = format!("schema=srv_cut_{}", std::process::id());
+    let dir = temp("pg-cut");
+    // One replica reaches the database through the proxy, the other directly.
+    let cut = Server::start(
+        &dir.join("cut"),
+        &["--store", &proxy.dsn_with(db, &schema)],
+        &[],
+    );
+    let other = Server::start(
+        &dir.join("direct"),
+        &["--store", &db.dsn_with(&schema)],
+        &[],
+    );
+    let (a, b) = (sock(&cut), sock(&other));
+    let path = "cut/a.md";
+    let mut current = note("First.");
+    let (status, body) = put(&a, path, &current, None);
+    assert_eq!(status, 200, "{body}");
+    for (n, (mode, lands)) in [(Cut::AfterCommitSent, true), (Cut::BeforeCommitSent, false)]
+        .into_iter()
+        .enumerate()
+    {
+        let next = note(&format!("Edit {n}."));
+        proxy.arm(mode);
+        let (status, body) = put(&a, path, &next, Some(&sha(&current)));
+        assert_eq!(status, 503, "{mode:?}: {body}");
+        assert_eq!(
+            proxy.cuts(),
+            n as u64 + 1,
+            "{mode:?}: the proxy cut the commit"
+        );
+        let v: serde_json::Value = serde_json::from_str(&body).expect("a json error");
+        assert_eq!(v["code"], "INDETERMINATE_COMMIT", "{body}");
+        let revision = v["revision"].as_str().expect("the revision to inspect");
+        assert_eq!(
+            v["message"],
+            format!("commit outcome is indeterminate; inspect revision {revision} before retrying")
+        );
+        assert!(
+            !body.contains("retry with") && !body.contains("\"reason\""),
+            "{body}"
+        );
+        // The database holds the new text when the statement reached it, the old when not;
+        // both replicas serve that, the cut one without a restart.
+        let now = if lands { next } else { current.clone() };
+        serves(&b, path, &now, &format!("{mode:?}: the other replica"));
+        serves(&a, path, &now, &format!("{mode:?}: the cut replica"));
+        current = now;
+    }
+    // The cut replica commits again on a fresh connection.
+    let after = note("After the cuts.");
+    let (status, body) = put(&a, path, &after, Some(&sha(&current)));
+    assert_eq!(status, 200, "{body}");
+    serves(&b, path, &after, "the other replica, after");
+    assert_eq!(proxy.cuts(), 2);
+    let dsn = db.dsn_with(&format!("{schema}&tenant=kb"));
+    // Three commits landed: the first, the one cut after it was sent, the last.
+    assert_eq!(count_revisions(&dir, &dsn), 3);
+    verify(&dir, &dsn);
 }
 
 #[test]
