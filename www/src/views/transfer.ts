@@ -14,10 +14,20 @@ import { routes, setTitle, announce, showError, plural } from '../ui.js';
 import type { View } from './view.js';
 
 interface Picked {
-  /** The path inside the chosen folder (its own name left out), `/`-separated. */
-  rel: string;
+  /**
+   * The path inside the chosen folder (its own name left out), `/`-separated; absent for a
+   * picked folder's files, whose paths are read as they are handed over (`relativePath`).
+   */
+  rel?: string;
   file: File;
 }
+
+/** A slice of the hand-over: at most this many milliseconds on this thread, or files. */
+const SLICE_MS = 10;
+const SLICE_FILES = 500;
+
+/** A picked folder's file's path inside the folder. */
+const relativePath = (file: File) => file.webkitRelativePath.slice(file.webkitRelativePath.indexOf('/') + 1);
 
 interface Choice {
   files: Picked[];
@@ -51,10 +61,10 @@ async function dropped(data: DataTransfer): Promise<Choice> {
   const dirs = entries.filter((e) => e.isDirectory);
   if (dirs.length === 1 && entries.length === 1) {
     await walk(dirs[0], '', out);
-    return { files: out.map((p) => ({ ...p, rel: p.rel.slice(dirs[0].name.length + 1) })), folder: dirs[0].name, loose: false };
+    return { files: out.map((p) => ({ ...p, rel: p.rel!.slice(dirs[0].name.length + 1) })), folder: dirs[0].name, loose: false };
   }
   for (const e of entries) await walk(e, '', out);
-  return { files: out, folder: 'dropped', loose: out.every((p) => !p.rel.includes('/')) };
+  return { files: out, folder: 'dropped', loose: out.every((p) => !p.rel!.includes('/')) };
 }
 
 export function transferView(app: App, main: HTMLElement): View {
@@ -121,25 +131,33 @@ export function transferView(app: App, main: HTMLElement): View {
     };
     try {
       // The files cross to the worker as Blobs made of them, a slice at a time, each slice
-      // cut after ~25 ms on this thread (a File's size can cost the browser a trip to disk
-      // the first time it is asked): the page never holds still for long, however many files.
-      const keep = choice.files.filter((f) => !f.rel.split('/').some((s) => s.startsWith('.')));
+      // cut after a few milliseconds on this thread (a File's size can cost the browser a trip
+      // to disk the first time it is asked, and a Blob of many Files costs its making and its
+      // cloning): the page never holds still for long, however many files. A picked folder's
+      // paths are read here too, not in the event that brought them.
       let parts: File[] = [];
       let meta: Array<{ rel: string; size: number }> = [];
+      let handed = 0;
+      const send = async () => {
+        await app.call('importFiles', job, new Blob(parts), meta);
+        parts = [];
+        meta = [];
+      };
       let sliceStart = performance.now();
-      for (let i = 0; i < keep.length; i++) {
-        const f = keep[i];
-        const md = /\.md$/i.test(f.rel);
-        meta.push({ rel: f.rel, size: md ? f.file.size : 0 });
+      for (const f of choice.files) {
+        const rel = f.rel ?? relativePath(f.file);
+        if (rel.split('/').some((s) => s.startsWith('.'))) continue;
+        const md = /\.md$/i.test(rel);
+        meta.push({ rel, size: md ? f.file.size : 0 });
         if (md) parts.push(f.file);
-        if (i === keep.length - 1 || meta.length >= 2000 || performance.now() - sliceStart > 25) {
-          await app.call('importFiles', job, new Blob(parts), meta);
-          progressText.textContent = `Handing over the files: ${(i + 1).toLocaleString('en-US')} of ${keep.length.toLocaleString('en-US')}`;
-          parts = [];
-          meta = [];
+        handed++;
+        if (meta.length >= SLICE_FILES || performance.now() - sliceStart > SLICE_MS) {
+          await send();
+          progressText.textContent = `Handing over the files: ${handed.toLocaleString('en-US')} of ${choice.files.length.toLocaleString('en-US')}`;
           sliceStart = performance.now();
         }
       }
+      if (meta.length) await send();
       window.__notesPerf.marks.importPosted = performance.now();
       const p = await app.call('importPlan', job, options);
       if (disposed) return;
@@ -319,9 +337,11 @@ export function transferView(app: App, main: HTMLElement): View {
 
   folderInput.addEventListener('change', () => {
     window.__notesPerf.marks.importPicked = performance.now();
-    const files = [...(folderInput.files ?? [])];
+    // The files as they are: their paths are read in the hand-over's slices (at 20,000
+    // files, reading them all here would hold the page for a long task).
+    const files = Array.from(folderInput.files ?? []);
     const folder = files[0]?.webkitRelativePath.split('/')[0] ?? 'folder';
-    const picked = files.map((file) => ({ rel: file.webkitRelativePath.split('/').slice(1).join('/'), file }));
+    const picked = files.map((file) => ({ file }));
     folderInput.value = '';
     if (!oneBundle.checked || bundleName.value.trim() === '' || bundleName.dataset.auto === 'true') {
       bundleName.value = folder.toLowerCase().replace(/[^a-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 64) || 'notes';
