@@ -130,6 +130,8 @@ pub(crate) struct Tally {
     prev: u32,
     field: usize,
     pub(crate) scratch: String,
+    /// The `meta` field's text of the current document.
+    meta: String,
 }
 
 impl Tally {
@@ -162,6 +164,12 @@ impl Tally {
         if pair != NONE {
             self.note(pair);
         }
+        self.advance(t);
+    }
+
+    /// Moves past the token `t`, its units noted.
+    #[inline(always)]
+    fn advance(&mut self, t: u32) {
         self.prev = t;
         self.len += 1;
         if self.field == NAMES {
@@ -188,10 +196,11 @@ impl Tally {
 
     fn end(&mut self, f: usize) {
         let fk = f as u32;
-        for &u in self.touched.as_slice() {
-            let c = std::mem::take(&mut self.counts[u as usize]);
-            self.out.push((u * FIELDS as u32 + fk, c));
-        }
+        let counts = &mut self.counts;
+        self.out.extend(self.touched.as_slice().iter().map(|&u| {
+            let c = std::mem::take(&mut counts[u as usize]);
+            (u * FIELDS as u32 + fk, c)
+        }));
         self.touched.clear();
         self.lens[f] = self.len;
     }
@@ -244,7 +253,8 @@ pub(crate) fn doc_tokens<S: DocSink>(c: &Concept, today: &str, sink: &mut S) {
     sink.tally().end(DESCRIPTION);
 
     sink.tally().begin(META);
-    let mut meta = String::with_capacity(64);
+    let mut meta = std::mem::take(&mut sink.tally().meta);
+    meta.clear();
     for cell in [c.bundle.as_str(), &p.kind, status_for(c, today), &p.grain] {
         // A `-` cell yields no tokens; the tokenizer drops it anyway.
         if cell != "-" {
@@ -253,6 +263,7 @@ pub(crate) fn doc_tokens<S: DocSink>(c: &Concept, today: &str, sink: &mut S) {
         meta.push(' ');
     }
     scan_padded(&meta, sink);
+    sink.tally().meta = meta;
     sink.tally().end(META);
 
     sink.tally().begin(BODY);
@@ -269,38 +280,48 @@ pub(crate) struct Interner<'a> {
 }
 
 impl Interner<'_> {
+    /// Makes room for the unit just added (its id is the old `df.len()`).
     #[inline(always)]
-    fn grow(df: &mut Vec<[u32; FIELDS]>, tally: &mut Tally, u: u32) {
-        if u as usize == df.len() {
-            df.push([0; FIELDS]);
-            tally.counts.push(0);
-            tally.touched.fit(tally.counts.len());
-        }
+    fn grow(df: &mut Vec<[u32; FIELDS]>, tally: &mut Tally) {
+        df.push([0; FIELDS]);
+        tally.counts.push(0);
+        tally.touched.fit(tally.counts.len());
     }
 
+    /// One token as the term `t`, already interned (with room made for it).
     #[inline(always)]
     fn term(&mut self, t: u32) {
-        Self::grow(self.df, self.tally, t);
-        let mut pair = NONE;
+        self.tally.note(t);
         if self.tally.pairs_with(t) {
+            let key = pair_key(self.tally.prev, t);
             let next = self.df.len() as u32;
-            pair = self.pairs.intern(pair_key(self.tally.prev, t), next);
-            Self::grow(self.df, self.tally, pair);
+            let (df, tally) = (&mut *self.df, &mut *self.tally);
+            let pair = self.pairs.intern_with(key, next, || Self::grow(df, tally));
+            self.tally.note(pair);
         }
-        self.tally.token(t, pair);
+        self.tally.advance(t);
     }
 }
 
 impl Sink for Interner<'_> {
     #[inline(always)]
     fn token(&mut self, tok: &str) {
-        let t = self.vocab.intern(tok, self.df.len() as u32);
+        let next = self.df.len() as u32;
+        let t = self.vocab.intern(tok, next);
+        if t == next {
+            Self::grow(self.df, self.tally);
+        }
         self.term(t);
     }
 
     #[inline(always)]
     fn short(&mut self, key: [u64; 2], _len: usize) {
-        let t = self.vocab.short.intern(key, self.df.len() as u32);
+        let next = self.df.len() as u32;
+        let (df, tally) = (&mut *self.df, &mut *self.tally);
+        let t = self
+            .vocab
+            .short
+            .intern_with(key, next, || Self::grow(df, tally));
         self.term(t);
     }
 }
@@ -431,8 +452,9 @@ impl Index {
         ix.docs.reserve(model.concepts.len());
         for c in &model.concepts {
             ix.count(c, today, &mut tally);
+            let df = ix.df.as_flattened_mut();
             for &(key, _) in &tally.out {
-                ix.df[(key / FIELDS as u32) as usize][(key % FIELDS as u32) as usize] += 1;
+                df[key as usize] += 1;
             }
             fwd.extend_from_slice(&tally.out);
             ix.push_doc(c, &tally);
