@@ -43,6 +43,14 @@ pub(crate) trait Sink {
         b[8..].copy_from_slice(&key[1].to_le_bytes());
         self.token(std::str::from_utf8(&b[..len]).unwrap_or_default());
     }
+
+    /// [`Sink::short`] for a run straight from the text, whose last byte as written is
+    /// `last`.
+    #[inline(always)]
+    fn short_run(&mut self, key: [u64; 2], len: usize, last: u8) {
+        let _ = last;
+        self.short(key, len);
+    }
 }
 
 struct FnSink<F>(F);
@@ -134,6 +142,17 @@ impl<S: Sink> Sink for Stemmer<'_, S> {
                 self.buf.push('y');
                 self.inner.token(&self.buf);
             }
+        }
+    }
+
+    #[inline(always)]
+    fn short_run(&mut self, key: [u64; 2], len: usize, last: u8) {
+        // Most tokens do not end in `s`, which their last byte tells (`S` lower-cases to
+        // `s` by setting 0x20).
+        if len < 3 || last | 0x20 != b's' {
+            self.inner.short(key, len);
+        } else {
+            self.short(key, len);
         }
     }
 
@@ -332,17 +351,19 @@ impl ScanState {
         let bytes = text.as_bytes();
         let len = e - s;
         if len <= SHORT {
-            let (w0, w1) = if s + 16 <= bytes.len() {
-                (load8(bytes, s), load8(bytes, s + 8))
-            } else {
-                (load8_padded(bytes, s), load8_padded(bytes, s + 8))
+            let (w0, w1) = match bytes[s..].first_chunk::<16>() {
+                Some(c) => {
+                    let v = u128::from_le_bytes(*c);
+                    (v as u64, (v >> 64) as u64)
+                }
+                None => (load8_padded(bytes, s), load8_padded(bytes, s + 8)),
             };
             let [m0, m1] = RUN_MASKS[len];
             let (k0, k1) = (w0 & m0, w1 & m1);
             if (k0 | k1) & HI_BITS == 0 {
                 // An ASCII run holds only letters and digits, and every digit has the
                 // bit 0x20 set already: setting it in each byte lower-cases the run.
-                sink.short([k0 | (m0 & LOWER), k1 | (m1 & LOWER)], len);
+                sink.short_run([k0 | (m0 & LOWER), k1 | (m1 & LOWER)], len, bytes[e - 1]);
                 return false;
             }
         }
