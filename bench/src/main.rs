@@ -7,7 +7,7 @@
 //!   JSON line (used by `all`).
 //! - `rss <DIR>`: peak RSS of reading, compiling and indexing a tree, one JSON line.
 //! - `render <JSON> [--out FILE]`: rewrites the page from a run saved with `all --json`.
-//! - `retrieval [--django DIR] [--ranks]`: hit@8 and MRR over the 20 questions and the
+//! - `retrieval [--django DIR] [--ranks] [--export DIR]`: hit@8 and MRR over the 20 questions and the
 //!   okf-samples bundles; then the retrieval benchmark (per set and kind, before and after)
 //!   over the reference corpus, okf-samples and the Django documentation (fetched by
 //!   `bench/scripts/fetch-django-docs.sh`; skipped when absent).
@@ -59,7 +59,9 @@ const USAGE: &str = "usage: langonrock-bench <command>
                                       the whole harness; writes docs/benchmarks.md
   size <concepts> [--data DIR] [--quick]   one size in process, one JSON line
   rss <DIR>                           peak RSS of read + compile + index, one JSON line
-  retrieval [--django DIR] [--ranks]  hit@8 and MRR, before and after, per set and kind
+  retrieval [--django DIR] [--ranks] [--export DIR]
+                                      hit@8 and MRR, before and after, per set and kind
+                                      (--export: each set as JSON for retrieval-peers.sh)
   render <JSON> [--out FILE]          rewrite the page from a saved `all --json` run
   compile [--runs N]                  compile at 500, 5,000 and 20,000 concepts (default 5 runs)
   compile-one <concepts> [--runs N]   one size, one JSON line (multiple of 500)
@@ -604,6 +606,9 @@ fn django_docs(args: &[String]) -> Result<Option<PathBuf>, String> {
 }
 
 fn cmd_retrieval(args: &[String]) -> Result<ExitCode, String> {
+    if let Some(dir) = flag::<String>(args, "--export")? {
+        let _ = langonrock_bench::retrieval::EXPORT.set(PathBuf::from(dir));
+    }
     let samples = manifest_dir().join("../tests/data/okf-samples");
     let (runs, okf, n) =
         langonrock_bench::all::retrieval_runs(Some(samples.as_path()).filter(|p| p.is_dir()))?;

@@ -199,8 +199,55 @@ pub struct SetScore {
     pub kinds: Vec<KindScore>,
 }
 
+/// Where [`score_set`] also writes each set's documents and questions as JSON, for peer
+/// search libraries to rank (`bench/scripts/retrieval-peers.sh`); set once by the
+/// `retrieval --export DIR` command.
+pub static EXPORT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// Writes `name`'s documents (id, title, description, body, as the index reads them) and
+/// questions to `dir/<n>-<name>.json`, `n` counting the sets from 1.
+fn export_set(
+    dir: &std::path::Path,
+    name: &str,
+    model: &Model,
+    queries: &[SetQuery],
+) -> Result<(), String> {
+    let docs: Vec<serde_json::Value> = model
+        .concepts
+        .iter()
+        .map(|c| {
+            let p = &c.parsed;
+            serde_json::json!({
+                "id": c.id,
+                "title": p.title.as_deref().unwrap_or(""),
+                "description": p.summary_source.as_deref().unwrap_or(&p.summary),
+                "body": c.body(),
+            })
+        })
+        .collect();
+    let qs: Vec<serde_json::Value> = queries
+        .iter()
+        .map(|q| serde_json::json!({"kind": q.kind, "query": q.text, "wanted": q.wanted}))
+        .collect();
+    let file: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    // Numbered in the order the sets are scored, so the peers' table keeps ours.
+    static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
+    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = dir.join(format!("{seq}-{file}.json"));
+    let body = serde_json::json!({"name": name, "docs": docs, "questions": qs});
+    std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::write(&path, body.to_string()))
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
 /// Scores `queries` over `model` with both rankings.
 pub fn score_set(name: &str, model: &Model, queries: &[SetQuery]) -> Result<SetScore, String> {
+    if let Some(dir) = EXPORT.get() {
+        export_set(dir, name, model, queries)?;
+    }
     let index = Index::build(model, EVAL_DATE);
     let base = crate::baseline::Baseline::build(model, EVAL_DATE);
     let mut kinds: Vec<KindScore> = Vec::new();

@@ -130,6 +130,8 @@ pub(crate) struct Tally {
     prev: u32,
     field: usize,
     pub(crate) scratch: String,
+    /// The `meta` field's text of the current document.
+    meta: String,
 }
 
 impl Tally {
@@ -162,6 +164,12 @@ impl Tally {
         if pair != NONE {
             self.note(pair);
         }
+        self.advance(t);
+    }
+
+    /// Moves past the token `t`, its units noted.
+    #[inline(always)]
+    fn advance(&mut self, t: u32) {
         self.prev = t;
         self.len += 1;
         if self.field == NAMES {
@@ -188,10 +196,11 @@ impl Tally {
 
     fn end(&mut self, f: usize) {
         let fk = f as u32;
-        for &u in self.touched.as_slice() {
-            let c = std::mem::take(&mut self.counts[u as usize]);
-            self.out.push((u * FIELDS as u32 + fk, c));
-        }
+        let counts = &mut self.counts;
+        self.out.extend(self.touched.as_slice().iter().map(|&u| {
+            let c = std::mem::take(&mut counts[u as usize]);
+            (u * FIELDS as u32 + fk, c)
+        }));
         self.touched.clear();
         self.lens[f] = self.len;
     }
@@ -244,7 +253,8 @@ pub(crate) fn doc_tokens<S: DocSink>(c: &Concept, today: &str, sink: &mut S) {
     sink.tally().end(DESCRIPTION);
 
     sink.tally().begin(META);
-    let mut meta = String::with_capacity(64);
+    let mut meta = std::mem::take(&mut sink.tally().meta);
+    meta.clear();
     for cell in [c.bundle.as_str(), &p.kind, status_for(c, today), &p.grain] {
         // A `-` cell yields no tokens; the tokenizer drops it anyway.
         if cell != "-" {
@@ -253,6 +263,7 @@ pub(crate) fn doc_tokens<S: DocSink>(c: &Concept, today: &str, sink: &mut S) {
         meta.push(' ');
     }
     scan_padded(&meta, sink);
+    sink.tally().meta = meta;
     sink.tally().end(META);
 
     sink.tally().begin(BODY);
@@ -269,38 +280,48 @@ pub(crate) struct Interner<'a> {
 }
 
 impl Interner<'_> {
+    /// Makes room for the unit just added (its id is the old `df.len()`).
     #[inline(always)]
-    fn grow(df: &mut Vec<[u32; FIELDS]>, tally: &mut Tally, u: u32) {
-        if u as usize == df.len() {
-            df.push([0; FIELDS]);
-            tally.counts.push(0);
-            tally.touched.fit(tally.counts.len());
-        }
+    fn grow(df: &mut Vec<[u32; FIELDS]>, tally: &mut Tally) {
+        df.push([0; FIELDS]);
+        tally.counts.push(0);
+        tally.touched.fit(tally.counts.len());
     }
 
+    /// One token as the term `t`, already interned (with room made for it).
     #[inline(always)]
     fn term(&mut self, t: u32) {
-        Self::grow(self.df, self.tally, t);
-        let mut pair = NONE;
+        self.tally.note(t);
         if self.tally.pairs_with(t) {
+            let key = pair_key(self.tally.prev, t);
             let next = self.df.len() as u32;
-            pair = self.pairs.intern(pair_key(self.tally.prev, t), next);
-            Self::grow(self.df, self.tally, pair);
+            let (df, tally) = (&mut *self.df, &mut *self.tally);
+            let pair = self.pairs.intern_with(key, next, || Self::grow(df, tally));
+            self.tally.note(pair);
         }
-        self.tally.token(t, pair);
+        self.tally.advance(t);
     }
 }
 
 impl Sink for Interner<'_> {
     #[inline(always)]
     fn token(&mut self, tok: &str) {
-        let t = self.vocab.intern(tok, self.df.len() as u32);
+        let next = self.df.len() as u32;
+        let t = self.vocab.intern(tok, next);
+        if t == next {
+            Self::grow(self.df, self.tally);
+        }
         self.term(t);
     }
 
     #[inline(always)]
     fn short(&mut self, key: [u64; 2], _len: usize) {
-        let t = self.vocab.short.intern(key, self.df.len() as u32);
+        let next = self.df.len() as u32;
+        let (df, tally) = (&mut *self.df, &mut *self.tally);
+        let t = self
+            .vocab
+            .short
+            .intern_with(key, next, || Self::grow(df, tally));
         self.term(t);
     }
 }
@@ -355,6 +376,47 @@ impl Sink for Lookup<'_> {
 impl DocSink for Lookup<'_> {
     fn tally(&mut self) -> &mut Tally {
         self.tally
+    }
+}
+
+/// A build's forward postings, document after document: the list keys, and `tf` in one
+/// byte (255 and above in `big`, by position, which is rare). Five bytes a posting instead
+/// of eight, so fewer fresh pages for a build to fault in.
+#[derive(Default)]
+struct Forward {
+    keys: Vec<u32>,
+    tf: Vec<u8>,
+    /// `(position, tf)` of the postings whose `tf` byte is [`Forward::BIG`], in order.
+    big: Vec<(u32, u32)>,
+}
+
+impl Forward {
+    const BIG: u8 = u8::MAX;
+
+    fn with_capacity(n: usize) -> Forward {
+        Forward {
+            keys: Vec::with_capacity(n),
+            tf: Vec::with_capacity(n),
+            big: Vec::new(),
+        }
+    }
+
+    /// Appends one document's postings.
+    #[inline]
+    fn extend(&mut self, out: &[(u32, u32)]) {
+        let at = self.keys.len();
+        self.keys.extend(out.iter().map(|p| p.0));
+        self.tf
+            .extend(out.iter().map(|p| p.1.min(u32::from(Self::BIG)) as u8));
+        for (i, p) in out.iter().enumerate() {
+            if p.1 >= u32::from(Self::BIG) {
+                self.big.push(((at + i) as u32, p.1));
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.keys.len()
     }
 }
 
@@ -431,15 +493,16 @@ impl Index {
         // and a token takes at least 2 bytes with its separator, so a quarter of the text's
         // bytes is rarely exceeded. Pages never written are never touched.
         let bytes: usize = model.concepts.iter().map(|c| c.text.len()).sum();
-        let mut fwd: Vec<(u32, u32)> = Vec::with_capacity(bytes / 4 + 1024);
+        let mut fwd = Forward::with_capacity(bytes / 4 + 1024);
         let mut ends: Vec<u32> = Vec::with_capacity(model.concepts.len());
         ix.docs.reserve(model.concepts.len());
         for c in &model.concepts {
             ix.count(c, today, &mut tally);
+            let df = ix.df.as_flattened_mut();
             for &(key, _) in &tally.out {
-                ix.df[(key / FIELDS as u32) as usize][(key % FIELDS as u32) as usize] += 1;
+                df[key as usize] += 1;
             }
-            fwd.extend_from_slice(&tally.out);
+            fwd.extend(&tally.out);
             ix.push_doc(c, &tally);
             ends.push(fwd.len() as u32);
         }
@@ -454,7 +517,7 @@ impl Index {
 
     /// Turns forward postings (document-major, each document's end in `ends`) into CSR
     /// lists sorted by slot.
-    pub(crate) fn scatter(&self, fwd: &[(u32, u32)], ends: &[u32]) -> (Vec<u32>, Vec<Posting>) {
+    fn scatter(&self, fwd: &Forward, ends: &[u32]) -> (Vec<u32>, Vec<Posting>) {
         let lists = self.df.len() * FIELDS;
         let mut off = Vec::with_capacity(lists + 1);
         let mut acc = 0u32;
@@ -466,10 +529,24 @@ impl Index {
             }
         }
         let mut cur: Vec<u32> = off[..lists].to_vec();
-        let mut base = vec![Posting::default(); fwd.len()];
+        let mut base = vec![Posting::default(); acc as usize];
         let mut start = 0usize;
+        let mut big = fwd.big.iter();
         for (slot, &end) in ends.iter().enumerate() {
-            for &(key, tf) in &fwd[start..end as usize] {
+            let end = end as usize;
+            for (i, (&key, &tf)) in fwd.keys[start..end]
+                .iter()
+                .zip(&fwd.tf[start..end])
+                .enumerate()
+            {
+                let tf = if tf == Forward::BIG {
+                    big.next().map_or(0, |&(at, tf)| {
+                        debug_assert_eq!(at as usize, start + i);
+                        tf
+                    })
+                } else {
+                    u32::from(tf)
+                };
                 let at = &mut cur[key as usize];
                 base[*at as usize] = Posting {
                     slot: slot as u32,
@@ -477,7 +554,7 @@ impl Index {
                 };
                 *at += 1;
             }
-            start = end as usize;
+            start = end;
         }
         (off, base)
     }
@@ -784,5 +861,34 @@ impl Index {
             out.push('\n');
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod forward_tests {
+    use super::*;
+    use crate::testutil::model;
+
+    #[test]
+    fn forward_postings_keep_large_tfs_aside() {
+        let mut f = Forward::default();
+        f.extend(&[(0, 1), (5, 254), (5, 255)]);
+        f.extend(&[(u32::MAX, u32::MAX), (7, 2)]);
+        assert_eq!(f.keys, [0, 5, 5, u32::MAX, 7]);
+        assert_eq!(f.tf, [1, 254, 255, 255, 2]);
+        assert_eq!(f.big, [(2, 255), (3, u32::MAX)]);
+    }
+
+    #[test]
+    fn a_build_keeps_term_frequencies_past_one_byte() {
+        let body = format!("{}end.\n", "zeta eta ".repeat(300));
+        let text = format!("Zeta first.\n\n{body}");
+        let m = model(&[("b", "p.md", &text), ("b", "q.md", "Zeta once.\n")]);
+        let ix = Index::build(&m, "2026-01-01");
+        assert_eq!(ix.term_postings(BODY, "zeta"), [("p", 301), ("q", 1)]);
+        assert_eq!(ix.term_postings(BODY, "eta"), [("p", 300)]);
+        assert_eq!(ix.pair_postings(BODY, "zeta", "eta"), [("p", 300)]);
+        assert_eq!(ix.pair_postings(BODY, "eta", "zeta"), [("p", 299)]);
+        assert_eq!(ix.term_postings(BODY, "once"), [("q", 1)]);
     }
 }

@@ -34,7 +34,9 @@ impl Key for [u64; 2] {
     const EMPTY: Self = [0, 0];
     #[inline(always)]
     fn hash(self) -> u64 {
-        fold(fold(self[0], MUL) ^ self[1], MUL2)
+        // One wide multiply: most terms fit the first word, and the second is spread
+        // by a plain one first.
+        fold(self[0] ^ self[1].wrapping_mul(MUL2), MUL)
     }
 }
 
@@ -48,19 +50,29 @@ impl Key for u64 {
 }
 
 /// An open-addressing table from keys to `u32` ids, linear probing, a load factor of 7/8.
-#[derive(Debug, Clone, Default)]
+///
+/// It starts with one empty entry and grows on its first insertion, so a probe never
+/// checks for an empty table.
+#[derive(Debug, Clone)]
 pub(crate) struct OpenTable<K> {
     entries: Vec<(K, u32)>,
     len: usize,
     grow_at: usize,
 }
 
+impl<K: Key> Default for OpenTable<K> {
+    fn default() -> Self {
+        OpenTable {
+            entries: vec![(K::EMPTY, 0)],
+            len: 0,
+            grow_at: 0,
+        }
+    }
+}
+
 impl<K: Key> OpenTable<K> {
     #[inline]
     pub(crate) fn get(&self, key: K) -> Option<u32> {
-        if self.entries.is_empty() {
-            return None;
-        }
         let mask = self.entries.len() - 1;
         let mut i = (key.hash() as usize) & mask;
         loop {
@@ -78,9 +90,12 @@ impl<K: Key> OpenTable<K> {
     /// The id of `key`, inserting `next` when absent.
     #[inline(always)]
     pub(crate) fn intern(&mut self, key: K, next: u32) -> u32 {
-        if self.len >= self.grow_at {
-            self.grow();
-        }
+        self.intern_with(key, next, || {})
+    }
+
+    /// The id of `key`, inserting `next` and calling `on_new` when absent.
+    #[inline(always)]
+    pub(crate) fn intern_with(&mut self, key: K, next: u32, on_new: impl FnOnce()) -> u32 {
         let mask = self.entries.len() - 1;
         let mut i = (key.hash() as usize) & mask;
         loop {
@@ -89,8 +104,8 @@ impl<K: Key> OpenTable<K> {
                 return id;
             }
             if k == K::EMPTY {
-                self.entries[i] = (key, next);
-                self.len += 1;
+                self.insert_at(i, key, next);
+                on_new();
                 return next;
             }
             i = (i + 1) & mask;
@@ -98,8 +113,18 @@ impl<K: Key> OpenTable<K> {
     }
 
     #[inline(never)]
+    fn insert_at(&mut self, i: usize, key: K, id: u32) {
+        self.entries[i] = (key, id);
+        self.len += 1;
+        if self.len > self.grow_at {
+            self.grow();
+        }
+    }
+
+    #[inline(never)]
     fn grow(&mut self) {
         let cap = (self.entries.len() * 2).max(1024);
+        debug_assert!(self.len < cap / 8 * 7);
         self.grow_at = cap / 8 * 7;
         let old = std::mem::replace(&mut self.entries, vec![(K::EMPTY, 0); cap]);
         let mask = cap - 1;
@@ -204,6 +229,12 @@ impl PairTable {
     #[inline(always)]
     pub(crate) fn intern(&mut self, key: u64, next: u32) -> u32 {
         self.0.intern(key, next)
+    }
+
+    /// The id of `key`, inserting `next` and calling `on_new` when absent.
+    #[inline(always)]
+    pub(crate) fn intern_with(&mut self, key: u64, next: u32, on_new: impl FnOnce()) -> u32 {
+        self.0.intern_with(key, next, on_new)
     }
 
     /// Every pair as `(unit id, first term id, second term id)`, in no particular order.

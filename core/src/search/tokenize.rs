@@ -12,10 +12,10 @@ use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
 const LO_BITS: u64 = 0x0101_0101_0101_0101;
 const HI_BITS: u64 = 0x8080_8080_8080_8080;
 
-/// For eight bytes, the masks (high bit of each byte) of token bytes (ASCII letters and
-/// digits, and every non-ASCII byte), ASCII upper-case letters and non-ASCII bytes.
+/// For eight bytes, the mask (high bit of each byte) of token bytes: ASCII letters and
+/// digits, and every non-ASCII byte.
 #[inline(always)]
-fn classify(w: u64) -> (u64, u64, u64) {
+fn classify(w: u64) -> u64 {
     let high = w & HI_BITS;
     // With the high bits cleared, adding a per-byte constant below 0x80 cannot carry into
     // the next byte: `ge` sets a byte's high bit when it is at least `lo`, `gt` when it is
@@ -26,8 +26,7 @@ fn classify(w: u64) -> (u64, u64, u64) {
     let digit = ge(x, 0x30) & !gt(x, 0x39);
     let folded = x | (0x20 * LO_BITS);
     let letter = ge(folded, 0x61) & !gt(folded, 0x7A);
-    let upper = ge(x, 0x41) & !gt(x, 0x5A);
-    (((digit | letter) & !high) | high, upper & !high, high)
+    ((digit | letter) & !high) | high
 }
 
 /// A receiver of tokens; the index implements it directly so the hot loop inlines.
@@ -43,6 +42,14 @@ pub(crate) trait Sink {
         b[..8].copy_from_slice(&key[0].to_le_bytes());
         b[8..].copy_from_slice(&key[1].to_le_bytes());
         self.token(std::str::from_utf8(&b[..len]).unwrap_or_default());
+    }
+
+    /// [`Sink::short`] for a run straight from the text, whose last byte as written is
+    /// `last`.
+    #[inline(always)]
+    fn short_run(&mut self, key: [u64; 2], len: usize, last: u8) {
+        let _ = last;
+        self.short(key, len);
     }
 }
 
@@ -139,29 +146,37 @@ impl<S: Sink> Sink for Stemmer<'_, S> {
     }
 
     #[inline(always)]
-    fn short(&mut self, mut key: [u64; 2], len: usize) {
-        // An ASCII token: bytes are characters.
-        let at = |i: usize| (key[i >> 3] >> ((i & 7) * 8)) as u8;
+    fn short_run(&mut self, key: [u64; 2], len: usize, last: u8) {
+        // Most tokens do not end in `s`, which their last byte tells (`S` lower-cases to
+        // `s` by setting 0x20).
+        if len < 3 || last | 0x20 != b's' {
+            self.inner.short(key, len);
+        } else {
+            self.short(key, len);
+        }
+    }
+
+    #[inline(always)]
+    fn short(&mut self, key: [u64; 2], len: usize) {
+        // An ASCII token: bytes are characters. Most tokens do not end in `s`, which one
+        // shift of the packed key tells.
+        let v = u128::from(key[0]) | (u128::from(key[1]) << 64);
+        if len < 3 || (v >> (8 * (len - 1))) as u8 != b's' {
+            return self.inner.short(key, len);
+        }
+        let at = |i: usize| (v >> (8 * i)) as u8;
+        // The first `n` bytes (`n` < 16 here).
+        let cut = |n: usize| v & ((1u128 << (8 * n)) - 1);
+        let split = |w: u128| [w as u64, (w >> 64) as u64];
         match stem_rule(len, at, || false) {
             Stem::Keep => self.inner.short(key, len),
-            Stem::DropS => {
-                clear_byte(&mut key, len - 1);
-                self.inner.short(key, len - 1);
-            }
+            Stem::DropS => self.inner.short(split(cut(len - 1)), len - 1),
             Stem::IesToY => {
-                clear_byte(&mut key, len - 1);
-                clear_byte(&mut key, len - 2);
-                clear_byte(&mut key, len - 3);
-                key[(len - 3) >> 3] |= u64::from(b'y') << (((len - 3) & 7) * 8);
-                self.inner.short(key, len - 2);
+                let w = cut(len - 3) | (u128::from(b'y') << (8 * (len - 3)));
+                self.inner.short(split(w), len - 2);
             }
         }
     }
-}
-
-#[inline(always)]
-fn clear_byte(key: &mut [u64; 2], i: usize) {
-    key[i >> 3] &= !(0xFFu64 << ((i & 7) * 8));
 }
 
 /// Packs at most 8 bytes into a `u64`, little-endian, zero-padded.
@@ -218,10 +233,24 @@ pub(crate) fn pack16(b: &[u8]) -> [u64; 2] {
     }
 }
 
-/// A mask of the low `n` bytes, for `n` in 1..=8, without a branch.
-#[inline(always)]
-fn low_mask(n: usize) -> u64 {
-    u64::MAX.wrapping_shr(64 - 8 * n as u32)
+/// The bit that lower-cases an ASCII letter, in every byte.
+const LOWER: u64 = 0x20 * LO_BITS;
+
+/// For a run of `n` bytes (`n` ≤ [`SHORT`]), the masks of its bytes in two words.
+static RUN_MASKS: [[u64; 2]; SHORT + 1] = run_masks();
+
+const fn run_masks() -> [[u64; 2]; SHORT + 1] {
+    let mut out = [[0u64; 2]; SHORT + 1];
+    let mut n = 1;
+    while n <= SHORT {
+        let lo = if n >= 8 { 8 } else { n };
+        out[n][0] = u64::MAX >> (64 - 8 * lo);
+        if n > 8 {
+            out[n][1] = u64::MAX >> (64 - 8 * (n - 8));
+        }
+        n += 1;
+    }
+    out
 }
 
 /// One bit per byte: bit `j` is the high bit of byte `j` (a SWAR move-mask).
@@ -266,7 +295,7 @@ fn scan_runs<S: Sink>(text: &str, sink: &mut S) {
         if let Some(block) = bytes.get(base..base + 64) {
             for (c, w) in block.chunks_exact(8).enumerate() {
                 let w = <[u8; 8]>::try_from(w).map_or(0, u64::from_le_bytes);
-                bits |= movemask(classify(w).0) << (8 * c);
+                bits |= movemask(classify(w)) << (8 * c);
             }
         } else {
             // The last, partial block: zero bytes are separators.
@@ -274,7 +303,7 @@ fn scan_runs<S: Sink>(text: &str, sink: &mut S) {
             tail[..n - base].copy_from_slice(&bytes[base..]);
             for (c, w) in tail.chunks_exact(8).enumerate() {
                 let w = <[u8; 8]>::try_from(w).map_or(0, u64::from_le_bytes);
-                bits |= movemask(classify(w).0) << (8 * c);
+                bits |= movemask(classify(w)) << (8 * c);
             }
         }
         if let Some(s) = open {
@@ -322,19 +351,19 @@ impl ScanState {
         let bytes = text.as_bytes();
         let len = e - s;
         if len <= SHORT {
-            let (w0, w1) = if s + 16 <= bytes.len() {
-                (load8(bytes, s), load8(bytes, s + 8))
-            } else {
-                (load8_padded(bytes, s), load8_padded(bytes, s + 8))
+            let (w0, w1) = match bytes[s..].first_chunk::<16>() {
+                Some(c) => {
+                    let v = u128::from_le_bytes(*c);
+                    (v as u64, (v >> 64) as u64)
+                }
+                None => (load8_padded(bytes, s), load8_padded(bytes, s + 8)),
             };
-            let k0 = w0 & low_mask(len.min(8));
-            let rest = len.saturating_sub(8);
-            // `low_mask(0)` would be all ones; the second term zeroes it.
-            let k1 = w1 & low_mask(rest) & 0u64.wrapping_sub(u64::from(rest != 0));
+            let [m0, m1] = RUN_MASKS[len];
+            let (k0, k1) = (w0 & m0, w1 & m1);
             if (k0 | k1) & HI_BITS == 0 {
-                let (_, u0, _) = classify(k0);
-                let (_, u1, _) = classify(k1);
-                sink.short([k0 | (u0 >> 2), k1 | (u1 >> 2)], len);
+                // An ASCII run holds only letters and digits, and every digit has the
+                // bit 0x20 set already: setting it in each byte lower-cases the run.
+                sink.short_run([k0 | (m0 & LOWER), k1 | (m1 & LOWER)], len, bytes[e - 1]);
                 return false;
             }
         }
