@@ -256,26 +256,19 @@ impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
         if line.iter().all(u8::is_ascii_whitespace) {
             return Decision::Ignore("an empty line");
         }
-        let (mut v, found) = match serde_json::from_slice::<Value>(line) {
-            Ok(v) => (v, wire::Found::default()),
+        let (mut v, found) = match wire::parse_repairing(line) {
+            Ok(parsed) => parsed,
             Err(e) => {
-                let (fixed, found) = Scanner::repair(line);
-                let repaired = !found.ill_formed.is_empty() || !found.out_of_range.is_empty();
-                match serde_json::from_slice::<Value>(&fixed) {
-                    Ok(v) if repaired => (v, found),
-                    _ => {
-                        let why = if std::str::from_utf8(line).is_err() {
-                            "the message is not valid UTF-8".to_string()
-                        } else {
-                            e.to_string()
-                        };
-                        return Decision::Answer(error_line(
-                            None,
-                            PARSE_ERROR,
-                            &format!("Parse error: {why}"),
-                        ));
-                    }
-                }
+                let why = if std::str::from_utf8(line).is_err() {
+                    "the message is not valid UTF-8".to_string()
+                } else {
+                    e.to_string()
+                };
+                return Decision::Answer(error_line(
+                    None,
+                    PARSE_ERROR,
+                    &format!("Parse error: {why}"),
+                ));
             }
         };
         let Some(obj) = v.as_object_mut() else {
@@ -368,10 +361,7 @@ impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
                     return Decision::Answer(error_line(
                         Some(&id),
                         INVALID_PARAMS,
-                        &format!(
-                            "Invalid params: {} must contain well-formed Unicode",
-                            wire::render(p)
-                        ),
+                        &format!("Invalid params: {}", wire::ill_formed_message(p)),
                     ))
                 }
             }
