@@ -261,7 +261,7 @@ pub(crate) async fn dispatch(
             };
             let value = match parse_json(&bytes, false) {
                 Ok(v) => v.map(|(v, _)| v),
-                Err(r) => return r,
+                Err(m) => return invalid(&m),
             };
             let Some((ids, opts)) = value.as_ref().and_then(get_request) else {
                 return invalid(GET_SHAPE);
@@ -282,7 +282,7 @@ pub(crate) async fn dispatch(
             };
             let value = match parse_json(&bytes, false) {
                 Ok(v) => v.map(|(v, _)| v),
-                Err(r) => return r,
+                Err(m) => return invalid(&m),
             };
             let Some((q, opts)) = value.as_ref().and_then(search_request) else {
                 return invalid(SEARCH_SHAPE);
@@ -329,7 +329,7 @@ pub(crate) async fn dispatch(
             let (value, contents) = match parse_json(&bytes, true) {
                 Ok(Some(v)) => v,
                 Ok(None) => return invalid("body must be valid JSON"),
-                Err(r) => return r,
+                Err(m) => return invalid(&m),
             };
             let txn = match parse_transaction_with(&value, &contents) {
                 Ok(t) => t,
@@ -348,7 +348,7 @@ pub(crate) async fn dispatch(
             };
             let value = match parse_json(&bytes, false) {
                 Ok(v) => v.map(|(v, _)| v),
-                Err(r) => return r,
+                Err(m) => return invalid(&m),
             };
             let Some(req) = value.as_ref().and_then(restore_request) else {
                 return invalid(RESTORE_SHAPE);
@@ -427,14 +427,11 @@ fn manifest_reply(
 /// well-formed Unicode`; docs/limits.md, the rule the MCP tools and the CLI follow); with
 /// `changes`, lone surrogates in `changes[i].content` are left to the engine, whose
 /// refusal is `source must contain well-formed Unicode`, and their indexes come back.
-fn parse_json(bytes: &[u8], changes: bool) -> Result<Option<(Value, Vec<usize>)>, Reply> {
+fn parse_json(bytes: &[u8], changes: bool) -> Result<Option<(Value, Vec<usize>)>, String> {
     let Ok((value, found)) = wire::parse_repairing(bytes) else {
         return Ok(None);
     };
-    match wire::refuse_flaws(&found, &value, changes) {
-        Ok(contents) => Ok(Some((value, contents))),
-        Err(m) => Err(invalid(&m)),
-    }
+    wire::refuse_flaws(&found, &value, changes).map(|contents| Some((value, contents)))
 }
 
 /// Reads a number option as the library does: floored, negatives as 0. Any other type is

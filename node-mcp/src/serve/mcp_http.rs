@@ -127,7 +127,8 @@ pub(crate) async fn handle(state: &Arc<State>, mut parts: Parts, body: Incoming)
     };
     let bytes = match wire_rule(bytes) {
         Ok(b) => b,
-        Err(answer) => return answer,
+        // A JSON-RPC error answer, sent as rmcp sends a JSON (not an event stream) reply.
+        Err(message) => return super::reply::reply(StatusCode::OK, "application/json", message),
     };
     let mut _opening = None;
     if parts.method == Method::POST
@@ -171,8 +172,8 @@ pub(crate) async fn handle(state: &Arc<State>, mut parts: Parts, body: Incoming)
 /// anywhere else, or a flawed id, is answered here as a JSON-RPC error. A `tools/call`
 /// whose arguments are not an object reaches the tool too (`arguments must be an object`).
 /// A client's own `_meta` entry of the wire findings is dropped. Anything else (not JSON,
-/// a batch, a well-formed message) goes to rmcp as it came.
-fn wire_rule(bytes: Bytes) -> Result<Bytes, Reply> {
+/// a batch, a well-formed message) goes to rmcp as it came. `Err` is the answer's body.
+fn wire_rule(bytes: Bytes) -> Result<Bytes, Vec<u8>> {
     use crate::stdio::{self as rule, WIRE_META};
     use serde_json::Value;
     let Ok((mut v, found)) = wire::parse_repairing(&bytes) else {
@@ -195,7 +196,11 @@ fn wire_rule(bytes: Bytes) -> Result<Bytes, Reply> {
         });
     }
     if flawed && id.is_none() {
-        return Err(rpc_error(None, rule::INVALID_REQUEST, rule::BAD_ID));
+        return Err(rule::error_message(
+            None,
+            rule::INVALID_REQUEST,
+            rule::BAD_ID,
+        ));
     }
     let method = obj
         .get("method")
@@ -204,7 +209,7 @@ fn wire_rule(bytes: Bytes) -> Result<Bytes, Reply> {
         .to_string();
     let ill_formed = match rule::argument_flaws(&method, &found) {
         Ok(paths) => paths,
-        Err(m) => return Err(rpc_error(id.as_ref(), rule::INVALID_PARAMS, &m)),
+        Err(m) => return Err(rule::error_message(id.as_ref(), rule::INVALID_PARAMS, &m)),
     };
     let mut changed = flawed;
     if let Some(Value::Object(params)) = obj.get_mut("params") {
@@ -218,22 +223,7 @@ fn wire_rule(bytes: Bytes) -> Result<Bytes, Reply> {
     if !changed {
         return Ok(bytes);
     }
-    serde_json::to_vec(&v).map(Bytes::from).map_err(|_| {
-        refuse(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "STORE",
-            "internal error: the message could not be written again",
-        )
-    })
-}
-
-/// A JSON-RPC error answer to a POST, as rmcp sends a JSON (not an event stream) reply.
-fn rpc_error(id: Option<&serde_json::Value>, code: i64, message: &str) -> Reply {
-    super::reply::reply(
-        StatusCode::OK,
-        "application/json",
-        crate::stdio::error_message(id, code, message),
-    )
+    Ok(serde_json::to_vec(&v).map_or(bytes, Bytes::from))
 }
 
 /// Whether a message (or a batch) is an `initialize` request.
