@@ -1,11 +1,11 @@
 // What the end-to-end tests share: Debian's Chromium driven by playwright-core (no browser is
 // downloaded), the built page (www/dist) served on loopback, readiness, the CodeMirror editor,
 // axe-core, and screenshots. Screenshots go to www/artifacts/screenshots (not tracked: CI keeps
-// them as artifacts); `scripts/www-screenshots.sh` points SCREENSHOTS_DIR at docs/screenshots
-// to refresh the committed ones.
+// them as artifacts); `scripts/www-screenshots.sh` points SCREENSHOTS_DIR at a folder of its
+// own and copies a chosen set into docs/screenshots.
 
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
@@ -37,7 +37,26 @@ export async function launch() {
 /** Errors the page is expected to log (a test that provokes them says so). */
 export const expected = [];
 
+/**
+ * With WWW_LOG=<file>, every console message of the pages watched and of their workers, and
+ * each test's start (`logTests`), go to that file with the time: what a failed run did, in
+ * order (the page logs nothing on its own, so add `console.debug` lines where you look).
+ */
+const trace = process.env.WWW_LOG;
+const traceLine = (t) => appendFileSync(trace, `${new Date().toISOString().slice(11, 23)} ${t}\n`);
+
+/** Marks each test's start in the WWW_LOG file (call with node:test's `beforeEach`). */
+export function logTests(beforeEach) {
+  if (trace) beforeEach((t) => traceLine(`=== ${t.name}`));
+}
+
 export function watch(p) {
+  if (trace) {
+    const log = (t) => traceLine(`${p.url().replace(/^http:\/\/[^/]+/, '')} ${t}`);
+    p.on('console', (m) => log(`[${m.type()}] ${m.text()}`));
+    p.on('pageerror', (e) => log(`[pageerror] ${e}`));
+    p.on('worker', (w) => w.on('console', (m) => log(`[worker ${m.type()}] ${m.text()}`)));
+  }
   p.on('pageerror', (e) => errors.push(`${p.url()}: ${e}`));
   p.on('console', (m) => {
     if (m.type() !== 'error') return;

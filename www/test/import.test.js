@@ -3,13 +3,15 @@
 // baseline), with progress and Cancel (nothing committed), invalid names listed and imported
 // only when skipped, a folder that is one bundle, loose files, and the export back.
 
-import { test, before, after } from 'node:test';
+import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { unzipSync } from 'fflate';
-import { launch, newPage, go, nav, shot, assertAccessible, source, folderDocuments, samples, errors } from './helpers.js';
+import { launch, newPage, go, nav, shot, assertAccessible, source, folderDocuments, samples, errors, logTests } from './helpers.js';
+
+logTests(beforeEach);
 
 let env;
 let url;

@@ -3,9 +3,11 @@
 // scrolls sideways on a 360 px phone, the list of notes is a drawer there, and the theme
 // toggle overrides the system's choice and is remembered. Screenshots of each.
 
-import { test, before, after } from 'node:test';
+import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, newPage, go, nav, shot, assertAccessible, overflow, samples, errors, PHONE, DESKTOP } from './helpers.js';
+import { launch, newPage, go, nav, shot, assertAccessible, overflow, samples, errors, logTests, PHONE, DESKTOP } from './helpers.js';
+
+logTests(beforeEach);
 
 let env;
 let url;

@@ -3,7 +3,7 @@
 // The tests run in order and share one browser profile: notes made in one test are read by
 // the next.
 
-import { test, before, after } from 'node:test';
+import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import {
@@ -24,7 +24,10 @@ import {
   save,
   saved,
   errors,
+  logTests,
 } from './helpers.js';
+
+logTests(beforeEach);
 
 let env;
 let page;
@@ -317,10 +320,21 @@ test('a note’s own history: its versions, what each changed, and restoring one
   assert.match(diff, /- title: Beta note\s*\+ title: Beta note, edited in the other tab/);
   await shot(page, 'note-history');
   await assertAccessible(page, 'a note’s history');
-  // Restore the first version: a new revision on top, the text as it was.
-  await page.click('#note-versions > li:nth-child(3) button.restore');
-  await page.click('dialog button[value="yes"]');
+  // A commit while the history is open (here, or in another tab) puts its version on top and
+  // leaves the list as it was: the diff opened stays open (it used to be drawn anew, closed).
+  await page.$eval('#note-versions > li:nth-child(2) .diff', (d) => (d.dataset.opened = 'yes'));
+  await page.evaluate(async () => {
+    const now = await window.notes.call('readSource', 'notes', 'beta.md');
+    await window.notes.call('write', 'notes', 'beta.md', `${now.content}A line written while the history is open.\n`, now.hash);
+  });
   await page.waitForFunction(() => document.querySelectorAll('#note-versions > li').length === 4);
+  assert.deepEqual(await page.$$eval('#note-versions > li .badge', (bs) => bs.map((b) => b.textContent)), ['modified', 'modified', 'modified', 'added']);
+  assert.equal(await page.getAttribute('#note-versions > li:nth-child(3) .diff', 'data-opened'), 'yes', 'the diff opened is the same, still open');
+  assert.equal(await page.getAttribute('#note-versions > li:nth-child(3) button[aria-expanded]', 'aria-expanded'), 'true');
+  // Restore the first version: a new revision on top, the text as it was.
+  await page.click('#note-versions > li:nth-child(4) button.restore');
+  await page.click('dialog button[value="yes"]');
+  await page.waitForFunction(() => document.querySelectorAll('#note-versions > li').length === 5);
   assert.equal((await source(page, 'notes', 'beta.md')).content, BETA);
 });
 
@@ -409,13 +423,14 @@ test('a 10 MB note opens, renders its first part, edits and saves', async () => 
   await page.keyboard.insertText('Start. ');
   await save(page);
   await saved(page);
-  const stored = (await source(page, 'notes', 'huge.md')).content;
-  assert.equal(stored.length, big.length + 'Start. '.length);
-  assert.ok(stored.startsWith('---\ntype: note\ntitle: Huge\n---\nStart. # Huge\n'));
-  await page.evaluate(async () => {
-    const e = await window.notes.call('entry', 'notes', 'huge.md');
-    await window.notes.call('remove', 'notes', 'huge.md', e.hash);
-  });
+  // Asked at once, the entry names the version just saved (the worker re-reads its listing a
+  // moment after a commit; a hash asked for before that used to be the one before the save).
+  const entry = await page.evaluate(() => window.notes.call('entry', 'notes', 'huge.md'));
+  const stored = await source(page, 'notes', 'huge.md');
+  assert.equal(entry.hash, stored.hash, 'the entry is the saved version');
+  assert.equal(stored.content.length, big.length + 'Start. '.length);
+  assert.ok(stored.content.startsWith('---\ntype: note\ntitle: Huge\n---\nStart. # Huge\n'));
+  await page.evaluate((hash) => window.notes.call('remove', 'notes', 'huge.md', hash), entry.hash);
 });
 
 test('notifications are in words, with the code in the details, and can be dismissed', async () => {

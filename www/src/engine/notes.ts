@@ -256,7 +256,13 @@ export class Notes {
     return { bundle, notes, navigation };
   }
 
-  entry(bundle: string, path: string): { hash: string; id?: string } | null {
+  /**
+   * The stored hash (and id) of a document now. The listing is re-read a moment after each
+   * commit (`refreshSoon`), so one that is due is read first: a hash asked for right after a
+   * save is the saved one (a restore or a delete names it as the version it replaces).
+   */
+  async entry(bundle: string, path: string): Promise<{ hash: string; id?: string } | null> {
+    await this.current();
     const e = this.docs.byPath.get(key(bundle, path));
     return e ? { hash: e.hash, ...(e.id !== undefined ? { id: e.id } : {}) } : null;
   }

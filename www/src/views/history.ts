@@ -2,7 +2,9 @@
 // changed against its parent, and restore, which commits the old state as a new revision on
 // top of the head (history is never rewritten). And one note's history: the revisions in
 // which it changed, each with its diff, and restoring one version of it (a save of that
-// text over the current one, which the engine refuses if the note changed meanwhile).
+// text over the current one, which the engine refuses if the note changed meanwhile). A
+// commit while a history is open (here or in another tab) adds the new revisions on top and
+// leaves what is shown as it was: the diffs opened, the older pages loaded.
 
 import type { App } from '../app.js';
 import type { RevisionInfo } from 'langonrock';
@@ -20,29 +22,48 @@ export function historyView(app: App, main: HTMLElement): View {
   const more = h('button', { type: 'button', hidden: true, id: 'older' }, 'Older revisions');
   let next: string | undefined;
   let disposed = false;
-  let first = true;
 
-  const row = (r: RevisionInfo, head: boolean) =>
+  const row = (r: RevisionInfo) =>
     h(
       'tr',
-      null,
-      h('td', null, h('a', { href: routes.revision(r.revision) }, formatTime(r.created)), head ? [' ', h('span', { class: 'badge other' }, 'current')] : null),
+      { 'data-revision': r.revision },
+      h('td', null, h('a', { href: routes.revision(r.revision) }, formatTime(r.created))),
       h('td', null, h('code', { class: 'hash', title: r.revision }, shortHash(r.revision))),
       h('td', null, String(r.concepts)),
       h('td', null, r.bundles.join(', ') || '—'),
     );
+  /** The "current" badge on the newest row only. */
+  const markHead = () => {
+    body.querySelector('.head-mark')?.remove();
+    body.querySelector('tr[data-revision] td')?.append(h('span', { class: 'head-mark' }, ' ', h('span', { class: 'badge other' }, 'current')));
+  };
 
   const page = async (reset: boolean) => {
     const result = await app.call('history', reset ? undefined : next, 20);
     if (disposed) return;
-    if (reset) fill(body);
-    result.revisions.forEach((r, i) => body.append(row(r, reset && i === 0)));
-    next = result.next;
+    if (reset) {
+      // A refresh (a commit here or elsewhere): the revisions newer than the newest one shown
+      // go on top, and the rows shown stay, with the older pages loaded so far. Only when the
+      // newest one shown is not on the first page any more is the list read anew.
+      const top = (body.querySelector('tr[data-revision]') as HTMLElement | null)?.dataset.revision;
+      const at = top === undefined ? -1 : result.revisions.findIndex((r) => r.revision === top);
+      if (at >= 0) body.prepend(...result.revisions.slice(0, at).map(row));
+      else {
+        fill(body, result.revisions.map(row));
+        next = result.next;
+      }
+    } else {
+      body.append(...result.revisions.map(row));
+      next = result.next;
+    }
+    markHead();
     more.hidden = next === undefined;
-    if (reset && result.revisions.length === 0) body.append(h('tr', null, h('td', { colspan: '4', class: 'muted' }, 'No revisions yet: the first save makes one.')));
-    first = false;
+    if (!body.querySelector('tr[data-revision]')) fill(body, h('tr', null, h('td', { colspan: '4', class: 'muted' }, 'No revisions yet: the first save makes one.')));
   };
-  more.addEventListener('click', () => void page(false).catch((e) => showError(e, 'read the history')));
+  // One read at a time, in order: a refresh that arrives while a page is read waits for it.
+  let queue = Promise.resolve();
+  const run = (reset: boolean) => (queue = queue.then(() => page(reset)).catch((e) => showError(e, 'read the history')));
+  more.addEventListener('click', () => void run(false));
 
   fill(
     main,
@@ -51,11 +72,9 @@ export function historyView(app: App, main: HTMLElement): View {
     h('div', { class: 'table-wrap' }, h('table', { class: 'list' }, h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'When'), h('th', { scope: 'col' }, 'Revision'), h('th', { scope: 'col' }, 'Notes'), h('th', { scope: 'col' }, 'Bundles'))), body)),
     h('div', { class: 'toolbar' }, more),
   );
-  void page(true).catch((e) => showError(e, 'read the history'));
+  void run(true);
   return {
-    refresh: () => {
-      if (!first) void page(true).catch((e) => showError(e, 'read the history'));
-    },
+    refresh: () => void run(true),
     dispose: () => {
       disposed = true;
     },
@@ -65,12 +84,23 @@ export function historyView(app: App, main: HTMLElement): View {
 export function revisionView(app: App, main: HTMLElement, revision: string): View {
   setTitle(`Revision ${shortHash(revision)}`);
   let disposed = false;
+  let drawn = false;
+  const restore = h('button', { type: 'button', class: 'primary' });
+  /** What a revision changed never changes; only whether it is the head does. */
+  const showHead = (head: string | null) => {
+    restore.disabled = head === revision;
+    restore.textContent = head === revision ? 'This is the current revision' : 'Restore this revision';
+  };
+  const headMoved = async () => {
+    if (!drawn) return;
+    const head = await app.call('headRevision');
+    if (!disposed) showHead(head);
+  };
 
   const draw = async () => {
     const rev = await app.call('revision', revision);
     if (disposed) return;
-    const current = rev.head;
-    const restore = h('button', { type: 'button', class: 'primary', disabled: current === revision }, current === revision ? 'This is the current revision' : 'Restore this revision');
+    showHead(rev.head);
     restore.addEventListener('click', async () => {
       if (!(await confirmDialog('Restore the notes as they were in this revision? This makes a new revision; nothing in history is lost.', 'Restore'))) return;
       try {
@@ -81,7 +111,7 @@ export function revisionView(app: App, main: HTMLElement, revision: string): Vie
         location.hash = '#/history';
       } catch (e) {
         showError(e, 'restore the revision');
-        if ((e as { code?: string }).code === 'CONFLICT') void draw();
+        if ((e as { code?: string }).code === 'CONFLICT') void headMoved().catch(() => undefined);
       }
     });
     const list = rev.changes.map((c) => {
@@ -116,13 +146,15 @@ export function revisionView(app: App, main: HTMLElement, revision: string): Vie
       rev.changes.length ? h('ul', { class: 'changes' }, list) : h('p', { class: 'muted' }, 'No document changed (an import baseline or a restore of the same state).'),
     );
     if (rev.changes.length <= 5) for (const d of main.querySelectorAll('details')) (d as HTMLDetailsElement).open = true;
+    drawn = true;
   };
   void draw().catch((e) => {
     showError(e, 'read the revision');
     fill(main, h('p', null, h('a', { href: '#/history' }, '← History')), h('h1', null, `Revision ${shortHash(revision)}`), h('p', { class: 'banner error' }, String((e as Error).message)));
   });
   return {
-    refresh: () => void draw().catch((e) => showError(e, 'read the revision')),
+    // A commit here or elsewhere: the revision's changes and any diff opened stay as they are.
+    refresh: () => void headMoved().catch((e) => showError(e, 'read the revision')),
     dispose: () => {
       disposed = true;
     },
@@ -138,7 +170,6 @@ export function noteHistoryView(app: App, main: HTMLElement, bundle: string, pat
   const more = h('button', { type: 'button', hidden: true, id: 'older-versions' }, 'Look further back');
   const status = h('p', { class: 'muted', 'aria-live': 'polite' }, 'Reading the history…');
   const back = h('p', null);
-  let found = 0;
 
   const item = (v: NoteVersion) => {
     const diffArea = h('div');
@@ -186,16 +217,25 @@ export function noteHistoryView(app: App, main: HTMLElement, bundle: string, pat
   };
 
   const page = async (reset: boolean) => {
-    if (reset) {
-      next = undefined;
-      found = 0;
-    }
     const p = await app.call('noteHistory', bundle, path, reset ? undefined : next);
     if (disposed) return;
-    if (reset) fill(list);
-    for (const v of p.versions) list.append(item(v));
-    found += p.versions.length;
-    next = p.next;
+    if (reset) {
+      // A refresh (a commit here or elsewhere): the versions newer than the newest one shown
+      // go on top; the ones shown stay as they are, with any diff opened and the older pages
+      // loaded so far. Only when the newest one shown is not among those read is the list
+      // drawn anew.
+      const top = (list.firstElementChild as HTMLElement | null)?.dataset.revision;
+      const at = top === undefined ? -1 : p.versions.findIndex((v) => v.revision === top);
+      if (at >= 0) list.prepend(...p.versions.slice(0, at).map(item));
+      else {
+        fill(list, p.versions.map(item));
+        next = p.next;
+      }
+    } else {
+      list.append(...p.versions.map(item));
+      next = p.next;
+    }
+    const found = list.childElementCount;
     more.hidden = next === undefined;
     status.textContent =
       found === 0
@@ -204,14 +244,18 @@ export function noteHistoryView(app: App, main: HTMLElement, bundle: string, pat
           : 'This note has no retained history.'
         : `${plural(found, 'version')}${next ? ' so far' : ''}, newest first.`;
     const entry = await app.call('entry', bundle, path);
+    if (disposed) return;
     fill(back, entry?.id ? h('a', { href: routes.concept(entry.id) }, '← The note') : entry ? h('a', { href: routes.document(bundle, path) }, '← The document') : 'The note is deleted now; restore a version to bring it back.');
   };
-  more.addEventListener('click', () => void page(false).catch((e) => showError(e, 'read the history')));
+  // One read at a time, in order: a refresh that arrives while a page is read waits for it.
+  let queue = Promise.resolve();
+  const run = (reset: boolean) => (queue = queue.then(() => page(reset)).catch((e) => showError(e, 'read the history')));
+  more.addEventListener('click', () => void run(false));
 
   fill(main, back, h('h1', null, `History of ${bundle} / ${path}`), status, list, h('div', { class: 'toolbar' }, more));
-  void page(true).catch((e) => showError(e, 'read the history'));
+  void run(true);
   return {
-    refresh: () => void page(true).catch((e) => showError(e, 'read the history')),
+    refresh: () => void run(true),
     dispose: () => {
       disposed = true;
     },
