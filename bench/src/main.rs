@@ -252,7 +252,7 @@ fn cmd_compile_one(args: &[String]) -> Result<ExitCode, String> {
             SourceDoc {
                 bundle,
                 path,
-                text: Arc::from(f.text),
+                text: f.text.into(),
             }
         })
         .collect();

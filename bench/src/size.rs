@@ -538,7 +538,7 @@ pub fn measure(concepts: usize, data: Option<&Path>, quick: bool) -> Result<Size
     let derived_bytes = {
         let s = host.served().map_err(core_err("read"))?;
         let (key, bytes) = s
-            .derived_record(EVAL_DATE)
+            .derived_record(EVAL_DATE, true)
             .ok_or("the served state has no derived record")?;
         langonrock_core::engine::Store::put(&mut host.store, TENANT, &key, &bytes)
             .map_err(|e| format!("put the derived record: {e:?}"))?;

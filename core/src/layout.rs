@@ -7,7 +7,12 @@
 //! A tenant lives in `<data>/tenants/<tenant>/`:
 //!
 //! ```text
-//! sources/<hex>  revisions/<hex>  records/<hex>  derived/<hex>  recovery/<hex>
+//! packs/<hex>    a commit's sources, revisions and records in one file (docs/records.md
+//!                "Packs", `crate::pack`); <hex> is the SHA-256 of its head
+//! derived/<hex>  recovery/<hex>
+//! sources/<hex>  revisions/<hex>  records/<hex>
+//!                the records of data roots written before packs, one file each: read,
+//!                collected, never written any more
 //! heads/<g>      the head record of generation g (decimal, from 1, no leading zeros);
 //!                the greatest g is the head, none means no head
 //! heads/floor    generations below it may have been collected (decimal)
@@ -17,8 +22,10 @@
 //! HEAD           the reference implementation's head: read only to refuse it
 //! ```
 //!
-//! The protocol: a record is staged, renamed into place and its folder fsynced; its
-//! modification time is its put time, which a put of the same bytes refreshes. The head moves
+//! The protocol: a file is staged (written in `staging/` and fsynced), renamed into place and
+//! its folder fsynced. A commit's records are one pack; a derived or recovery record is a
+//! file of its own. A file's modification time is the put time of every record it holds,
+//! which a put of a record it holds refreshes. The head moves
 //! by hard-linking a staged file to `heads/<g+1>` (the link fails when the name exists: the
 //! compare-and-swap needs no lock), then fsyncing `heads/`. A link whose generation is below
 //! the floor lost a race with collection: it is undone and reported as a conflict.
@@ -35,6 +42,8 @@ pub const HEADS: &str = "heads";
 pub const FLOOR: &str = "floor";
 /// The file of a recent generation, in `heads/`.
 pub const HINT: &str = "hint";
+/// The folder of the packs.
+pub const PACKS: &str = "packs";
 /// The folder where every file is written first.
 pub const STAGING: &str = "staging";
 /// The OS lock file of a native writer.
@@ -76,6 +85,16 @@ pub fn record_name(key: &Key) -> String {
 /// A record's file, relative to the tenant's folder: `<kind folder>/<hex>`.
 pub fn record_path(key: &Key) -> String {
     format!("{}/{}", kind_dir(key.kind), record_name(key))
+}
+
+/// A pack's file, relative to the tenant's folder: `packs/<name>`.
+pub fn pack_path(name: &str) -> String {
+    format!("{PACKS}/{name}")
+}
+
+/// Whether a file name in `packs/` names a pack: 64 lowercase hex characters.
+pub fn is_pack_name(name: &str) -> bool {
+    Digest::from_hex(name).is_some()
 }
 
 /// The key of a file found in a kind's folder, or `None` for a name that is not a record
@@ -143,6 +162,25 @@ pub fn staging_name(tag: &str, unique: &str) -> String {
     format!("{tag}-{unique}")
 }
 
+/// How old a staging file must be before collection takes it for a leftover of a writer
+/// that died, whatever its grace period: a writer renames or links its staged files within
+/// moments of writing them (and writing refreshes their modification time).
+pub const STAGING_LEFTOVER_MS: u64 = 15 * 60 * 1000;
+
+/// Whether collection removes the staging file `name`, last modified at `modified`, when it
+/// removes what was put before `before`, at `now` (all in milliseconds since the epoch): a
+/// file collection moved aside (`collect-…`, its owner may still move it back) once it is
+/// older than `before`; any other once it is older than `before` or than
+/// [`STAGING_LEFTOVER_MS`].
+pub fn collectable_staging(name: &str, modified: u64, before: u64, now: u64) -> bool {
+    let limit = if name.starts_with(&staging_name("collect", "")) {
+        before
+    } else {
+        before.max(now.saturating_sub(STAGING_LEFTOVER_MS))
+    };
+    modified < limit
+}
+
 /// The corruption message of a put of different bytes under an existing content-addressed
 /// record (both runtimes report it alike).
 pub fn different_bytes(key: &Key) -> String {
@@ -192,6 +230,19 @@ mod tests {
         assert!(valid_name(&record_name(&k)));
         assert!(!valid_name(".hidden") && !valid_name("A") && !valid_name("a/b"));
         assert_eq!(staging_name("head", "12-3"), "head-12-3");
+        let (now, hour) = (100 * STAGING_LEFTOVER_MS, 4 * STAGING_LEFTOVER_MS);
+        let old = now - 2 * STAGING_LEFTOVER_MS;
+        assert!(collectable_staging("pack-1-2", old, now - hour, now));
+        assert!(!collectable_staging("collect-1-2", old, now - hour, now));
+        assert!(collectable_staging("collect-1-2", old, now, now));
+        assert!(!collectable_staging(
+            "pack-1-2",
+            now - 1000,
+            now - hour,
+            now
+        ));
+        assert_eq!(pack_path("ab"), "packs/ab");
+        assert!(is_pack_name(&record_name(&k)) && !is_pack_name("floor"));
         assert!(different_bytes(&k).starts_with("database corruption: sources/"));
         let dirs: Vec<&str> = KINDS.iter().map(|k| kind_dir(*k)).collect();
         assert_eq!(

@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 
 pub mod bounds;
+pub mod bytes;
 pub mod compile;
 pub mod conformance;
 pub mod connection;
@@ -25,6 +26,7 @@ pub mod hash;
 pub mod http_api;
 pub mod layout;
 pub mod manifest;
+pub mod pack;
 pub mod read;
 pub mod rows;
 pub mod search;

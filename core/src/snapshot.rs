@@ -164,7 +164,7 @@ impl ConceptNode {
                 && o.path == c.path
                 && o.links == c.links
                 && (Arc::ptr_eq(&o.parsed, &c.parsed) || *o.parsed == *c.parsed)
-                && (Arc::ptr_eq(&o.text, &c.text) || o.text == c.text))
+                && o.text == c.text)
     }
 }
 

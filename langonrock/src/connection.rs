@@ -49,6 +49,9 @@ pub(crate) trait Backend: Send + Sync {
     fn lock_writer(&self, tenant: &str) -> Result<Option<Box<dyn Send>>, Error>;
     /// The data root of a files store.
     fn data(&self) -> Option<&Path>;
+    /// Whether the store hands its source records out in place (then derived records leave
+    /// the texts to it: docs/records.md "Derived record").
+    fn in_place_sources(&self) -> bool;
     /// A flag the store sets when `tenant`'s head may have moved (a shared database's change
     /// feed). With one, reads skip reading the head while the flag is clear and the last
     /// read of it is younger than [`HEAD_POLL`]; without, every read reads the head.
@@ -102,6 +105,9 @@ impl Backend for crate::files::Files {
     fn data(&self) -> Option<&Path> {
         Some(crate::files::Files::data(self))
     }
+    fn in_place_sources(&self) -> bool {
+        true
+    }
 }
 
 /// Any store behind a mutex (the memory store, test stores): one step at a time.
@@ -119,6 +125,9 @@ impl<S: Store + Send + 'static> Backend for Shared<S> {
     }
     fn data(&self) -> Option<&Path> {
         None
+    }
+    fn in_place_sources(&self) -> bool {
+        false
     }
 }
 
@@ -390,7 +399,8 @@ impl Inner {
     fn write_derived(&self) {
         let served = lock(&self.engine).take_derived();
         if let Some(s) = served {
-            if let Some((key, bytes)) = s.derived_record(&self.clock.today()) {
+            let texts = !self.store.in_place_sources();
+            if let Some((key, bytes)) = s.derived_record(&self.clock.today(), texts) {
                 drop(s);
                 let _ = self.store.put(&self.tenant, &key, &bytes);
             }
@@ -576,9 +586,14 @@ impl Connection {
         let w = lock(&self.derived).take();
         if let Some(mut w) = w {
             w.stop();
-            // A record due but not scheduled yet (no operation ended since) counts too.
+            // A record due but not scheduled yet (no operation ended since) counts too; a
+            // one that would not pay (a few commits past the record opening started from,
+            // `Engine::derived_pays`) is left to a host that stays open.
             let pending = lock(&self.inner.timer).close();
-            if pending || lock(&self.inner.engine).derived_due() {
+            let e = lock(&self.inner.engine);
+            let write = (pending || e.derived_due()) && e.derived_pays();
+            drop(e);
+            if write {
                 self.inner.write_derived();
             }
         }

@@ -1,9 +1,14 @@
-//! The files store (engine.md §9.2 rule 2): one tenant's records and head generations in
-//! `<data>/tenants/<tenant>/`.
+//! The files store (engine.md §9.2 rule 2, docs/records.md "Files layout"): one tenant's
+//! records and head generations in `<data>/tenants/<tenant>/`, in the layout core's
+//! `layout` and `pack` modules define for both runtimes.
 //!
-//! - Every file is first written under a unique name in `staging/` and fsynced. A record is
-//!   then renamed into place and its directory fsynced. A put of an existing record only
-//!   sets its modification time, which is its put time (§10.6).
+//! - Every file is first written under a unique name in `staging/` and fsynced, then renamed
+//!   into place and its folder fsynced. A commit's records (sources, revisions, bundle and
+//!   baseline records) are one pack in `packs/`; a derived or recovery record is a file of
+//!   its own. Durability never asks for more than the files a commit wrote and the folders
+//!   that name them (no `syncfs`).
+//! - A file's modification time is the put time of the records it holds; a put of a record
+//!   the store holds only refreshes it.
 //! - The head is `heads/<g>` with the greatest generation `g`. A swap hard-links the staged
 //!   new head to `heads/<g+1>`, so two writers can never both win: the link fails when the
 //!   name exists. No lock is needed for correctness.
@@ -12,18 +17,27 @@
 //!   head probes a few names instead of listing the directory.
 //! - `writer.lock` is an OS file lock a process may hold from refresh to swap, so its own
 //!   commits queue instead of conflicting.
+//! - The one-file-per-record folders of older data roots (`sources/`, `revisions/`,
+//!   `records/`) are still read and collected, never written.
 //! - Nothing is created for a tenant before its first put, which is part of its first
 //!   commit.
 
+mod packs;
+
+use langonrock_core::bytes::Bytes;
 use langonrock_core::engine::{Key, KeyInfo, Kind, Store, StoreError, SwapOutcome};
+use langonrock_core::pack;
+use packs::{PackFile, PackSet};
+use std::collections::{BTreeMap, HashMap};
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, ErrorKind, Read, Write};
+use std::io::{self, BufWriter, ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::SystemTime;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime};
 
 use langonrock_core::layout::{
-    self, FLOOR, HEADS, HINT, LEGACY_HEAD, STAGING, TENANTS, WRITER_LOCK,
+    self, FLOOR, HEADS, HINT, LEGACY_HEAD, PACKS, STAGING, TENANTS, WRITER_LOCK,
 };
 pub use langonrock_core::layout::{kind_dir, parse_generation, valid_name, KINDS};
 
@@ -55,8 +69,8 @@ fn unique_name(tag: &str) -> String {
     layout::staging_name(tag, &unique)
 }
 
-/// Fsyncs a directory, so a rename or link inside it is durable. Platforms that cannot open
-/// a directory as a file (Windows) skip it.
+/// Fsyncs a directory, so a rename, link or new entry inside it is durable. Platforms that
+/// cannot open a directory as a file (Windows) skip it.
 fn sync_dir(dir: &Path) -> io::Result<()> {
     if cfg!(windows) {
         return Ok(());
@@ -72,10 +86,15 @@ fn read_opt(path: &Path) -> io::Result<Option<Vec<u8>>> {
     }
 }
 
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// The files of one tenant.
 #[derive(Debug, Clone)]
 pub struct FileStore {
     dir: PathBuf,
+    packs: Arc<Mutex<PackSet>>,
 }
 
 /// A held `writer.lock` (none for a tenant that has no directory yet); dropping it releases
@@ -90,6 +109,7 @@ impl FileStore {
     pub fn new(data: &Path, tenant: &str) -> FileStore {
         FileStore {
             dir: data.join(TENANTS).join(tenant),
+            packs: Arc::default(),
         }
     }
 
@@ -106,43 +126,58 @@ impl FileStore {
         self.dir.join(STAGING)
     }
 
-    /// The path of a record.
-    pub fn record_path(&self, kind: Kind, name: &str) -> PathBuf {
-        self.dir.join(kind_dir(kind)).join(name)
+    fn packs_dir(&self) -> PathBuf {
+        self.dir.join(PACKS)
     }
 
-    fn check_name(name: &str) -> Result<(), FileError> {
-        if valid_name(name) {
-            Ok(())
-        } else {
-            Err(FileError(format!("invalid record name \"{name}\"")))
-        }
+    /// The path of a record kept in a file of its own: a derived or recovery record, or a
+    /// record of the layout before packs.
+    pub fn record_path(&self, key: &Key) -> PathBuf {
+        self.dir.join(layout::record_path(key))
     }
 
-    /// Creates the directories a commit needs (an existing one is not an error).
+    /// Creates the directories a commit needs (an existing one is not an error). A directory
+    /// it creates is made durable in its parent, up to the first one that existed.
     fn ensure_dirs(&self, sub: &str) -> Result<(), FileError> {
         for d in [self.staging(), self.dir.join(sub)] {
+            if d.is_dir() {
+                continue;
+            }
+            let mut missing = Vec::new();
+            let mut at = d.as_path();
+            while !at.exists() {
+                missing.push(at.to_path_buf());
+                match at.parent() {
+                    Some(p) => at = p,
+                    None => break,
+                }
+            }
             fs::create_dir_all(&d).map_err(|e| io_error("cannot create", &d, &e))?;
+            for m in missing.iter().rev() {
+                if let Some(parent) = m.parent() {
+                    sync_dir(parent).map_err(|e| io_error("cannot sync", parent, &e))?;
+                }
+            }
         }
         Ok(())
     }
 
-    /// Writes `bytes` to a new file in `staging/` and fsyncs it; returns its path.
-    fn stage(&self, bytes: &[u8], tag: &str) -> Result<PathBuf, FileError> {
-        self.stage_with(bytes, tag, true)
-    }
-
-    /// Writes `bytes` to a new file in `staging/`, fsynced when `sync`; returns its path.
-    fn stage_with(&self, bytes: &[u8], tag: &str, sync: bool) -> Result<PathBuf, FileError> {
+    /// Writes `bytes` (given in pieces) to a new file in `staging/` and fsyncs it; returns
+    /// its path.
+    fn stage(&self, pieces: &[&[u8]], tag: &str, sync: bool) -> Result<PathBuf, FileError> {
         let path = self.staging().join(unique_name(tag));
-        let mut f = OpenOptions::new()
+        let f = OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&path)
             .map_err(|e| io_error("cannot create", &path, &e))?;
-        let res = f
-            .write_all(bytes)
-            .and_then(|()| if sync { f.sync_all() } else { Ok(()) });
+        let total: usize = pieces.iter().map(|p| p.len()).sum();
+        let mut w = BufWriter::with_capacity(total.clamp(1, 1 << 20), f);
+        let res = pieces
+            .iter()
+            .try_for_each(|p| w.write_all(p))
+            .and_then(|()| w.into_inner().map_err(|e| e.into_error()))
+            .and_then(|f| if sync { f.sync_all() } else { Ok(()) });
         if let Err(e) = res {
             let _ = fs::remove_file(&path);
             return Err(io_error("cannot write", &path, &e));
@@ -150,138 +185,278 @@ impl FileStore {
         Ok(path)
     }
 
-    /// Writes a file durably by staging and renaming it (used for records, `floor` and
-    /// `hint`).
-    fn write_file(&self, target: &Path, bytes: &[u8], tag: &str) -> Result<(), FileError> {
-        let staged = self.stage(bytes, tag)?;
+    /// Writes a file durably by staging and renaming it, then fsyncing its folder when
+    /// `durable` (a hint needs neither fsync: it only speeds up finding the head).
+    fn write_file(
+        &self,
+        target: &Path,
+        bytes: &[u8],
+        tag: &str,
+        durable: bool,
+    ) -> Result<(), FileError> {
+        let staged = self.stage(&[bytes], tag, durable)?;
         if let Err(e) = fs::rename(&staged, target) {
             let _ = fs::remove_file(&staged);
             return Err(io_error("cannot rename into", target, &e));
+        }
+        if !durable {
+            return Ok(());
         }
         let dir = target.parent().unwrap_or(&self.dir);
         sync_dir(dir).map_err(|e| io_error("cannot sync", dir, &e))
     }
 
-    /// A record's bytes, or `None` when it is absent.
-    pub fn get(&self, kind: Kind, name: &str) -> Result<Option<Vec<u8>>, FileError> {
-        Self::check_name(name)?;
-        let path = self.record_path(kind, name);
-        read_opt(&path).map_err(|e| io_error("cannot read", &path, &e))
+    fn pack_set(&self) -> Result<MutexGuard<'_, PackSet>, FileError> {
+        let mut set = lock(&self.packs);
+        set.ensure(&self.packs_dir())?;
+        Ok(set)
     }
 
-    /// Stores a record durably. An existing record with the same bytes only gets its
-    /// modification time (its put time) refreshed. Different bytes under an existing key
-    /// are a corruption error, except for derived records, which are replaced.
-    pub fn put(&self, kind: Kind, name: &str, bytes: &[u8]) -> Result<(), FileError> {
-        Self::check_name(name)?;
-        let path = self.record_path(kind, name);
-        if kind != Kind::Derived {
+    /// Writes `records` as one pack, durably (the file, then `packs/`), and returns it.
+    fn write_pack(&self, records: &[(Key, &[u8])]) -> Result<PackFile, FileError> {
+        let lens: Vec<(Key, usize)> = records.iter().map(|(k, b)| (*k, b.len())).collect();
+        let head = pack::head(&lens).map_err(FileError)?;
+        self.ensure_dirs(PACKS)?;
+        let mut pieces: Vec<&[u8]> = Vec::with_capacity(head.order.len() + 1);
+        pieces.push(&head.bytes);
+        pieces.extend(head.order.iter().map(|&i| records[i].1));
+        let staged = self.stage(&pieces, "pack", true)?;
+        let target = self.packs_dir().join(&head.name);
+        if let Err(e) = fs::rename(&staged, &target) {
+            let _ = fs::remove_file(&staged);
+            return Err(io_error("cannot rename into", &target, &e));
+        }
+        let dir = self.packs_dir();
+        sync_dir(&dir).map_err(|e| io_error("cannot sync", &dir, &e))?;
+        PackFile::open(&dir, &head.name)?
+            .ok_or_else(|| FileError(format!("{} vanished", target.display())))
+    }
+
+    /// A record's bytes, or `None` when it is absent.
+    pub fn get(&self, key: &Key) -> Result<Option<Vec<u8>>, FileError> {
+        Ok(self.get_many(std::slice::from_ref(key))?.pop().flatten())
+    }
+
+    /// The bytes of each record, `None` for an absent one. A record not found where the
+    /// store expected it makes it list `packs/` again before it says absent; when a pack
+    /// failed its checks, an absent record of a pack's kind is reported as that corruption
+    /// (the record may be in it).
+    pub fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>, FileError> {
+        let mut set = self.pack_set()?;
+        let mut out: Vec<Option<Vec<u8>>> = Vec::with_capacity(keys.len());
+        let mut missing: Vec<usize> = Vec::new();
+        let mut legacy = Legacy::new(&self.dir);
+        for (i, k) in keys.iter().enumerate() {
+            if pack::packable(k.kind) {
+                if let Some((p, e)) = set.find(k) {
+                    out.push(Some(p.read(e)?));
+                    continue;
+                }
+                if !legacy.has(k.kind) {
+                    out.push(None);
+                    missing.push(i);
+                    continue;
+                }
+            }
+            let path = self.record_path(k);
             match read_opt(&path).map_err(|e| io_error("cannot read", &path, &e))? {
-                Some(existing) if existing == bytes => {
-                    // If collection moved the record aside meanwhile, write it anew.
-                    match touch(&path) {
-                        Ok(()) if path.exists() => return Ok(()),
-                        Ok(()) => {}
-                        Err(e) if e.kind() == ErrorKind::NotFound => {}
-                        Err(e) => return Err(io_error("cannot touch", &path, &e)),
+                Some(b) => out.push(Some(b)),
+                None => {
+                    out.push(None);
+                    if pack::packable(k.kind) {
+                        missing.push(i);
                     }
                 }
-                Some(_) => {
-                    return Err(FileError(match layout::record_key(kind, name) {
-                        Some(k) => layout::different_bytes(&k),
-                        None => format!(
-                            "database corruption: {}/{name} holds different bytes than its key",
-                            kind_dir(kind)
-                        ),
-                    }))
-                }
-                None => {}
             }
         }
-        self.ensure_dirs(kind_dir(kind))?;
-        self.write_file(&path, bytes, "record")
+        if !missing.is_empty() {
+            set.rescan(&self.packs_dir())?;
+            for i in missing {
+                match set.find(&keys[i]) {
+                    Some((p, e)) => out[i] = Some(p.read(e)?),
+                    None => {
+                        if let Some(bad) = set.bad() {
+                            return Err(FileError(bad.to_string()));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(out)
     }
 
-    /// Stores many records durably with one flush: every new record is staged unsynced,
-    /// then the staged bytes are made durable together (`syncfs` on Linux, one fsync per file
-    /// elsewhere), renamed into place, and each record directory is fsynced once. Existing
-    /// records follow [`FileStore::put`]. On error nothing is referenced yet, so what was
-    /// renamed is unreachable garbage for collection.
-    pub fn put_many(&self, items: &[(Kind, String, &[u8])]) -> Result<(), FileError> {
-        let mut fresh: Vec<(Kind, PathBuf, &[u8])> = Vec::new();
-        for &(kind, ref name, bytes) in items {
-            Self::check_name(name)?;
-            let path = self.record_path(kind, name);
-            if kind != Kind::Derived && path.exists() {
-                // Same checks as a single put (refresh, corruption, collected meanwhile).
-                self.put(kind, name, bytes)?;
-                continue;
+    /// [`FileStore::get_many`], handing the records out in place: a record of a pack is a
+    /// range of the mapped pack, a record of its own file the mapped file (both are never
+    /// written again once in place, so the mapping stays what it was).
+    pub fn get_shared(&self, keys: &[Key]) -> Result<Vec<Option<Bytes>>, FileError> {
+        let mut set = self.pack_set()?;
+        let mut out: Vec<Option<Bytes>> = Vec::with_capacity(keys.len());
+        let mut missing: Vec<usize> = Vec::new();
+        let mut legacy = Legacy::new(&self.dir);
+        for (i, k) in keys.iter().enumerate() {
+            if pack::packable(k.kind) {
+                if let Some((p, e)) = set.find(k) {
+                    out.push(Some(p.shared(e)?));
+                    continue;
+                }
+                if !legacy.has(k.kind) {
+                    out.push(None);
+                    missing.push(i);
+                    continue;
+                }
             }
-            fresh.push((kind, path, bytes));
+            let got = map_opt(&self.record_path(k))?;
+            if got.is_none() && pack::packable(k.kind) {
+                missing.push(i);
+            }
+            out.push(got);
         }
-        if fresh.is_empty() {
-            return Ok(());
-        }
-        let mut staged: Vec<(PathBuf, PathBuf)> = Vec::with_capacity(fresh.len());
-        let cleanup = |staged: &[(PathBuf, PathBuf)]| {
-            for (s, _) in staged {
-                let _ = fs::remove_file(s);
-            }
-        };
-        for (kind, path, bytes) in &fresh {
-            if let Err(e) = self.ensure_dirs(kind_dir(*kind)) {
-                cleanup(&staged);
-                return Err(e);
-            }
-            match self.stage_with(bytes, "record", false) {
-                Ok(s) => staged.push((s, path.clone())),
-                Err(e) => {
-                    cleanup(&staged);
-                    return Err(e);
+        if !missing.is_empty() {
+            set.rescan(&self.packs_dir())?;
+            for i in missing {
+                match set.find(&keys[i]) {
+                    Some((p, e)) => out[i] = Some(p.shared(e)?),
+                    None => {
+                        if let Some(bad) = set.bad() {
+                            return Err(FileError(bad.to_string()));
+                        }
+                    }
                 }
             }
         }
-        if let Err(e) = self.sync_staged(staged.iter().map(|(s, _)| s.as_path())) {
-            cleanup(&staged);
-            return Err(e);
-        }
-        let mut dirs: Vec<PathBuf> = Vec::new();
-        for (i, (s, target)) in staged.iter().enumerate() {
-            if let Err(e) = fs::rename(s, target) {
-                cleanup(&staged[i..]);
-                return Err(io_error("cannot rename into", target, &e));
+        Ok(out)
+    }
+
+    /// Stores a record durably (see [`FileStore::put_many`]).
+    pub fn put(&self, key: &Key, bytes: &[u8]) -> Result<(), FileError> {
+        self.put_many(&[(*key, bytes)])
+    }
+
+    /// Stores records durably. Sources, revisions and bundle records that the store does
+    /// not hold yet become one new pack: staged, fsynced, renamed into `packs/`, `packs/`
+    /// fsynced. A record it holds only gets the put time of its file refreshed (a record
+    /// whose file was collected meanwhile is written anew). Different bytes under an existing
+    /// key are a corruption error, except for derived records, which are replaced (each a
+    /// file of its own, as recovery records are). When some tier of small packs is full, the
+    /// new pack takes in their records and they are removed (`pack::to_merge`). On error
+    /// nothing is referenced yet, so what was written is unreachable garbage for collection.
+    pub fn put_many(&self, items: &[(Key, &[u8])]) -> Result<(), FileError> {
+        let mut fresh: Vec<usize> = Vec::new();
+        let mut touch: BTreeMap<String, (PathBuf, Vec<usize>)> = BTreeMap::new();
+        let mut single: Vec<usize> = Vec::new();
+        {
+            let set = self.pack_set()?;
+            let mut legacy = Legacy::new(&self.dir);
+            for (i, (k, b)) in items.iter().enumerate() {
+                if !pack::packable(k.kind) {
+                    single.push(i);
+                    continue;
+                }
+                if let Some((p, e)) = set.find(k) {
+                    if p.read(e)? != *b {
+                        return Err(FileError(layout::different_bytes(k)));
+                    }
+                    touch
+                        .entry(p.name.clone())
+                        .or_insert_with(|| (p.path.clone(), Vec::new()))
+                        .1
+                        .push(i);
+                    continue;
+                }
+                if !legacy.has(k.kind) {
+                    fresh.push(i);
+                    continue;
+                }
+                // A record of the layout before packs.
+                let path = self.record_path(k);
+                match read_opt(&path).map_err(|e| io_error("cannot read", &path, &e))? {
+                    Some(existing) if existing == *b => {
+                        if !refreshed(&path)? {
+                            fresh.push(i);
+                        }
+                    }
+                    Some(_) => return Err(FileError(layout::different_bytes(k))),
+                    None => fresh.push(i),
+                }
             }
-            let dir = target.parent().unwrap_or(&self.dir).to_path_buf();
-            if !dirs.contains(&dir) {
-                dirs.push(dir);
+        }
+        for (path, idxs) in touch.values() {
+            if !refreshed(path)? {
+                fresh.extend(idxs);
             }
         }
-        for dir in &dirs {
-            sync_dir(dir).map_err(|e| io_error("cannot sync", dir, &e))?;
+        if !fresh.is_empty() {
+            self.add_pack(items, &fresh)?;
+        }
+        for i in single {
+            self.put_single(&items[i].0, items[i].1)?;
         }
         Ok(())
     }
 
-    /// Makes staged files durable: one `syncfs` of their file system on Linux, or an fsync
-    /// of each file elsewhere.
-    fn sync_staged<'a>(&self, files: impl Iterator<Item = &'a Path>) -> Result<(), FileError> {
-        #[cfg(target_os = "linux")]
-        {
-            let _ = files;
-            let staging = self.staging();
-            let dir = File::open(&staging).map_err(|e| io_error("cannot open", &staging, &e))?;
-            rustix::fs::syncfs(&dir)
-                .map_err(|e| io_error("cannot sync", &staging, &io::Error::from(e)))
-        }
-        #[cfg(not(target_os = "linux"))]
-        {
-            for f in files {
-                File::open(f)
-                    .and_then(|h| h.sync_all())
-                    .map_err(|e| io_error("cannot sync", f, &e))?;
+    /// Writes the records `items[fresh]` as a new pack, merging the small packs a full tier
+    /// holds into it.
+    fn add_pack(&self, items: &[(Key, &[u8])], fresh: &[usize]) -> Result<(), FileError> {
+        let mut set = self.pack_set()?;
+        let new_len: u64 = fresh
+            .iter()
+            .map(|&i| (pack::ENTRY + items[i].1.len()) as u64)
+            .sum::<u64>()
+            + pack::HEADER as u64;
+        let known: Vec<Arc<PackFile>> = set.packs().cloned().collect();
+        let lens: Vec<u64> = known.iter().map(|p| p.len).collect();
+        let merging: Vec<Arc<PackFile>> = pack::to_merge(&lens, new_len)
+            .into_iter()
+            .map(|i| known[i].clone())
+            .collect();
+        let mut carried: Vec<(Key, Vec<u8>)> = Vec::new();
+        let mut merged: Vec<&PackFile> = Vec::new();
+        for p in &merging {
+            // A pack removed meanwhile (collection) is simply not merged.
+            match p.read_all() {
+                Ok(r) => {
+                    carried.extend(r);
+                    merged.push(p);
+                }
+                Err(_) if !p.path.exists() => {}
+                Err(e) => return Err(e),
             }
-            Ok(())
         }
+        let mut all: Vec<(Key, &[u8])> = fresh.iter().map(|&i| items[i]).collect();
+        all.extend(carried.iter().map(|(k, b)| (*k, b.as_slice())));
+        let written = self.write_pack(&all)?;
+        let name = written.name.clone();
+        set.add(written);
+        for p in merged {
+            if p.name == name {
+                continue;
+            }
+            // Its records are durable in the new pack; a removal lost to a crash leaves a
+            // duplicate, never a gap.
+            match fs::remove_file(&p.path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == ErrorKind::NotFound => {}
+                Err(e) => return Err(io_error("cannot remove", &p.path, &e)),
+            }
+            set.forget(&p.name);
+        }
+        Ok(())
+    }
+
+    /// Puts a derived or recovery record: a file of its own, staged and renamed.
+    fn put_single(&self, key: &Key, bytes: &[u8]) -> Result<(), FileError> {
+        let path = self.record_path(key);
+        if key.kind.is_content_addressed() {
+            match read_opt(&path).map_err(|e| io_error("cannot read", &path, &e))? {
+                Some(existing) if existing == bytes && refreshed(&path)? => return Ok(()),
+                Some(existing) if existing != bytes => {
+                    return Err(FileError(layout::different_bytes(key)))
+                }
+                _ => {}
+            }
+        }
+        self.ensure_dirs(kind_dir(key.kind))?;
+        self.write_file(&path, bytes, "record", true)
     }
 
     /// The generations present in `heads/`, listed.
@@ -381,7 +556,7 @@ impl FileStore {
         if let Err(e) = self.ensure_dirs(HEADS) {
             return SwapOutcome::Failed(e.0);
         }
-        let staged = match self.stage(new, "head") {
+        let staged = match self.stage(&[new], "head", true) {
             Ok(p) => p,
             Err(e) => return SwapOutcome::Failed(e.0),
         };
@@ -416,6 +591,7 @@ impl FileStore {
             &self.heads().join(HINT),
             layout::generation_name(next).as_bytes(),
             HINT,
+            false,
         );
         SwapOutcome::Swapped
     }
@@ -430,6 +606,7 @@ impl FileStore {
             &self.heads().join(FLOOR),
             layout::generation_name(floor).as_bytes(),
             FLOOR,
+            true,
         )
     }
 
@@ -449,9 +626,29 @@ impl FileStore {
         Ok(n)
     }
 
-    /// Every record with its put time (modification time) and size.
-    pub fn keys(&self) -> Result<Vec<(Kind, String, SystemTime, u64)>, FileError> {
-        let mut out = Vec::new();
+    /// Every record with its put time (the modification time of the file holding it; the
+    /// latest when several packs hold it) and size, sorted by key. A pack that fails its
+    /// checks fails the listing, so collection never works from a partial view.
+    pub fn keys(&self) -> Result<Vec<(Key, SystemTime, u64)>, FileError> {
+        let mut found: HashMap<Key, (SystemTime, u64)> = HashMap::new();
+        {
+            let mut set = lock(&self.packs);
+            set.rescan(&self.packs_dir())?;
+            if let Some(bad) = set.bad() {
+                return Err(FileError(bad.to_string()));
+            }
+            for p in set.packs() {
+                let mtime = match p.modified() {
+                    Ok(t) => t,
+                    Err(_) if !p.path.exists() => continue,
+                    Err(e) => return Err(e),
+                };
+                for e in &p.entries {
+                    let slot = found.entry(e.key).or_insert((mtime, u64::from(e.len)));
+                    slot.0 = slot.0.max(mtime);
+                }
+            }
+        }
         for kind in KINDS {
             let dir = self.dir.join(kind_dir(kind));
             let rd = match fs::read_dir(&dir) {
@@ -461,47 +658,51 @@ impl FileStore {
             };
             for entry in rd {
                 let entry = entry.map_err(|e| io_error("cannot list", &dir, &e))?;
-                let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+                let Some(key) = entry
+                    .file_name()
+                    .to_str()
+                    .and_then(|n| layout::record_key(kind, n))
+                else {
                     continue;
                 };
-                if !valid_name(&name) {
-                    continue;
-                }
-                let meta = entry
-                    .metadata()
-                    .map_err(|e| io_error("cannot stat", &entry.path(), &e))?;
+                let meta = match entry.metadata() {
+                    Ok(m) => m,
+                    Err(e) if e.kind() == ErrorKind::NotFound => continue,
+                    Err(e) => return Err(io_error("cannot stat", &entry.path(), &e)),
+                };
                 let mtime = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-                out.push((kind, name, mtime, meta.len()));
+                let slot = found.entry(key).or_insert((mtime, meta.len()));
+                slot.0 = slot.0.max(mtime);
             }
         }
-        out.sort();
+        let mut out: Vec<(Key, SystemTime, u64)> =
+            found.into_iter().map(|(k, (t, s))| (k, t, s)).collect();
+        out.sort_by_key(|a| a.0);
         Ok(out)
     }
 
-    /// Removes a record if its put time is still before `before`, atomically against a
-    /// concurrent put: the record is first moved into `staging/`, its time checked there,
-    /// and moved back when a put refreshed it meanwhile. Returns the bytes freed.
-    pub fn remove_if_older(
+    /// Removes a file if its modification time is still before `before`, atomically against
+    /// a concurrent put that refreshes it: the file is first moved into `staging/`, its time
+    /// checked there, and moved back when a put refreshed it meanwhile. Returns its size
+    /// when it was removed.
+    fn remove_file_if_older(
         &self,
-        kind: Kind,
-        name: &str,
+        path: &Path,
         before: SystemTime,
     ) -> Result<Option<u64>, FileError> {
-        Self::check_name(name)?;
-        let path = self.record_path(kind, name);
-        self.ensure_dirs(kind_dir(kind))?;
+        self.ensure_dirs(STAGING)?;
         let aside = self.staging().join(unique_name("collect"));
-        match fs::rename(&path, &aside) {
+        match fs::rename(path, &aside) {
             Ok(()) => {}
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(io_error("cannot move", &path, &e)),
+            Err(e) => return Err(io_error("cannot move", path, &e)),
         }
         let meta = fs::metadata(&aside).map_err(|e| io_error("cannot stat", &aside, &e))?;
         let recent = meta.modified().map_or(true, |t| t >= before);
         if recent {
-            // A put that ran while the record was aside wrote it anew: keep that one.
-            if let Err(e) = hard_link_or_keep(&aside, &path) {
-                return Err(io_error("cannot restore", &path, &e));
+            // A put that ran while the file was aside wrote it anew: keep that one.
+            if let Err(e) = hard_link_or_keep(&aside, path) {
+                return Err(io_error("cannot restore", path, &e));
             }
             let _ = fs::remove_file(&aside);
             return Ok(None);
@@ -510,7 +711,96 @@ impl FileStore {
         Ok(Some(meta.len()))
     }
 
-    /// Removes leftovers in `staging/` older than `before`; returns (files, bytes).
+    /// Removes the records `keys` whose put time is still before `before`, atomically
+    /// against concurrent puts. A record of its own file is removed with
+    /// `FileStore::remove_file_if_older`. A pack holding records to remove is compacted:
+    /// the records it keeps are first written as a new pack, then the old pack is removed in
+    /// the same way (so a put that refreshed it keeps all of it). Returns the keys no file
+    /// holds any more.
+    pub fn remove(&self, keys: &[Key], before: SystemTime) -> Result<Vec<Key>, FileError> {
+        let wanted: std::collections::HashSet<Key> = keys
+            .iter()
+            .filter(|k| k.kind != Kind::Recovery)
+            .copied()
+            .collect();
+        let mut removed_from: HashMap<Key, bool> = HashMap::new();
+        let candidates: Vec<Arc<PackFile>> = {
+            let mut set = lock(&self.packs);
+            set.rescan(&self.packs_dir())?;
+            if let Some(bad) = set.bad() {
+                return Err(FileError(bad.to_string()));
+            }
+            set.packs()
+                .filter(|p| p.entries.iter().any(|e| wanted.contains(&e.key)))
+                .cloned()
+                .collect()
+        };
+        for p in candidates {
+            let mtime = match p.modified() {
+                Ok(t) => t,
+                Err(_) if !p.path.exists() => continue,
+                Err(e) => return Err(e),
+            };
+            let going: Vec<Key> = p
+                .entries
+                .iter()
+                .filter(|e| wanted.contains(&e.key))
+                .map(|e| e.key)
+                .collect();
+            if mtime >= before {
+                for k in going {
+                    removed_from.insert(k, false);
+                }
+                continue;
+            }
+            let kept: Vec<(Key, Vec<u8>)> = p
+                .read_all()?
+                .into_iter()
+                .filter(|(k, _)| !wanted.contains(k))
+                .collect();
+            if !kept.is_empty() {
+                let refs: Vec<(Key, &[u8])> =
+                    kept.iter().map(|(k, b)| (*k, b.as_slice())).collect();
+                let written = self.write_pack(&refs)?;
+                lock(&self.packs).add(written);
+            }
+            let gone = self.remove_file_if_older(&p.path, before)?.is_some();
+            lock(&self.packs).forget(&p.name);
+            for k in going {
+                let all = removed_from.entry(k).or_insert(true);
+                *all &= gone;
+            }
+        }
+        let dir = self.packs_dir();
+        if dir.is_dir() {
+            sync_dir(&dir).map_err(|e| io_error("cannot sync", &dir, &e))?;
+        }
+        // Records of their own files.
+        for k in &wanted {
+            let path = self.record_path(k);
+            if path.exists() {
+                let gone = self.remove_file_if_older(&path, before)?.is_some();
+                let all = removed_from.entry(*k).or_insert(true);
+                *all &= gone;
+            }
+        }
+        // A pack not compacted (recent) still holds it; so may a pack written meanwhile.
+        let set = {
+            let mut set = lock(&self.packs);
+            set.rescan(&self.packs_dir())?;
+            set
+        };
+        let mut out: Vec<Key> = removed_from
+            .into_iter()
+            .filter(|(k, all)| *all && set.find(k).is_none() && !self.record_path(k).exists())
+            .map(|(k, _)| k)
+            .collect();
+        out.sort();
+        Ok(out)
+    }
+
+    /// Removes leftovers in `staging/` (`layout::collectable_staging`); returns (files,
+    /// bytes).
     pub fn clean_staging(&self, before: SystemTime) -> Result<(usize, u64), FileError> {
         let dir = self.staging();
         let rd = match fs::read_dir(&dir) {
@@ -518,10 +808,15 @@ impl FileStore {
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok((0, 0)),
             Err(e) => return Err(io_error("cannot list", &dir, &e)),
         };
+        let (now, before) = (millis(SystemTime::now()), millis(before));
         let (mut n, mut bytes) = (0, 0);
         for entry in rd.flatten() {
             let Ok(meta) = entry.metadata() else { continue };
-            if meta.modified().is_ok_and(|t| t < before) && fs::remove_file(entry.path()).is_ok() {
+            let name = entry.file_name();
+            let modified = meta.modified().map_or(now, millis);
+            if layout::collectable_staging(&name.to_string_lossy(), modified, before, now)
+                && fs::remove_file(entry.path()).is_ok()
+            {
                 n += 1;
                 bytes += meta.len();
             }
@@ -556,6 +851,11 @@ impl FileStore {
         self.dir.is_dir()
     }
 
+    /// Forgets which packs it knows, so the next read lists `packs/` again.
+    pub fn forget_packs(&self) {
+        lock(&self.packs).invalidate();
+    }
+
     /// Reads a whole file (for tests and verification of files outside the record kinds).
     pub fn read_path(path: &Path) -> io::Result<Vec<u8>> {
         let mut v = Vec::new();
@@ -564,11 +864,56 @@ impl FileStore {
     }
 }
 
+/// A whole file, mapped, or `None` when it does not exist.
+fn map_opt(path: &Path) -> Result<Option<Bytes>, FileError> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_error("cannot open", path, &e)),
+    };
+    let len = file
+        .metadata()
+        .map_err(|e| io_error("cannot stat", path, &e))?
+        .len();
+    packs::map_file(&file, len, path).map(Some)
+}
+
+/// Which folders of the layout before packs a tenant has (looked at once per call, so a
+/// tenant without them costs no lookup per record).
+struct Legacy<'a> {
+    dir: &'a Path,
+    seen: [Option<bool>; 5],
+}
+
+impl<'a> Legacy<'a> {
+    fn new(dir: &'a Path) -> Legacy<'a> {
+        Legacy {
+            dir,
+            seen: [None; 5],
+        }
+    }
+
+    fn has(&mut self, kind: Kind) -> bool {
+        let i = KINDS.iter().position(|k| *k == kind).unwrap_or(0);
+        *self.seen[i].get_or_insert_with(|| self.dir.join(kind_dir(kind)).is_dir())
+    }
+}
+
+/// Refreshes a file's modification time (a put of a record it holds). `Ok(false)`: the file
+/// is gone (collection moved it away meanwhile), so the record must be written anew.
+fn refreshed(path: &Path) -> Result<bool, FileError> {
+    match touch(path) {
+        Ok(()) => Ok(path.exists()),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(io_error("cannot touch", path, &e)),
+    }
+}
+
 /// Milliseconds since the Unix epoch (the files store's time unit for put times).
 pub use crate::clock::millis;
 
 fn from_millis(ms: u64) -> SystemTime {
-    SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(ms)
+    SystemTime::UNIX_EPOCH + Duration::from_millis(ms)
 }
 
 fn to_store_error(e: FileError) -> StoreError {
@@ -580,16 +925,21 @@ fn to_store_error(e: FileError) -> StoreError {
 }
 
 /// The files store of one data root: the engine's [`Store`] over
-/// `<data>/tenants/<tenant>/` (engine.md §9.2 rule 2).
+/// `<data>/tenants/<tenant>/` (engine.md §9.2 rule 2). Clones share what they learnt about
+/// each tenant's packs.
 #[derive(Debug, Clone)]
 pub struct Files {
     data: PathBuf,
+    tenants: Arc<Mutex<HashMap<String, Arc<Mutex<PackSet>>>>>,
 }
 
 impl Files {
     /// The store of the data root `data`. Nothing is created.
     pub fn new(data: impl Into<PathBuf>) -> Files {
-        Files { data: data.into() }
+        Files {
+            data: data.into(),
+            tenants: Arc::default(),
+        }
     }
 
     /// The data root.
@@ -599,7 +949,14 @@ impl Files {
 
     /// One tenant's files.
     pub fn tenant(&self, tenant: &str) -> FileStore {
-        FileStore::new(&self.data, tenant)
+        let packs = lock(&self.tenants)
+            .entry(tenant.to_string())
+            .or_default()
+            .clone();
+        FileStore {
+            dir: self.data.join(TENANTS).join(tenant),
+            packs,
+        }
     }
 
     /// The tenants that have a directory under `<data>/tenants/`, sorted.
@@ -641,23 +998,19 @@ impl Store for Files {
     }
 
     fn get_many(&mut self, tenant: &str, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
-        let t = self.tenant(tenant);
-        keys.iter()
-            .map(|k| t.get(k.kind, &k.digest.to_hex()).map_err(to_store_error))
-            .collect()
+        self.tenant(tenant).get_many(keys).map_err(to_store_error)
+    }
+
+    fn get_shared(&mut self, tenant: &str, keys: &[Key]) -> Result<Vec<Option<Bytes>>, StoreError> {
+        self.tenant(tenant).get_shared(keys).map_err(to_store_error)
     }
 
     fn put(&mut self, tenant: &str, key: &Key, bytes: &[u8]) -> Result<(), StoreError> {
-        self.tenant(tenant)
-            .put(key.kind, &key.digest.to_hex(), bytes)
-            .map_err(to_store_error)
+        self.tenant(tenant).put(key, bytes).map_err(to_store_error)
     }
 
     fn put_many(&mut self, tenant: &str, records: &[(Key, Vec<u8>)]) -> Result<(), StoreError> {
-        let items: Vec<(Kind, String, &[u8])> = records
-            .iter()
-            .map(|(k, b)| (k.kind, k.digest.to_hex(), b.as_slice()))
-            .collect();
+        let items: Vec<(Key, &[u8])> = records.iter().map(|(k, b)| (*k, b.as_slice())).collect();
         self.tenant(tenant).put_many(&items).map_err(to_store_error)
     }
 
@@ -669,12 +1022,10 @@ impl Store for Files {
         let list = self.tenant(tenant).keys().map_err(to_store_error)?;
         Ok(list
             .into_iter()
-            .filter_map(|(kind, name, mtime, size)| {
-                Some(KeyInfo {
-                    key: layout::record_key(kind, &name)?,
-                    put_time: millis(mtime),
-                    size,
-                })
+            .map(|(key, mtime, size)| KeyInfo {
+                key,
+                put_time: millis(mtime),
+                size,
             })
             .collect())
     }
@@ -685,18 +1036,7 @@ impl Store for Files {
             return Ok(Vec::new());
         }
         let before_t = from_millis(before);
-        let mut removed = Vec::new();
-        for k in keys {
-            if k.kind == Kind::Recovery {
-                continue;
-            }
-            if t.remove_if_older(k.kind, &k.digest.to_hex(), before_t)
-                .map_err(to_store_error)?
-                .is_some()
-            {
-                removed.push(*k);
-            }
-        }
+        let removed = t.remove(keys, before_t).map_err(to_store_error)?;
         // Older head generations: raise the floor to the current one first, so a writer
         // that links a collected name notices (engine.md §9.2 rule 2).
         let g = t.head_generation().map_err(to_store_error)?;
@@ -709,7 +1049,7 @@ impl Store for Files {
     }
 }
 
-/// Moves a record back from staging unless a concurrent put already wrote it anew.
+/// Moves a file back from staging unless a concurrent put already wrote it anew.
 fn hard_link_or_keep(from: &Path, to: &Path) -> io::Result<()> {
     match fs::hard_link(from, to) {
         Ok(()) => Ok(()),

@@ -186,6 +186,11 @@ impl crate::connection::Backend for Backend {
     fn data(&self) -> Option<&Path> {
         None
     }
+    /// A database hands out copies: its derived records keep the texts inline, so an open
+    /// reads one record instead of every source.
+    fn in_place_sources(&self) -> bool {
+        false
+    }
     fn watch(&self, tenant: &str) -> Option<Arc<AtomicBool>> {
         Some(self.0.watch(tenant))
     }

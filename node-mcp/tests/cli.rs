@@ -505,8 +505,16 @@ fn corrupt_record_fails_closed() {
         &["write", "b", "a.md", "--create", "--tenant", "t"],
         DOC,
     );
-    let src = data.join("tenants/t/sources").join(DOC_HASH);
-    std::fs::write(&src, "tampered").unwrap_or_default();
+    // Tamper with the document's bytes inside the commit's pack (same length, so the
+    // pack's index still holds: only the record's digest catches it).
+    let packs = data.join("tenants/t/packs");
+    for entry in std::fs::read_dir(&packs).expect("packs").flatten() {
+        let mut bytes = std::fs::read(entry.path()).unwrap_or_default();
+        if let Some(at) = bytes.windows(DOC.len()).position(|w| w == DOC.as_bytes()) {
+            bytes[at..at + DOC.len()].fill(b'x');
+            std::fs::write(entry.path(), bytes).unwrap_or_default();
+        }
+    }
     // The write left the head's derived record: reads that need no source are served from
     // it, and every read of the source itself reads the blob and fails closed (engine.md
     // §9.1 rule 1).

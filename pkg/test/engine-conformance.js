@@ -332,11 +332,14 @@ export const cases = [
       const t = await (await reopen(store)).open(TENANT);
       const derived = (await t.keys()).filter((k) => k.key.kind === 'derived');
       assert.equal(derived.length, 1, 'written once for the run of commits, at close');
+      // The files store hands its sources out as they are, so its records leave the texts
+      // to it: opening reads them from the packs instead of from the record.
+      const inPlace = t.sourcesInPlace === true;
       await t.close();
       const cold = control();
       const b = await connect(lib, await reopen(store, { failAt: cold.failAt }));
       assert.ok(cold.kinds.includes('derived'), `the open read ${cold.kinds.join(' ')}`);
-      assert.ok(!cold.kinds.includes('source'), 'the open decoded the derived record instead of reading sources');
+      if (!inPlace) assert.ok(!cold.kinds.includes('source'), 'the open decoded the derived record instead of reading sources');
       assert.deepEqual(await view(b), before, 'decoded from the derived record');
       assert.equal(await b.search('replay export'), hits);
       await b.close();

@@ -934,7 +934,7 @@ mod incremental {
         let path = PATHS[p].to_string();
         Change {
             doc: body.map(|i| {
-                let text: Arc<str> = Arc::from(BODIES[i]);
+                let text: langonrock_core::bytes::Text = BODIES[i].into();
                 let parsed = (!langonrock_core::validate::is_navigation(&path))
                     .then(|| Arc::new(parse_document(&path, &text, SUMMARY_WIDTH)));
                 (

@@ -100,10 +100,68 @@ fn open(store: &mut dyn Store) -> Engine {
 
 /// Puts the served state's derived record, as a writable host does.
 fn put_derived(e: &mut Engine, store: &mut dyn Store) -> (Key, Vec<u8>) {
+    put_derived_with(e, store, true)
+}
+
+/// Puts the served state's derived record, with the texts or leaving them to the store.
+fn put_derived_with(e: &mut Engine, store: &mut dyn Store, texts: bool) -> (Key, Vec<u8>) {
     let s = e.take_derived().expect("due");
-    let (key, bytes) = s.derived_record(TODAY).unwrap();
+    let (key, bytes) = s.derived_record(TODAY, texts).unwrap();
     store.put(T, &key, &bytes).unwrap();
     (key, bytes)
+}
+
+/// A store that counts the records it hands out (to see what an open reads).
+struct Counting<'a> {
+    inner: &'a mut dyn Store,
+    sources: usize,
+}
+
+impl Store for Counting<'_> {
+    fn read_head(
+        &mut self,
+        t: &str,
+    ) -> Result<Option<Vec<u8>>, langonrock_core::engine::StoreError> {
+        self.inner.read_head(t)
+    }
+    fn get_many(
+        &mut self,
+        t: &str,
+        keys: &[Key],
+    ) -> Result<Vec<Option<Vec<u8>>>, langonrock_core::engine::StoreError> {
+        self.sources += keys.iter().filter(|k| k.kind == Kind::Source).count();
+        self.inner.get_many(t, keys)
+    }
+    fn put(
+        &mut self,
+        t: &str,
+        k: &Key,
+        b: &[u8],
+    ) -> Result<(), langonrock_core::engine::StoreError> {
+        self.inner.put(t, k, b)
+    }
+    fn swap_head(
+        &mut self,
+        t: &str,
+        e: Option<&[u8]>,
+        n: &[u8],
+    ) -> langonrock_core::engine::SwapOutcome {
+        self.inner.swap_head(t, e, n)
+    }
+    fn keys(
+        &mut self,
+        t: &str,
+    ) -> Result<Vec<langonrock_core::engine::KeyInfo>, langonrock_core::engine::StoreError> {
+        self.inner.keys(t)
+    }
+    fn remove(
+        &mut self,
+        t: &str,
+        k: &[Key],
+        b: u64,
+    ) -> Result<Vec<Key>, langonrock_core::engine::StoreError> {
+        self.inner.remove(t, k, b)
+    }
 }
 
 /// Every read, rendered: manifests on two dates, the snapshot, sources, and for every
@@ -369,8 +427,22 @@ fn sources_are_verified_on_first_use() {
     // One in another bundle that holds no damaged blob commits.
     let op = e.write("fresh", "new.md", "New.\n", None, &at(10));
     run(&mut e, &mut store, op).unwrap();
-    // The new head has no derived record (a host puts it later): opening compiles, reads
-    // every blob and fails closed.
+    // The new head has no derived record (a host puts it later): opening starts from its
+    // parent's record and applies the difference, so the damaged blob is still caught on
+    // first use.
+    let mut e = Engine::new(T).unwrap();
+    let op = e.open();
+    run(&mut e, &mut store, op).unwrap();
+    let op = e.read_source("dom0", "tables/t1.md");
+    assert_eq!(run(&mut e, &mut store, op).unwrap_err().message(), bad);
+    // Without any record to start from, opening compiles, reads every blob and fails closed.
+    for k in store
+        .records(T)
+        .into_keys()
+        .filter(|k| k.kind == Kind::Derived)
+    {
+        store.lose(T, &k);
+    }
     let mut e = Engine::new(T).unwrap();
     let op = e.open();
     assert_eq!(run(&mut e, &mut store, op).unwrap_err().message(), bad);
@@ -629,7 +701,8 @@ fn another_writer_moves_the_head_while_serving_from_a_record() {
         }
         let op = a.refresh();
         assert!(run(&mut a, &mut store, op).unwrap().loaded);
-        assert_eq!(a.read().unwrap().from_derived(), with_record);
+        // A refresh applies the difference (engine.md §8.1), record or not: no decode.
+        assert!(!a.read().unwrap().from_derived());
         assert!(reads(&mut a, &mut store) == reads(&mut b, &mut store));
         // And `a` commits on top of it like `b` would.
         let mut c = store.clone();
@@ -642,12 +715,13 @@ fn another_writer_moves_the_head_while_serving_from_a_record() {
     }
 }
 
-/// The derived record of a fixed corpus, paired with the compiler version: a change to the
-/// compiler, the search index or the derived record's encoding changes these bytes, and a
-/// host would then serve the old bytes of every stored derived record as if they were new.
-/// So the digests may only change together with `COMPILER_VERSION` (core/src/engine/mod.rs),
-/// which is part of every derived record's key: raise it, then rewrite this golden with
-/// `UPDATE_GOLDEN=1` (the golden holds the version, so the two always land together).
+/// The derived record of a fixed corpus, paired with the compiler version and the derived
+/// record format: a change to the compiler, the search index or the derived record's
+/// encoding changes these bytes, and a host would then serve the old bytes of every stored
+/// derived record as if they were new. So the digests may only change together with
+/// `COMPILER_VERSION` (core/src/engine/mod.rs) or, for a change of the record's own layout,
+/// `derived::FORMAT`, both part of every derived record's key: raise one, then rewrite this
+/// golden with `UPDATE_GOLDEN=1` (the golden holds both, so they always land together).
 #[test]
 fn derived_bytes_change_only_with_the_compiler_version() {
     let mut store = MemoryStore::new();
@@ -664,12 +738,15 @@ fn derived_bytes_change_only_with_the_compiler_version() {
     );
     run(&mut e, &mut store, op).unwrap();
     let served = e.read().unwrap();
-    let (key, bytes) = served.derived_record(TODAY).expect("a derived record");
+    let (key, bytes) = served
+        .derived_record(TODAY, true)
+        .expect("a derived record");
     let index = langonrock_core::search::Index::build(served.model(), TODAY).encode();
     let digest = |b: &[u8]| langonrock_core::engine::Digest::of(b).to_hex();
     let actual = format!(
-        "compiler version {}\nderived record {}\nsearch index {}\nkey {key}\n",
+        "compiler version {}, derived format {}\nderived record {}\nsearch index {}\nkey {key}\n",
         langonrock_core::engine::COMPILER_VERSION,
+        langonrock_core::engine::derived::FORMAT,
         digest(&bytes),
         digest(&index),
     );
@@ -685,9 +762,137 @@ fn derived_bytes_change_only_with_the_compiler_version() {
         expected == actual,
         "{}\n expected:\n{expected}\n actual:\n{actual}",
         if version(&expected) == version(&actual) {
-            "the derived record or the search index encodes differently, but COMPILER_VERSION did not change: raise it (core/src/engine/mod.rs), then UPDATE_GOLDEN=1"
+            "the derived record or the search index encodes differently, but neither COMPILER_VERSION nor the derived format changed: raise one (core/src/engine/mod.rs, core/src/engine/derived.rs), then UPDATE_GOLDEN=1"
         } else {
-            "COMPILER_VERSION changed: rewrite this golden with UPDATE_GOLDEN=1 and review the diff"
+            "COMPILER_VERSION or the derived format changed: rewrite this golden with UPDATE_GOLDEN=1 and review the diff"
         }
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// Records that leave the texts to the store, and opens that start from an older record.
+
+#[test]
+fn a_record_without_texts_reads_identically_from_the_stores_sources() {
+    for files_store in [false, true] {
+        let (mut f, dir) = files();
+        let mut m = MemoryStore::new();
+        let store: &mut dyn Store = if files_store { &mut f } else { &mut m };
+        let mut e = open(store);
+        import(&mut e, store, generated(3, 30));
+        let compiled = reads(&mut e, store);
+        let (_, bytes) = put_derived_with(&mut e, store, false);
+        let payload = u64::from_le_bytes(bytes[108..116].try_into().unwrap()) as usize;
+        assert_eq!(bytes.len(), derived::HEADER + payload, "no texts in it");
+        let mut d = open(store);
+        assert!(d.read().unwrap().from_derived());
+        assert!(reads(&mut d, store) == compiled);
+        // Commits on top of it equal commits after a compiling open.
+        let mut c = Engine::new(T).unwrap();
+        for eng in [&mut d, &mut c] {
+            let op = eng.refresh();
+            run(eng, store, op).unwrap();
+        }
+        let h = d.read().unwrap().source_hash("dom0", "tables/t0.md");
+        let op = d.write("dom0", "tables/t0.md", "Rewritten.\n", h.as_deref(), &at(3));
+        run(&mut d, store, op).unwrap();
+        let op = c.refresh();
+        run(&mut c, store, op).unwrap();
+        assert!(reads(&mut d, store) == reads(&mut c, store));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+#[test]
+fn a_bad_source_handed_out_in_place_fails_closed_naming_it() {
+    let mut store = MemoryStore::new();
+    let mut e = open(&mut store);
+    import(&mut e, &mut store, generated(2, 15));
+    put_derived_with(&mut e, &mut store, false);
+    let s = e.read().unwrap();
+    let c = s.model().concept("dom0/t1").expect("dom0/t1").clone();
+    let hash = s.source_hash("dom0", &c.path).unwrap();
+    let key = Key::new(
+        Kind::Source,
+        langonrock_core::engine::Digest::from_hex(&hash).unwrap(),
+    );
+    store.tamper(T, &key, c.text.as_bytes().iter().map(|b| b ^ 1).collect());
+    let mut d = open(&mut store);
+    let ds = d.read().unwrap();
+    assert!(ds.from_derived(), "opening reads no text");
+    manifest::manifest(ds.model(), T, None, TODAY).unwrap();
+    let want = format!("database corruption: source/{hash} does not match its digest");
+    let err = ds.get(&["dom0/t1"], &GetOptions::default()).unwrap_err();
+    assert_eq!(err.message(), want);
+    let op = d.read_source("dom0", &c.path);
+    assert_eq!(run(&mut d, &mut store, op).unwrap_err().message(), want);
+    // Another concept reads.
+    ds.get(&["dom0/t2"], &GetOptions::default()).unwrap();
+    // A commit that rewrites its bundle keeps that source: it fails closed too.
+    let op = d.write("dom0", "tables/new.md", "New.\n", None, &at(4));
+    assert_eq!(run(&mut d, &mut store, op).unwrap_err().message(), want);
+}
+
+#[test]
+fn opening_starts_from_an_older_record_and_applies_the_difference() {
+    let mut store = MemoryStore::new();
+    let mut e = open(&mut store);
+    import(&mut e, &mut store, generated(3, 30));
+    // (Its texts inside, so that what opening reads is the difference alone.)
+    put_derived_with(&mut e, &mut store, true);
+    assert!(!e.derived_pays(), "just written");
+    // Commits by one-shot hosts that leave no record.
+    for i in 0..5u64 {
+        let op = e.write(
+            "dom1",
+            &format!("notes/n{i}.md"),
+            format!("Note {i}, see [[t3]].\n"),
+            None,
+            &at(10 + i),
+        );
+        run(&mut e, &mut store, op).unwrap();
+    }
+    assert!(!e.derived_pays(), "5 revisions past its record");
+    let want = reads(&mut e, &mut store);
+    let mut counting = Counting {
+        inner: &mut store,
+        sources: 0,
+    };
+    let mut d = open(&mut counting);
+    let read = counting.sources;
+    assert!(read <= 5, "opening read {read} sources: it compiled");
+    assert!(!d.derived_pays());
+    assert!(
+        d.derived_due(),
+        "the head's record is worth writing when idle"
+    );
+    assert!(reads(&mut d, &mut store) == want);
+    // Far enough past its record, a one-shot host writes the head's.
+    for i in 0..langonrock_core::engine::DERIVED_EVERY as u64 {
+        let h = d.read().unwrap().source_hash("dom2", "notes/x.md");
+        let op = d.write(
+            "dom2",
+            "notes/x.md",
+            format!("Edit {i}.\n"),
+            h.as_deref(),
+            &at(100 + i),
+        );
+        run(&mut d, &mut store, op).unwrap();
+    }
+    assert!(d.derived_pays());
+    // Without any record, or beyond how far opening looks back, it compiles.
+    for k in store
+        .records(T)
+        .into_keys()
+        .filter(|k| k.kind == Kind::Derived)
+    {
+        store.lose(T, &k);
+    }
+    let mut counting = Counting {
+        inner: &mut store,
+        sources: 0,
+    };
+    let c = open(&mut counting);
+    assert!(counting.sources >= 90);
+    assert!(c.derived_pays());
 }

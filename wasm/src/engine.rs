@@ -229,11 +229,19 @@ impl WasmEngine {
 
     /// The served state's derived record when it is due (after a recompiling open or a
     /// commit, engine.md §9.1 rule 4), once: `{key, bytes}` for a writable host to put, or
-    /// undefined.
+    /// undefined. With `texts` it carries the documents' texts (for a store that cannot hand
+    /// its source records out in place: every store but the files store).
     #[wasm_bindgen(js_name = takeDerived)]
-    pub fn take_derived(&mut self, today: &str) -> Option<js_sys::Object> {
-        let (key, bytes) = self.engine.take_derived()?.derived_record(today)?;
+    pub fn take_derived(&mut self, today: &str, texts: bool) -> Option<js_sys::Object> {
+        let (key, bytes) = self.engine.take_derived()?.derived_record(today, texts)?;
         Some(convert::record(&key, &bytes))
+    }
+
+    /// Whether writing the due derived record pays for a connection about to close (the
+    /// core's `Engine::derived_pays`).
+    #[wasm_bindgen(js_name = derivedPays)]
+    pub fn derived_pays(&self) -> bool {
+        self.engine.derived_pays()
     }
 
     /// Whether the served state was decoded from a derived record rather than compiled.

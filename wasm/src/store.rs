@@ -6,12 +6,13 @@ use crate::convert;
 use crate::error::to_js;
 use langonrock_core::engine::reach::HeadCheck;
 use langonrock_core::engine::{Digest, Key, Kind};
-use langonrock_core::{layout, Error};
+use langonrock_core::{layout, pack, Error};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 /// The files layout's names (docs/records.md): `{tenants, heads, floor, hint, staging,
-/// writerLock, legacyHead, kinds, folders}`, `folders` mapping each kind to its folder.
+/// writerLock, legacyHead, kinds, folders, packs, packHeader, stagingLeftoverMs}`, `folders`
+/// mapping each kind to its folder.
 #[wasm_bindgen(js_name = filesLayout)]
 pub fn files_layout() -> Result<JsValue, JsValue> {
     let folders: serde_json::Map<String, serde_json::Value> = layout::KINDS
@@ -28,6 +29,9 @@ pub fn files_layout() -> Result<JsValue, JsValue> {
         "legacyHead": layout::LEGACY_HEAD,
         "kinds": layout::KINDS.iter().map(|k| k.as_str()).collect::<Vec<_>>(),
         "folders": folders,
+        "packs": layout::PACKS,
+        "packHeader": langonrock_core::pack::HEADER,
+        "stagingLeftoverMs": layout::STAGING_LEFTOVER_MS,
     });
     convert::to_js(&v).map_err(|e| to_js(&e))
 }
@@ -92,6 +96,119 @@ pub fn different_bytes(kind: &str, digest: &str) -> Result<String, JsValue> {
     key(kind, digest)
         .map(|k| layout::different_bytes(&k))
         .map_err(|e| to_js(&e))
+}
+
+/// Whether collection removes the staging file `name` (core's `layout::collectable_staging`;
+/// times in milliseconds since the epoch).
+#[wasm_bindgen(js_name = collectableStaging)]
+pub fn collectable_staging(name: &str, modified: f64, before: f64, now: f64) -> bool {
+    layout::collectable_staging(name, modified as u64, before as u64, now as u64)
+}
+
+/// Whether a file name in `packs/` names a pack.
+#[wasm_bindgen(js_name = isPackName)]
+pub fn is_pack_name(name: &str) -> bool {
+    layout::is_pack_name(name)
+}
+
+/// Whether records of `kind` go into packs (sources, revisions, records).
+#[wasm_bindgen]
+pub fn packable(kind: &str) -> bool {
+    Kind::parse(kind).is_some_and(pack::packable)
+}
+
+fn corrupt(m: String) -> JsValue {
+    to_js(&Error::Corrupt(m))
+}
+
+/// The head of a pack of the records `kinds[i]`/`digests[i]` with the byte lengths
+/// `lens[i]`: `{name, head: Uint8Array, order: number[], len}`. Write `head`, then the bytes
+/// of record `order[0]`, `order[1]`, …; the file is `len` bytes long and named `name`.
+#[wasm_bindgen(js_name = packHead)]
+pub fn pack_head(
+    kinds: Vec<String>,
+    digests: Vec<String>,
+    lens: Vec<f64>,
+) -> Result<JsValue, JsValue> {
+    if kinds.len() != lens.len() || digests.len() != lens.len() {
+        return Err(to_js(&Error::Invalid(
+            "packHead: one kind, digest and length per record".into(),
+        )));
+    }
+    let mut recs: Vec<(Key, usize)> = Vec::with_capacity(lens.len());
+    for i in 0..lens.len() {
+        recs.push((
+            key(&kinds[i], &digests[i]).map_err(|e| to_js(&e))?,
+            lens[i] as usize,
+        ));
+    }
+    let h = pack::head(&recs).map_err(|m| to_js(&Error::Invalid(m)))?;
+    let o = js_sys::Object::new();
+    set(&o, "name", &JsValue::from_str(&h.name));
+    set(
+        &o,
+        "head",
+        &js_sys::Uint8Array::from(h.bytes.as_slice()).into(),
+    );
+    let order = js_sys::Array::new();
+    for i in h.order {
+        order.push(&JsValue::from_f64(i as f64));
+    }
+    set(&o, "order", &order.into());
+    set(&o, "len", &JsValue::from_f64(h.len as f64));
+    Ok(o.into())
+}
+
+/// The length of the head of the pack `name`, from its first `packHeader` bytes and the
+/// file's length; throws CORRUPT naming the pack when they are not a pack's.
+#[wasm_bindgen(js_name = packHeadLength)]
+pub fn pack_head_length(name: &str, header: &[u8], file_len: f64) -> Result<f64, JsValue> {
+    pack::head_len(name, header, file_len as u64)
+        .map(|n| n as f64)
+        .map_err(corrupt)
+}
+
+/// The index of the pack `name` from its head and the file's length: `{kinds: string[],
+/// digests: string[], offsets: number[], lens: number[]}`, sorted by key; throws CORRUPT
+/// naming the pack when it fails a check.
+#[wasm_bindgen(js_name = packIndex)]
+pub fn pack_index(name: &str, head: &[u8], file_len: f64) -> Result<JsValue, JsValue> {
+    let entries = pack::index(name, head, file_len as u64).map_err(corrupt)?;
+    let (kinds, digests, offsets, lens) = (
+        js_sys::Array::new(),
+        js_sys::Array::new(),
+        js_sys::Array::new(),
+        js_sys::Array::new(),
+    );
+    for e in entries {
+        kinds.push(&JsValue::from_str(e.key.kind.as_str()));
+        digests.push(&JsValue::from_str(&e.key.digest.to_hex()));
+        offsets.push(&JsValue::from_f64(e.offset as f64));
+        lens.push(&JsValue::from_f64(f64::from(e.len)));
+    }
+    let o = js_sys::Object::new();
+    set(&o, "kinds", &kinds.into());
+    set(&o, "digests", &digests.into());
+    set(&o, "offsets", &offsets.into());
+    set(&o, "lens", &lens.into());
+    Ok(o.into())
+}
+
+/// Which packs (by length) a commit writing a pack of `new_len` bytes merges into it
+/// (core's `pack::to_merge`): their indexes.
+#[wasm_bindgen(js_name = packsToMerge)]
+pub fn packs_to_merge(lens: Vec<f64>, new_len: f64) -> Vec<f64> {
+    let lens: Vec<u64> = lens.iter().map(|l| *l as u64).collect();
+    pack::to_merge(&lens, new_len as u64)
+        .into_iter()
+        .map(|i| i as f64)
+        .collect()
+}
+
+/// A pack's file relative to the tenant's folder: `packs/<name>`.
+#[wasm_bindgen(js_name = packPath)]
+pub fn pack_path(name: &str) -> String {
+    layout::pack_path(name)
 }
 
 /// The strict memory store's head check of one tenant (the core's `HeadCheck`).
@@ -211,6 +328,9 @@ impl WasmConformance {
                     _ => match convert::answer(&reply).map_err(|e| to_js(&e))? {
                         Answer::Head(h) => Reply::Head(h),
                         Answer::Records(r) => Reply::Records(r),
+                        Answer::Shared(r) => {
+                            Reply::Records(r.into_iter().map(|b| b.map(|b| b.to_vec())).collect())
+                        }
                         Answer::Outcome(o) => Reply::Outcome(o),
                         Answer::Keys(k) => Reply::Keys(k),
                         Answer::Removed(k) => Reply::Removed(k),

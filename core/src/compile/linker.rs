@@ -301,6 +301,164 @@ impl Linker {
         })
     }
 
+    /// A linker holding `docs` (every document of a tenant as changes that add it, the way
+    /// [`Linker::apply`] takes them to an empty linker) whose tenant pass is known to give `model` (a model served from a derived
+    /// record, linked from exactly these documents): the dependency indexes are rebuilt from
+    /// the model's ids and links and the documents' raw links, without resolving any link
+    /// again, and the model's concepts are kept as they are. The result equals a linker that
+    /// applied `docs` to an empty one (a test holds them equal). Fails when the model does
+    /// not fit the documents (then apply them instead).
+    pub fn restore(ambiguity: Ambiguity, docs: Vec<Change>, model: &Model) -> Result<Linker> {
+        let mismatch = || Error::Invalid("the model does not fit the documents".into());
+        let mut by_place: HashMap<(&str, &str), &Arc<Concept>> = HashMap::default();
+        by_place.reserve(model.concepts.len());
+        for c in &model.concepts {
+            by_place.insert((c.bundle.as_str(), c.path.as_str()), c);
+        }
+        let mut linker = Linker::new(ambiguity);
+        // By bundle and path; a later change of one key wins, as in `apply`.
+        let mut bundles: BTreeMap<String, BTreeMap<String, LinkInput>> = BTreeMap::new();
+        for c in docs {
+            let doc = c.doc.ok_or_else(mismatch)?;
+            bundles.entry(c.bundle).or_default().insert(c.path, doc);
+        }
+        let mut concepts = 0usize;
+        for (bundle, list) in bundles {
+            let paths: Vec<&str> = list
+                .iter()
+                .filter(|d| d.1 .1.is_some())
+                .map(|d| d.0.as_str())
+                .collect();
+            let (ids, notes) = bundle_local_ids(&paths, Ambiguity::Serve)?;
+            let mut locals = ids.into_iter().zip(notes);
+            let keys: BTreeMap<&str, Key> = list
+                .keys()
+                .map(|p| (p.as_str(), new_key(&bundle, p)))
+                .collect();
+            let mut entries: BTreeMap<String, Entry> = BTreeMap::new();
+            for (path, (doc, parsed)) in &list {
+                let key = keys[path.as_str()].clone();
+                let mut entry = Entry {
+                    key: key.clone(),
+                    doc: doc.clone(),
+                    parsed: parsed.clone(),
+                    local: String::new(),
+                    public: String::new(),
+                    ambiguity_note: None,
+                    md_keys: Vec::new(),
+                    wiki_keys: Vec::new(),
+                    link_ids: Vec::new(),
+                    concept: None,
+                };
+                if let Some(p) = parsed {
+                    let (local, note) = locals.next().ok_or_else(mismatch)?;
+                    let c = *by_place
+                        .get(&(bundle.as_str(), path.as_str()))
+                        .ok_or_else(mismatch)?;
+                    if !Arc::ptr_eq(&c.parsed, p) && c.parsed != *p {
+                        return Err(mismatch());
+                    }
+                    let mut md_keys: Vec<Key> = Vec::new();
+                    let mut wiki_keys: Vec<String> = Vec::new();
+                    for l in &p.links {
+                        match l {
+                            RawLink::Markdown {
+                                target: Some(t), ..
+                            } => md_keys.push(match keys.get(t.as_str()) {
+                                Some(k) => k.clone(),
+                                None => new_key(&bundle, t),
+                            }),
+                            RawLink::Markdown { target: None, .. } => {}
+                            RawLink::Wiki { target, .. } => wiki_keys.extend(wiki_names(target)),
+                        }
+                    }
+                    md_keys.sort_unstable();
+                    md_keys.dedup();
+                    wiki_keys.sort_unstable();
+                    wiki_keys.dedup();
+                    linker.register(&key, &md_keys, &wiki_keys, &c.links);
+                    linker
+                        .local_keys
+                        .entry(local.clone())
+                        .or_default()
+                        .insert(key.clone());
+                    if linker.public.insert(c.id.clone(), key.clone()).is_some() {
+                        return Err(mismatch());
+                    }
+                    entry.local = local;
+                    entry.public = c.id.clone();
+                    entry.ambiguity_note = note;
+                    entry.md_keys = md_keys;
+                    entry.wiki_keys = wiki_keys;
+                    entry.link_ids = c.links.clone();
+                    entry.concept = Some(c.clone());
+                    concepts += 1;
+                }
+                entries.insert(path.clone(), entry);
+            }
+            linker.docs.insert(bundle, entries);
+        }
+        if concepts != model.concepts.len() || linker.docs.keys().ne(model.bundles.iter()) {
+            return Err(mismatch());
+        }
+        linker.model = model.clone();
+        Ok(linker)
+    }
+
+    /// Every document it holds, as the changes that add it to an empty linker.
+    #[cfg(test)]
+    pub(crate) fn held(&self) -> Vec<Change> {
+        self.docs
+            .iter()
+            .flat_map(|(b, m)| {
+                m.iter().map(move |(p, e)| Change {
+                    bundle: b.clone(),
+                    path: p.clone(),
+                    doc: Some((e.doc.clone(), e.parsed.clone())),
+                })
+            })
+            .collect()
+    }
+
+    /// A canonical dump of everything the linker holds (for tests that compare two).
+    #[cfg(test)]
+    pub(crate) fn dump(&self) -> String {
+        fn sets<K: std::fmt::Debug + Ord>(m: &HashMap<K, BTreeSet<Key>>) -> Vec<String> {
+            let mut v: Vec<(&K, &BTreeSet<Key>)> = m.iter().collect();
+            v.sort_by(|a, b| a.0.cmp(b.0));
+            v.iter().map(|(k, s)| format!("{k:?} {s:?}")).collect()
+        }
+        let mut public: Vec<(&String, &Key)> = self.public.iter().collect();
+        public.sort();
+        let entries: Vec<String> = self
+            .docs
+            .iter()
+            .flat_map(|(b, m)| {
+                m.iter().map(move |(p, e)| {
+                    format!(
+                        "{b} {p} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?}",
+                        e.key,
+                        e.local,
+                        e.public,
+                        e.ambiguity_note,
+                        e.md_keys,
+                        e.wiki_keys,
+                        e.link_ids,
+                        e.concept
+                    )
+                })
+            })
+            .collect();
+        format!(
+            "{entries:#?}\n{:?}\n{public:?}\n{:?}\n{:?}\n{:?}\n{:?}",
+            sets(&self.local_keys),
+            sets(&self.md_refs),
+            sets(&self.wiki_refs),
+            sets(&self.backlinks),
+            self.model
+        )
+    }
+
     /// Sets how later changes treat two concepts that end with one id. The engine serves a
     /// stored state (`Serve`) and refuses a change that would make one (`Refuse`).
     pub fn set_ambiguity(&mut self, ambiguity: Ambiguity) {

@@ -17,6 +17,7 @@ pub use parse::{
     section_slug, split_frontmatter, stale_date, ParsedDoc, RawLink, Section,
 };
 
+use crate::bytes::Text;
 use crate::error::{Error, Result};
 use crate::validate;
 use rustc_hash::FxHashMap as HashMap;
@@ -33,16 +34,12 @@ pub struct SourceDoc {
     /// The bundle-relative path, with `/`.
     pub path: String,
     /// The exact text.
-    pub text: Arc<str>,
+    pub text: Text,
 }
 
 impl SourceDoc {
     /// Builds a document.
-    pub fn new(
-        bundle: impl Into<String>,
-        path: impl Into<String>,
-        text: impl Into<Arc<str>>,
-    ) -> Self {
+    pub fn new(bundle: impl Into<String>, path: impl Into<String>, text: impl Into<Text>) -> Self {
         SourceDoc {
             bundle: bundle.into(),
             path: path.into(),
@@ -93,7 +90,7 @@ pub struct Concept {
     /// The bundle-relative path.
     pub path: String,
     /// The exact stored text.
-    pub text: Arc<str>,
+    pub text: Text,
     /// The per-document compile result.
     pub parsed: Arc<ParsedDoc>,
     /// Resolved link ids: public ids, de-duplicated and sorted.

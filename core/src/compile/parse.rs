@@ -6,7 +6,6 @@
 use super::front::{self, Field, Fields};
 use crate::text::{flatten, is_letter_or_number, truncate_summary, utf16_len, Utf16Map};
 use pulldown_cmark::{Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd};
-use std::sync::Arc;
 
 /// A section of a body: a name and a range in UTF-16 units of the body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -405,14 +404,14 @@ fn markdown_target(dest: &str, doc_path: &str) -> Option<Option<String>> {
 
 /// Parses one document on its own. `text` is the exact stored text; `width` the summary
 /// width (120 for stored tenants).
-pub fn parse_document(path: &str, text: &Arc<str>, width: usize) -> ParsedDoc {
+pub fn parse_document(path: &str, text: &str, width: usize) -> ParsedDoc {
     parse_with(path, text, width, true)
 }
 
 /// The same pass as [`parse_document`], with every frontmatter parsed by `yaml_serde`
 /// (no fast path). It exists for differential tests and benchmarks; the results are equal.
 #[doc(hidden)]
-pub fn parse_document_reference(path: &str, text: &Arc<str>, width: usize) -> ParsedDoc {
+pub fn parse_document_reference(path: &str, text: &str, width: usize) -> ParsedDoc {
     parse_with(path, text, width, false)
 }
 
@@ -462,7 +461,7 @@ fn field_str<'a>(f: &'a Option<Field<'_>>) -> Option<&'a str> {
     f.as_ref().and_then(Field::as_str)
 }
 
-fn parse_with(path: &str, text: &Arc<str>, width: usize, fast_path: bool) -> ParsedDoc {
+fn parse_with(path: &str, text: &str, width: usize, fast_path: bool) -> ParsedDoc {
     let bomless_start = if text.starts_with('\u{feff}') { 3 } else { 0 };
     let bomless = &text[bomless_start..];
     let mut head_diagnostics = Vec::new();

@@ -166,7 +166,7 @@ pub(crate) fn stage(
     let old_head = eng.head.clone();
     let (state, sealed) = edit.finish();
     verify_kept_sources(eng, ctx, &old.state, &state)?;
-    if old.check_all_texts().is_err() {
+    if old.poisoned() {
         // A text of the derived record did not match its source: compile and run again.
         return Err(eng.drop_derived(ctx));
     }
@@ -207,7 +207,11 @@ pub(crate) fn stage(
         return Ok(Staged::Commit(prepared, old, Vec::new()));
     }
 
-    let (model, tree, delta) = eng.advance(&state, ambiguity)?;
+    let (model, tree, delta) = match eng.advance(&state, ambiguity) {
+        // A text of the derived record did not match its source: compile and run again.
+        Err(_) if old.poisoned() => return Err(eng.drop_derived(ctx)),
+        r => r?,
+    };
     let rev = RevisionRecord {
         parent: old.revision,
         snapshot: Digest(tree.root()),
@@ -270,13 +274,17 @@ pub(crate) fn stage(
         baselines: baseline_list,
     };
     let bytes = record.encode();
-    let served = Arc::new(Served::new(
-        model,
-        tree,
-        Some(revision),
-        Some(rev.snapshot),
-        state,
-    ));
+    let mut served = Served::new(model, tree, Some(revision), Some(rev.snapshot), state);
+    // The texts it shares with the served state keep being checked on first use; its own
+    // sources came from the request.
+    served.carry_checks(
+        &old,
+        records
+            .iter()
+            .filter(|r| r.0.kind == Kind::Source)
+            .map(|r| r.0.digest),
+    );
+    let served = Arc::new(served);
     let prepared = PreparedCommit {
         expected: old_head.map(|h| h.bytes),
         head: bytes.clone(),

@@ -9,10 +9,13 @@
 //! state, a wrong digest, a malformed payload) decodes to `None`: the engine then compiles
 //! from the sources, so a derived record can never make a read differ or fail.
 //!
-//! The documents' texts follow the payload, outside its digest: each is covered by its
-//! source hash, which the payload holds, and is checked against it before a read returns it
-//! or anything computed from it (`Served` keeps track). So opening hashes the compiled form
-//! and the index, not every text.
+//! The payload is stored compressed (LZ4 block format) when that makes it smaller. The
+//! documents' texts are not in it: a store that can hand out its source records in place
+//! (the files stores: they are ranges of a pack) gives them to the engine at open, without a
+//! copy, and a record for another store carries them after the payload. Either way each text
+//! is covered by its source hash, which the payload holds, and is checked against it before
+//! a read returns it or anything computed from it (`Served` keeps track). So opening hashes
+//! the (compressed) compiled form and the index, not every text, and touches no text.
 //!
 //! The encoding is binary and canonical: one state gives one byte string. Integers are
 //! little-endian `u32` (lengths, counts, offsets) or `u64`; a string is its `u32` byte
@@ -23,6 +26,7 @@ use super::records::BundleRef;
 use super::state::{BundleState, Doc, TenantState};
 use super::store::Digest;
 use super::Served;
+use crate::bytes::{Bytes, Text};
 use crate::compile::{Concept, Model, ParsedDoc, RawLink, Section};
 use crate::snapshot::SnapshotTree;
 use crate::text::Utf16Map;
@@ -33,10 +37,20 @@ use std::sync::Arc;
 /// The first bytes of every derived record.
 pub const MAGIC: &[u8; 4] = b"LRDR";
 /// The version of this encoding (not the compiler version, which the header also holds).
-pub const FORMAT: u32 = 1;
+/// 2: the payload may be compressed, and the texts may be left to the store.
+pub const FORMAT: u32 = 2;
 /// The header's length: magic, format, compiler version, recorded snapshot id, state
-/// digest, payload digest, payload length.
-pub const HEADER: usize = 4 + 4 + 4 + 32 + 32 + 32 + 8;
+/// digest, stored payload digest, stored payload length, payload length, flags.
+pub const HEADER: usize = 4 + 4 + 4 + 32 + 32 + 32 + 8 + 8 + 4;
+/// Flag: the stored payload is LZ4-compressed (block format).
+pub const COMPRESSED: u32 = 1;
+/// Flag: the documents' texts follow the payload (else the store's source records are the
+/// texts).
+pub const TEXTS: u32 = 2;
+/// A document entry's flag: the document is a concept (not a navigation document).
+const DOC_CONCEPT: u8 = 1;
+/// A document entry's flag: its text is ASCII (its offset maps need no scan).
+const DOC_ASCII: u8 = 2;
 
 const STATE_TAG: &[u8] = b"langonrock derived state 1\n";
 
@@ -115,18 +129,13 @@ impl W {
 }
 
 /// Encodes `s` as the derived record of the revision whose recorded snapshot id is
-/// `recorded`. `index` is the encoded search index of `s` (search.md §8), if any.
-pub fn encode(s: &Served, recorded: &Digest, index: Option<&[u8]>) -> Vec<u8> {
-    let texts: usize = s
-        .state
-        .bundles
-        .values()
-        .flat_map(|b| b.docs.values())
-        .map(|d| d.text.len())
-        .sum();
+/// `recorded`. `index` is the encoded search index of `s` (search.md §8), if any. With
+/// `texts`, the documents' texts follow the payload; without, opening asks the store for the
+/// source records (a store that hands them out in place: docs/records.md).
+pub fn encode(s: &Served, recorded: &Digest, index: Option<&[u8]>, texts: bool) -> Vec<u8> {
     let cap = s.model.concepts.len() * 512 + index.map_or(0, <[u8]>::len) + 64;
     let mut w = W(Vec::with_capacity(cap));
-    let mut text_bytes: Vec<&str> = Vec::new();
+    let mut text_bytes: Vec<&[u8]> = Vec::new();
 
     // Bundles and documents, by name and path; the position of each concept's document.
     let mut at: rustc_hash::FxHashMap<(&str, &str), (usize, usize)> = Default::default();
@@ -140,8 +149,15 @@ pub fn encode(s: &Served, recorded: &Digest, index: Option<&[u8]>) -> Vec<u8> {
             w.str(path);
             w.digest(&d.hash.0);
             w.u32(d.text.len());
-            text_bytes.push(&d.text);
-            w.u8(u8::from(d.parsed.is_some()));
+            if texts {
+                text_bytes.push(d.text.as_bytes());
+            }
+            let ascii = match &d.parsed {
+                Some(p) => p.source_map.is_ascii(),
+                None => d.text.as_bytes().is_ascii(),
+            };
+            w.u8(if d.parsed.is_some() { DOC_CONCEPT } else { 0 }
+                | if ascii { DOC_ASCII } else { 0 });
             if d.parsed.is_some() {
                 at.insert((name.as_str(), path.as_str()), (bi, di));
             }
@@ -204,18 +220,30 @@ pub fn encode(s: &Served, recorded: &Digest, index: Option<&[u8]>) -> Vec<u8> {
         }
     }
     let payload = w.0;
+    let packed = lz4_flex::block::compress(&payload);
+    let (stored, mut flags) = if packed.len() < payload.len() {
+        (packed.as_slice(), COMPRESSED)
+    } else {
+        (payload.as_slice(), 0)
+    };
+    if texts {
+        flags |= TEXTS;
+    }
 
-    let mut out = Vec::with_capacity(HEADER + payload.len() + texts);
+    let total: usize = text_bytes.iter().map(|t| t.len()).sum();
+    let mut out = Vec::with_capacity(HEADER + stored.len() + total);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&FORMAT.to_le_bytes());
     out.extend_from_slice(&super::COMPILER_VERSION.to_le_bytes());
     out.extend_from_slice(&recorded.0);
     out.extend_from_slice(&served_state(&s.state).0);
-    out.extend_from_slice(&Digest::of(&payload).0);
+    out.extend_from_slice(&Digest::of(stored).0);
+    out.extend_from_slice(&(stored.len() as u64).to_le_bytes());
     out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(&payload);
+    out.extend_from_slice(&flags.to_le_bytes());
+    out.extend_from_slice(stored);
     for t in text_bytes {
-        out.extend_from_slice(t.as_bytes());
+        out.extend_from_slice(t);
     }
     out
 }
@@ -229,7 +257,9 @@ pub struct Decoded {
     pub(crate) model: Model,
     pub(crate) tree: SnapshotTree,
     pub(crate) state: TenantState,
-    pub(crate) index: Option<Arc<[u8]>>,
+    pub(crate) index: Option<Bytes>,
+    /// Whether the texts came from the store's source records (not from the record).
+    pub(crate) external: bool,
 }
 
 impl Decoded {
@@ -312,11 +342,21 @@ impl<'a> R<'a> {
     }
 }
 
-/// Checks the header of a derived record against the revision it should serve: the format,
-/// the compiler version, the recorded snapshot id and the source state. Cheap: the payload
-/// is not read.
-fn header_matches(bytes: &[u8], recorded: &Digest, bundles: &[BundleRef]) -> Option<usize> {
-    let mut r = R { b: bytes, at: 0 };
+/// A derived record whose header and payload digest check out for a revision, its payload
+/// decompressed: decode it with [`Opened::decode`], first fetching [`Opened::sources`] when
+/// the texts are the store's.
+#[derive(Clone, Debug)]
+pub struct Opened {
+    payload: Bytes,
+    texts: Option<Bytes>,
+}
+
+/// Checks a derived record against the revision it should serve (the format, the compiler
+/// version, the recorded snapshot id, the source state, the stored payload's digest and
+/// length) and decompresses its payload. `None` when anything does not check out.
+pub fn open(bytes: &Bytes, recorded: &Digest, bundles: &[BundleRef]) -> Option<Opened> {
+    let b = bytes.as_slice();
+    let mut r = R { b, at: 0 };
     if r.take(4)? != MAGIC
         || r.u32()? != FORMAT as usize
         || r.u32()? != super::COMPILER_VERSION as usize
@@ -325,40 +365,104 @@ fn header_matches(bytes: &[u8], recorded: &Digest, bundles: &[BundleRef]) -> Opt
     {
         return None;
     }
-    Some(r.at)
+    let digest = r.digest()?;
+    let stored_len = usize::try_from(r.u64()?).ok()?;
+    let raw_len = usize::try_from(r.u64()?).ok()?;
+    let flags = r.u32()? as u32;
+    if r.at != HEADER || flags & !(COMPRESSED | TEXTS) != 0 || b.len() - HEADER < stored_len {
+        return None;
+    }
+    let stored = &b[HEADER..HEADER + stored_len];
+    if Digest::of(stored).0 != digest {
+        return None;
+    }
+    let payload = if flags & COMPRESSED != 0 {
+        // LZ4 expands at most 255 times: a larger claim is not an LZ4 block of this record.
+        if raw_len > stored_len.saturating_mul(255) {
+            return None;
+        }
+        let v = lz4_flex::block::decompress(stored, raw_len).ok()?;
+        (v.len() == raw_len).then_some(Bytes::from(v))?
+    } else {
+        (raw_len == stored_len).then(|| bytes.slice(HEADER..HEADER + stored_len))??
+    };
+    let texts = if flags & TEXTS != 0 {
+        Some(bytes.slice(HEADER + stored_len..b.len())?)
+    } else if b.len() != HEADER + stored_len {
+        return None;
+    } else {
+        None
+    };
+    Some(Opened { payload, texts })
 }
 
-/// Decodes a derived record for the revision with `recorded` snapshot id and bundle list
-/// `bundles`. `None` when it does not serve that revision or fails any check.
+impl Opened {
+    /// The source hashes of every document when the texts are the store's source records
+    /// (fetch them, then [`Opened::decode`]); `None` when the record carries them, or when
+    /// the list does not decode (then decoding fails too).
+    pub fn sources(&self) -> Option<Vec<Digest>> {
+        if self.texts.is_some() {
+            return None;
+        }
+        let mut r = R {
+            b: &self.payload,
+            at: 0,
+        };
+        let nb = r.count(4 + 32 + 8 + 4)?;
+        let mut out = Vec::new();
+        for _ in 0..nb {
+            r.str()?;
+            r.digest()?;
+            r.u64()?;
+            let nd = r.count(4 + 32 + 4 + 1)?;
+            for _ in 0..nd {
+                r.str()?;
+                out.push(Digest(r.digest()?));
+                r.u32()?;
+                r.u8()?;
+            }
+        }
+        Some(out)
+    }
+
+    /// Decodes the payload for the revision with bundle list `bundles`. When the texts are
+    /// the store's, `source` gives each document's source record by hash (as the store
+    /// handed it out, not yet checked: the engine checks a text before it serves it). `None`
+    /// when anything does not decode exactly.
+    pub fn decode(
+        &self,
+        bundles: &[BundleRef],
+        source: &dyn Fn(&Digest) -> Option<Bytes>,
+    ) -> Option<Decoded> {
+        decode_payload(&self.payload, self.texts.as_ref(), bundles, source)
+    }
+}
+
+/// Decodes a derived record that carries its texts, for the revision with `recorded`
+/// snapshot id and bundle list `bundles`. `None` when it does not serve that revision or
+/// fails any check.
 pub fn decode(bytes: &[u8], recorded: &Digest, bundles: &[BundleRef]) -> Option<Decoded> {
-    let at = header_matches(bytes, recorded, bundles)?;
-    let mut r = R { b: bytes, at };
-    let digest = r.digest()?;
-    let len = usize::try_from(r.u64()?).ok()?;
-    if r.at != HEADER || bytes.len() - HEADER < len {
-        return None;
-    }
-    let payload = &bytes[HEADER..HEADER + len];
-    if Digest::of(payload).0 != digest {
-        return None;
-    }
-    decode_payload(payload, &bytes[HEADER + len..], bundles)
+    let o = open(&Bytes::from(bytes), recorded, bundles)?;
+    o.texts.as_ref()?;
+    o.decode(bundles, &|_| None)
 }
 
 struct DocIn<'a> {
     path: &'a str,
     hash: Digest,
-    text: Arc<str>,
+    text: Text,
+    ascii: bool,
     parsed: Option<Arc<ParsedDoc>>,
     concept: bool,
 }
 
-fn decode_payload(payload: &[u8], texts: &[u8], bundles: &[BundleRef]) -> Option<Decoded> {
+fn decode_payload(
+    payload: &Bytes,
+    texts: Option<&Bytes>,
+    bundles: &[BundleRef],
+    source: &dyn Fn(&Digest) -> Option<Bytes>,
+) -> Option<Decoded> {
     let mut r = R { b: payload, at: 0 };
-    // The texts are checked as UTF-8 in one pass (each must then start and end on a char
-    // boundary); when they are all ASCII, so is each, and no offset map needs a scan.
-    let all = std::str::from_utf8(texts).ok()?;
-    let ascii = all.is_ascii();
     let mut t_at = 0usize;
     let nb = r.count(4 + 32 + 8 + 4)?;
     if nb != bundles.len() {
@@ -387,14 +491,25 @@ fn decode_payload(payload: &[u8], texts: &[u8], bundles: &[BundleRef]) -> Option
             }
             let hash = Digest(r.digest()?);
             let n = r.u32()?;
-            let text: Arc<str> = Arc::from(all.get(t_at..t_at.checked_add(n)?)?);
-            t_at += n;
-            let concept = r.flag()?;
+            let bytes = match texts {
+                Some(t) => {
+                    let b = t.slice(t_at..t_at.checked_add(n)?)?;
+                    t_at += n;
+                    b
+                }
+                None => source(&hash).filter(|b| b.len() == n)?,
+            };
+            let flags = r.u8()?;
+            if flags & !(DOC_CONCEPT | DOC_ASCII) != 0 {
+                return None;
+            }
+            let concept = flags & DOC_CONCEPT != 0;
             in_bundle += u64::from(concept);
             list.push(DocIn {
                 path,
                 hash,
-                text,
+                text: Text::from_bytes(bytes),
+                ascii: flags & DOC_ASCII != 0,
                 parsed: None,
                 concept,
             });
@@ -429,7 +544,7 @@ fn decode_payload(payload: &[u8], texts: &[u8], bundles: &[BundleRef]) -> Option
         if !doc.concept || doc.parsed.is_some() {
             return None;
         }
-        let parsed = Arc::new(decode_parsed(&mut r, &doc.text, ascii)?);
+        let parsed = Arc::new(decode_parsed(&mut r, &doc.text, doc.ascii)?);
         doc.parsed = Some(parsed.clone());
         let links = r.strs()?;
         let diagnostics = r.strs()?;
@@ -445,13 +560,15 @@ fn decode_payload(payload: &[u8], texts: &[u8], bundles: &[BundleRef]) -> Option
         }));
     }
     let root = r.digest()?;
-    let index: Option<Arc<[u8]>> = if r.flag()? {
+    let index: Option<Bytes> = if r.flag()? {
         let n = usize::try_from(r.u64()?).ok()?;
-        Some(Arc::from(r.take(n)?))
+        let start = r.at;
+        r.take(n)?;
+        Some(payload.slice(start..start + n)?)
     } else {
         None
     };
-    if r.at != payload.len() || t_at != texts.len() {
+    if r.at != payload.len() || texts.is_some_and(|t| t_at != t.len()) {
         return None;
     }
 
@@ -491,10 +608,11 @@ fn decode_payload(payload: &[u8], texts: &[u8], bundles: &[BundleRef]) -> Option
         tree,
         state,
         index,
+        external: texts.is_none(),
     })
 }
 
-fn decode_parsed(r: &mut R<'_>, text: &str, ascii: bool) -> Option<ParsedDoc> {
+fn decode_parsed(r: &mut R<'_>, text: &Text, ascii: bool) -> Option<ParsedDoc> {
     let kind = r.string()?;
     let status = r.string()?;
     let grain = r.string()?;
@@ -512,9 +630,6 @@ fn decode_parsed(r: &mut R<'_>, text: &str, ascii: bool) -> Option<ParsedDoc> {
         });
     }
     let body_start = r.u32()?;
-    if !text.is_char_boundary(body_start) {
-        return None;
-    }
     let nl = r.count(5)?;
     let mut links = Vec::with_capacity(nl);
     for _ in 0..nl {
@@ -532,17 +647,28 @@ fn decode_parsed(r: &mut R<'_>, text: &str, ascii: bool) -> Option<ParsedDoc> {
     }
     let head_diagnostics = r.strs()?;
     let stale_after_diagnostic = r.flag()?;
-    let source_map = if ascii {
-        Utf16Map::ascii(text.len())
+    let len = text.len();
+    if body_start > len {
+        return None;
+    }
+    // An ASCII text's maps need no look at it (so opening touches no text); any other text
+    // is read here (it must be UTF-8, and the body must start on a char boundary).
+    let (source_map, body_map, body_start16) = if ascii {
+        (
+            Utf16Map::ascii(len),
+            Utf16Map::ascii(len - body_start),
+            body_start,
+        )
     } else {
-        Utf16Map::new(text)
+        let t = std::str::from_utf8(text.as_bytes()).ok()?;
+        if !t.is_char_boundary(body_start) {
+            return None;
+        }
+        let source_map = Utf16Map::new(t);
+        let body_map = Utf16Map::new(&t[body_start..]);
+        let body_start16 = source_map.to_u16(t, body_start);
+        (source_map, body_map, body_start16)
     };
-    let body_map = if source_map.is_ascii() {
-        Utf16Map::ascii(text.len() - body_start)
-    } else {
-        Utf16Map::new(&text[body_start..])
-    };
-    let body_start16 = source_map.to_u16(text, body_start);
     Some(ParsedDoc {
         kind,
         status,

@@ -16,9 +16,13 @@ use std::sync::Arc;
 /// `head changed since verification; run verify again before repair`.
 pub const HEAD_CHANGED: &str = "head changed since verification; run verify again before repair";
 
-/// The key of the derived record of a snapshot id at the current compiler version.
+/// The key of the derived record of a snapshot id at the current compiler version and
+/// derived record format.
 pub fn derived_key(snapshot: &Digest) -> Key {
-    let name = format!("langonrock derived\ncompiler {COMPILER_VERSION}\nsnapshot {snapshot}\n");
+    let name = format!(
+        "langonrock derived\nformat {}\ncompiler {COMPILER_VERSION}\nsnapshot {snapshot}\n",
+        super::derived::FORMAT
+    );
     Key::new(Kind::Derived, Digest::of(name.as_bytes()))
 }
 

@@ -72,6 +72,15 @@ use std::sync::Arc;
 /// before the YAML parser runs (compile/guard.rs, docs/limits.md).
 pub const COMPILER_VERSION: u32 = 4;
 
+/// How many revisions before the head opening looks back for a derived record to start from.
+pub const DERIVED_ANCESTORS: usize = 64;
+
+/// How many revisions past its derived record a state must be before a one-shot host (one
+/// that closes right after its commit, like a CLI write) writes the head's record: the
+/// record costs a pass over the whole tenant and bytes in proportion to it, so it is written
+/// only when it pays (docs/records.md "Writing it").
+pub const DERIVED_EVERY: u32 = 32;
+
 /// `CONFLICT` after a stale expected revision or a lost head swap.
 pub const DATABASE_CHANGED: &str = "database changed: re-read the revision and document hashes";
 
@@ -135,6 +144,9 @@ pub struct Engine {
     derived_due: bool,
     /// A derived record that disagreed with a verified source blob: never served again.
     distrusted: Option<Key>,
+    /// How many revisions the served state is past the newest derived record it came from
+    /// (`None`: it was compiled, or no record is near).
+    derived_behind: Option<u32>,
 }
 
 impl Engine {
@@ -154,6 +166,7 @@ impl Engine {
             verified: HashSet::new(),
             derived_due: false,
             distrusted: None,
+            derived_behind: None,
         })
     }
 
@@ -258,7 +271,7 @@ impl Engine {
                 return Ok(Progress::Done(()));
             }
             let s = eng.read()?;
-            let docs: Vec<(Digest, Arc<str>)> = match &ids {
+            let docs: Vec<(Digest, crate::bytes::Text)> = match &ids {
                 None => s
                     .state
                     .bundles
@@ -284,6 +297,14 @@ impl Engine {
         self.derived_due && matches!(self.status, Status::Open) && self.in_flight.is_none()
     }
 
+    /// Whether writing the due derived record pays for a host that is about to close (a
+    /// one-shot command): the served state was compiled (no record to start from), or is
+    /// [`DERIVED_EVERY`] or more revisions past the record it came from. A long-lived host
+    /// writes it when idle whatever this says.
+    pub fn derived_pays(&self) -> bool {
+        self.derived_behind.is_none_or(|b| b >= DERIVED_EVERY)
+    }
+
     /// The served state when its derived record is due (after a recompiling open or a
     /// commit, engine.md §9.1 rule 4), once: a writable host encodes it with
     /// [`Served::derived_record`] and puts it, when convenient (it may defer and batch, and
@@ -293,6 +314,7 @@ impl Engine {
             return None;
         }
         self.derived_due = false;
+        self.derived_behind = Some(0);
         self.served.recorded.map(|_| self.served.clone())
     }
 
@@ -303,12 +325,19 @@ impl Engine {
     pub(crate) fn verify_docs(
         &mut self,
         ctx: &mut Ctx,
-        docs: Vec<(Digest, Arc<str>)>,
+        docs: Vec<(Digest, crate::bytes::Text)>,
     ) -> Flowing<()> {
         if !self.lazy_sources {
             return Ok(());
         }
-        let mut todo: Vec<(Key, Arc<str>)> = docs
+        if self.served.external_texts() {
+            // The texts are the store's own source records: checking one is hashing it.
+            for (hash, text) in &docs {
+                self.served.check_text(*hash, text)?;
+            }
+            return Ok(());
+        }
+        let mut todo: Vec<(Key, crate::bytes::Text)> = docs
             .into_iter()
             .filter(|(h, _)| !self.verified.contains(h))
             .map(|(h, t)| (Key::new(Kind::Source, h), t))
@@ -361,6 +390,7 @@ impl Engine {
                         s.inherit_index(&self.served);
                         self.served = s;
                         self.derived_due = true;
+                        self.derived_behind = self.derived_behind.map(|b| b.saturating_add(1));
                     }
                 }
                 Ok(())
@@ -410,15 +440,8 @@ impl Engine {
         ambiguity: Ambiguity,
     ) -> Result<(Model, SnapshotTree, crate::compile::LinkDelta)> {
         let old = self.served.clone();
-        // The new state reuses the old texts: check them all first (once; a state decoded
-        // from a derived record meets this on its first commit or incremental load).
-        old.check_all_texts()?;
         if !self.linker_ready {
-            // The served state came from a derived record: the tenant pass over its
-            // decoded parses gives the linker (the model it holds equals the served one).
-            let mut linker = Linker::new(Ambiguity::Serve);
-            linker.apply(TenantState::default().diff(&old.state))?;
-            self.linker = linker;
+            self.linker = linker_of(&old)?;
             self.linker_ready = true;
         }
         let changes = old.state.diff(state);
@@ -426,6 +449,20 @@ impl Engine {
         let delta = self.linker.apply(changes);
         self.linker.set_ambiguity(Ambiguity::Serve);
         let delta = delta?;
+        // The snapshot leaves and the index of the concepts that changed are computed from
+        // their texts: those that came unchecked (from a derived record, or from the store
+        // in place) are checked first.
+        if old.unchecked_texts() {
+            for c in &delta.upserted {
+                let Some(d) = state.doc(&c.bundle, &c.path) else {
+                    continue;
+                };
+                if let Err(e) = old.check_text(d.hash, &c.text) {
+                    self.undo(delta.undo.clone());
+                    return Err(e);
+                }
+            }
+        }
         let model = self.linker.model().clone();
         let tree = old.tree.update(&model);
         Ok((model, tree, delta))
@@ -513,7 +550,7 @@ impl Engine {
                         {
                             Some(d) => d.clone(),
                             None => {
-                                let text: Arc<str> = match by_hash.get(&hash) {
+                                let text: crate::bytes::Text = match by_hash.get(&hash) {
                                     Some(d) => d.text.clone(),
                                     None => {
                                         let key = Key::new(Kind::Source, hash);
@@ -567,18 +604,106 @@ impl Engine {
         rev: &RevisionRecord,
     ) -> Flowing<Option<derived::Decoded>> {
         let key = derived_key(&rev.snapshot);
-        if self.distrusted == Some(key) || ctx.derived_tried == Some(key) {
+        if self.distrusted == Some(key) || ctx.derived_tried.contains(&key) {
             return Ok(None);
         }
-        ctx.need_lenient(&[key])?;
-        let decoded = match ctx.check(&key) {
-            Ok(bytes) => derived::decode(bytes, &rev.snapshot, &rev.bundles),
-            Err(_) => None,
+        if ctx.derived_open.as_ref().map(|o| o.0) != Some(key) {
+            ctx.need_lenient(&[key])?;
+            let opened = match ctx.check_shared(&key) {
+                Ok(bytes) => derived::open(&bytes, &rev.snapshot, &rev.bundles),
+                Err(_) => None,
+            };
+            // Its bytes are not needed any more (the opened payload is kept).
+            ctx.records.remove(&key);
+            match opened {
+                Some(o) => ctx.derived_open = Some((key, o)),
+                None => {
+                    ctx.derived_tried.insert(key);
+                    return Ok(None);
+                }
+            }
+        }
+        let opened = match &ctx.derived_open {
+            Some((_, o)) => o.clone(),
+            None => return Ok(None),
         };
-        // Decoded (or not) once per op; its bytes are not needed any more.
-        ctx.derived_tried = Some(key);
-        ctx.records.remove(&key);
+        if let Some(hashes) = opened.sources() {
+            // The texts are the store's source records, handed out in place and checked on
+            // first use like a record's own texts.
+            let keys: Vec<Key> = hashes.iter().map(|h| Key::new(Kind::Source, *h)).collect();
+            ctx.need_unverified(&keys)?;
+        }
+        let decoded = opened.decode(&rev.bundles, &|h| {
+            ctx.unverified(&Key::new(Kind::Source, *h))
+        });
+        ctx.derived_tried.insert(key);
+        ctx.derived_open = None;
         Ok(decoded)
+    }
+
+    /// The newest derived record among the revisions before `rev` (at most
+    /// [`DERIVED_ANCESTORS`], none older than the retained ones), decoded: the revision's id,
+    /// its record, the decoded state and how many revisions back it is. Opening then applies
+    /// the difference from there (engine.md §8.1), which costs what the commits since
+    /// changed, not a compile of the tenant.
+    #[allow(clippy::type_complexity)]
+    fn ancestor_derived(
+        &mut self,
+        ctx: &mut Ctx,
+        rev: &RevisionRecord,
+        retained_from: Option<Digest>,
+    ) -> Flowing<Option<(Digest, Arc<RevisionRecord>, derived::Decoded, u32)>> {
+        let mut chain: Vec<(Digest, Arc<RevisionRecord>)> = Vec::new();
+        let mut cur = rev.parent;
+        while let Some(id) = cur {
+            if chain.len() >= DERIVED_ANCESTORS {
+                break;
+            }
+            let r = match self.revisions.get(&id) {
+                Some(r) => r.clone(),
+                None => {
+                    let key = Key::new(Kind::Revision, id);
+                    ctx.need_lenient(&[key])?;
+                    let Ok(bytes) = ctx.check(&key) else { break };
+                    let Ok(r) = RevisionRecord::decode(bytes, &key.to_string()) else {
+                        break;
+                    };
+                    let r = Arc::new(r);
+                    self.revisions.insert(id, r.clone());
+                    r
+                }
+            };
+            chain.push((id, r.clone()));
+            if Some(id) == retained_from {
+                break;
+            }
+            cur = r.parent;
+        }
+        // Look for their records a few at a time, nearest first.
+        for group in chain.chunks(8) {
+            let keys: Vec<Key> = group
+                .iter()
+                .map(|(_, r)| derived_key(&r.snapshot))
+                .filter(|k| self.distrusted != Some(*k) && !ctx.derived_tried.contains(k))
+                .collect();
+            if ctx.derived_open.is_none() {
+                ctx.need_lenient(&keys)?;
+            }
+            for (i, (id, r)) in group.iter().enumerate() {
+                let key = derived_key(&r.snapshot);
+                let open = ctx.derived_open.as_ref().is_some_and(|o| o.0 == key);
+                if !open && ctx.check(&key).is_err() {
+                    ctx.records.remove(&key);
+                    ctx.derived_tried.insert(key);
+                    continue;
+                }
+                if let Some(d) = self.try_derived(ctx, r)? {
+                    let back = chain.iter().position(|c| c.0 == *id).unwrap_or(i) as u32 + 1;
+                    return Ok(Some((*id, r.clone(), d, back)));
+                }
+            }
+        }
+        Ok(None)
     }
 
     fn load(&mut self, ctx: &mut Ctx, head: Option<Vec<u8>>) -> Flowing<()> {
@@ -591,43 +716,69 @@ impl Engine {
         };
         let record = HeadRecord::decode(&bytes)?.ok_or_else(|| foreign_format(&self.tenant))?;
         let rev = self.fetch_revision(ctx, record.revision)?;
-        let mut fresh = !matches!(self.status, Status::Open);
-        if fresh || !self.linker_ready {
+        let mut fresh = !matches!(self.status, Status::Open) && !ctx.base_loaded;
+        if fresh {
             if let Some(d) = self.try_derived(ctx, &rev)? {
                 self.reset();
                 self.served = Arc::new(Served::from_decoded(d, record.revision, rev.snapshot));
                 self.linker_ready = false;
                 self.lazy_sources = true;
                 self.derived_due = false;
+                self.derived_behind = Some(0);
                 self.head = Some(Loaded { bytes, record });
                 self.status = Status::Open;
                 return Ok(());
             }
-        }
-        if !fresh && self.served.check_all_texts().is_err() {
-            // The served texts came from a derived record that proved bad: compile.
-            self.distrusted = self.served.recorded.map(|r| derived_key(&r));
-            fresh = true;
+            if let Some((id, r, d, back)) =
+                self.ancestor_derived(ctx, &rev, record.retained_from)?
+            {
+                // Serve from there once the difference is applied (below, incrementally).
+                self.reset();
+                self.served = Arc::new(Served::from_decoded(d, id, r.snapshot));
+                self.linker_ready = false;
+                self.lazy_sources = true;
+                self.derived_behind = Some(back);
+                ctx.base_loaded = true;
+                fresh = false;
+            }
         }
         if fresh {
             self.reset();
+            self.derived_behind = None;
+        } else if ctx.base_loaded {
+            fresh = false;
         }
         let base = self.served.state.clone();
         let state = self.load_state(ctx, record.revision, &rev, &base)?;
-        let (model, tree, _) = self.advance(&state, Ambiguity::Serve)?;
-        let served = Served::new(
+        let (model, tree, _) = match self.advance(&state, Ambiguity::Serve) {
+            // A text of the derived record did not match its source: compile instead.
+            Err(_) if self.served.poisoned() => return Err(self.drop_derived(ctx)),
+            r => r?,
+        };
+        let mut served = Served::new(
             model,
             tree,
             Some(record.revision),
             Some(rev.snapshot),
             state,
         );
+        served.carry_checks(
+            &self.served,
+            state::new_hashes(&base, &served.state).into_iter(),
+        );
         served.inherit_index(&self.served);
+        let was = self.served.revision;
         self.served = Arc::new(served);
         self.head = Some(Loaded { bytes, record });
         self.status = Status::Open;
         if fresh {
             self.derived_due = true;
+        } else if ctx.base_loaded {
+            // Opened from an ancestor's record: the head's is worth writing when convenient.
+            self.derived_due = true;
+        } else if was != self.served.revision {
+            // Another process's commits, applied: they count as commits since the record.
+            self.derived_behind = self.derived_behind.map(|b| b.saturating_add(1));
         }
         Ok(())
     }
@@ -675,6 +826,22 @@ pub(crate) fn check_created(created: &str) -> Result<()> {
         Err(Error::Invalid(format!(
             "invalid commit time \"{created}\": expected YYYY-MM-DDTHH:MM:SS.sssZ"
         )))
+    }
+}
+
+/// The incremental linker of a state decoded from a derived record: rebuilt from its decoded
+/// parses and model without resolving links again; should the model not fit the parses, the
+/// tenant pass over them gives it. Used by the first commit after such an open and by
+/// [`Engine::warm`].
+pub(crate) fn linker_of(served: &Served) -> Result<Linker> {
+    let docs = TenantState::default().diff(&served.state);
+    match Linker::restore(Ambiguity::Serve, docs, &served.model) {
+        Ok(linker) => Ok(linker),
+        Err(_) => {
+            let mut linker = Linker::new(Ambiguity::Serve);
+            linker.apply(TenantState::default().diff(&served.state))?;
+            Ok(linker)
+        }
     }
 }
 

@@ -499,12 +499,12 @@ mod tests {
         );
         assert_eq!(BaselineRecord::decode(&base.encode(), "b").unwrap(), base);
         assert!(BaselineRecord::decode(&BaselineRecord::default().encode(), "b").is_ok());
-        // A derived key names the compiler version and the snapshot id.
+        // A derived key names the record format, the compiler version and the snapshot id.
         assert_eq!(
             crate::engine::derived_key(&d(4)).digest,
             Digest::of(
                 format!(
-                    "langonrock derived\ncompiler {}\nsnapshot {}\n",
+                    "langonrock derived\nformat 2\ncompiler {}\nsnapshot {}\n",
                     crate::engine::COMPILER_VERSION,
                     d(4)
                 )

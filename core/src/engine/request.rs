@@ -81,7 +81,7 @@ impl From<String> for Content {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Operation {
     /// Create or replace the document with this text.
-    Write(Arc<str>),
+    Write(crate::bytes::Text),
     /// Remove the document.
     Delete,
 }
@@ -152,7 +152,7 @@ pub fn check_change(
         "write" => match content {
             None => return Err(Error::Invalid(CONTENT_NOT_STRING.into())),
             Some(Content::IllFormed) => return Err(Error::Invalid(ILL_FORMED.into())),
-            Some(Content::Text(t)) => Operation::Write(t),
+            Some(Content::Text(t)) => Operation::Write(t.into()),
         },
         "delete" => Operation::Delete,
         _ => return Err(Error::Invalid(BAD_OPERATION.into())),

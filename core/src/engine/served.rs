@@ -26,9 +26,11 @@ pub struct Served {
     pub(super) state: TenantState,
     /// Whether this state was decoded from a derived record.
     from_derived: bool,
-    /// When the texts came from a derived record: which of them were checked against their
-    /// source hashes so far. Every read checks the texts it returns, or computes from,
-    /// first (`None`: all texts were compiled from verified sources, or checked).
+    /// When some texts came from a derived record, or from the store unchecked: which of
+    /// them were checked against their source hashes so far. Every read checks the texts it
+    /// returns, or computes from, first (`None`: all texts were compiled from verified
+    /// sources, or checked). A state a commit or a refresh makes from this one keeps what
+    /// was checked.
     texts: Option<TextCheck>,
     // The search index of `model`: still encoded when the state came from a derived
     // record, built on the first search otherwise, and carried over, updated
@@ -41,21 +43,41 @@ pub struct Served {
 /// The texts of a state decoded from a derived record, checked on first use.
 #[derive(Debug)]
 struct TextCheck {
-    /// The derived record they came from.
-    key: Key,
-    /// The source hashes whose texts were checked.
-    checked: std::sync::Mutex<HashSet<Digest>>,
-    /// Set when a text did not match: the engine reloads by compiling.
-    poisoned: std::sync::atomic::AtomicBool,
-    /// Set once every text was checked.
+    /// What the states derived from one decoded record share.
+    shared: Arc<SharedCheck>,
+    /// Set once every text of this state was checked.
     all: std::sync::atomic::AtomicBool,
+}
+
+#[derive(Debug)]
+struct SharedCheck {
+    /// The derived record the unchecked texts came from.
+    key: Key,
+    /// Whether they are the store's source records (handed out in place) rather than texts
+    /// the record carried.
+    external: bool,
+    /// The source hashes whose texts were checked (or came from a checked source).
+    checked: std::sync::Mutex<HashSet<Digest>>,
+    /// Set when a text the record carried did not match: the engine reloads by compiling.
+    poisoned: std::sync::atomic::AtomicBool,
 }
 
 impl TextCheck {
     fn poison(&self, hash: Digest) -> Error {
-        self.poisoned
-            .store(true, std::sync::atomic::Ordering::Relaxed);
-        Error::corrupt(format!("{} does not match source/{hash}", self.key))
+        let s = &self.shared;
+        if s.external {
+            // The store's own source record is bad: compiling would read the same bytes.
+            return Error::corrupt(format!("source/{hash} does not match its digest"));
+        }
+        s.poisoned.store(true, std::sync::atomic::Ordering::Relaxed);
+        Error::corrupt(format!("{} does not match source/{hash}", s.key))
+    }
+
+    fn checked(&self) -> std::sync::MutexGuard<'_, HashSet<Digest>> {
+        self.shared
+            .checked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -64,18 +86,19 @@ impl TextCheck {
 pub(super) enum IndexSlot {
     None,
     /// The bytes of [`crate::search::Index::encode`], from a derived record.
-    Encoded(Arc<[u8]>),
+    Encoded(crate::bytes::Bytes),
     Built(Box<crate::search::Index>),
 }
 
 impl IndexSlot {
-    /// The index of `model` if there is one, decoding it when still encoded. Bytes that do
-    /// not decode to an index of `model`'s size give none (it is built instead).
+    /// The index of `model` if there is one, decoding it when still encoded (its posting
+    /// lists are read when first used: `Index::decode_shared`). Bytes that do not decode to
+    /// an index of `model`'s size give none (it is built instead).
     fn take_built(&mut self, model: &Model) -> Option<crate::search::Index> {
         match std::mem::replace(self, IndexSlot::None) {
             IndexSlot::None => None,
             IndexSlot::Built(ix) => Some(*ix),
-            IndexSlot::Encoded(b) => crate::search::Index::decode(&b)
+            IndexSlot::Encoded(b) => crate::search::Index::decode_shared(b)
                 .ok()
                 .filter(|ix| ix.len() == model.concepts.len()),
         }
@@ -127,9 +150,12 @@ impl Served {
             state: d.state,
             from_derived: true,
             texts: Some(TextCheck {
-                key: derived_key(&recorded),
-                checked: std::sync::Mutex::new(HashSet::new()),
-                poisoned: std::sync::atomic::AtomicBool::new(false),
+                shared: Arc::new(SharedCheck {
+                    key: derived_key(&recorded),
+                    external: d.external,
+                    checked: std::sync::Mutex::new(HashSet::new()),
+                    poisoned: std::sync::atomic::AtomicBool::new(false),
+                }),
                 all: std::sync::atomic::AtomicBool::new(false),
             }),
             index: std::sync::RwLock::new(match d.index {
@@ -150,7 +176,7 @@ impl Served {
         else {
             return Ok(());
         };
-        let mut checked = tc.checked.lock().unwrap_or_else(|p| p.into_inner());
+        let mut checked = tc.checked();
         for c in concepts {
             let Some(d) = self.state.doc(&c.bundle, &c.path) else {
                 continue;
@@ -176,7 +202,7 @@ impl Served {
         else {
             return Ok(());
         };
-        let mut checked = tc.checked.lock().unwrap_or_else(|p| p.into_inner());
+        let mut checked = tc.checked();
         for d in self.state.bundles.values().flat_map(|b| b.docs.values()) {
             if !checked.contains(&d.hash) {
                 if Digest::of(d.text.as_bytes()) != d.hash {
@@ -200,7 +226,50 @@ impl Served {
     pub(super) fn poisoned(&self) -> bool {
         self.texts
             .as_ref()
-            .is_some_and(|t| t.poisoned.load(std::sync::atomic::Ordering::Relaxed))
+            .is_some_and(|t| t.shared.poisoned.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Whether some texts of this state may not be checked yet.
+    pub(super) fn unchecked_texts(&self) -> bool {
+        self.texts
+            .as_ref()
+            .is_some_and(|t| !t.all.load(std::sync::atomic::Ordering::Acquire))
+    }
+
+    /// Whether the unchecked texts are the store's source records, handed out in place.
+    pub(super) fn external_texts(&self) -> bool {
+        self.texts.as_ref().is_some_and(|t| t.shared.external)
+    }
+
+    /// Carries what `older` knows about unchecked texts into this state (a commit's or a
+    /// refresh's successor of it): texts it shares with `older` stay checked on first use;
+    /// `fresh` are the source hashes of texts that came verified (written by the commit, or
+    /// read and verified by the refresh).
+    pub(super) fn carry_checks(&mut self, older: &Served, fresh: impl Iterator<Item = Digest>) {
+        let Some(tc) = older.texts.as_ref().filter(|_| older.unchecked_texts()) else {
+            return;
+        };
+        tc.checked().extend(fresh);
+        self.texts = Some(TextCheck {
+            shared: tc.shared.clone(),
+            all: std::sync::atomic::AtomicBool::new(false),
+        });
+    }
+
+    /// Checks one document's text against its source hash, when it is unchecked: `Ok` when
+    /// it matches (or needs no check).
+    pub(super) fn check_text(&self, hash: Digest, text: &crate::bytes::Text) -> Result<()> {
+        let Some(tc) = self.texts.as_ref().filter(|_| self.unchecked_texts()) else {
+            return Ok(());
+        };
+        let mut checked = tc.checked();
+        if !checked.contains(&hash) {
+            if Digest::of(text.as_bytes()) != hash {
+                return Err(tc.poison(hash));
+            }
+            checked.insert(hash);
+        }
+        Ok(())
     }
 
     /// `get` (read.md §3) over this state: [`crate::read::get`], after the texts it returns
@@ -254,10 +323,12 @@ impl Served {
 
     /// The derived record of this state (engine.md §9.1 rule 4): its key and bytes, with
     /// the search index (built for `today` when this state has none yet; an index already
-    /// built keeps its own date, and a search re-dates it). `None` for an empty tenant.
-    pub fn derived_record(&self, today: &str) -> Option<(Key, Vec<u8>)> {
+    /// built keeps its own date, and a search re-dates it), and the documents' texts when
+    /// `texts` (for a store that cannot hand its source records out in place; the files
+    /// stores can, docs/records.md). `None` for an empty tenant.
+    pub fn derived_record(&self, today: &str, texts: bool) -> Option<(Key, Vec<u8>)> {
         let recorded = self.recorded?;
-        let index: Arc<[u8]> = {
+        let index: crate::bytes::Bytes = {
             let mut slot = self.index_slot();
             match &*slot {
                 IndexSlot::Encoded(b) => b.clone(),
@@ -265,13 +336,13 @@ impl Served {
                 IndexSlot::None => {
                     self.check_all_texts().ok()?;
                     let ix = crate::search::Index::build(&self.model, today);
-                    let bytes = ix.encode().into();
+                    let bytes: crate::bytes::Bytes = ix.encode().into();
                     *slot = IndexSlot::Built(Box::new(ix));
                     bytes
                 }
             }
         };
-        let bytes = derived::encode(self, &recorded, Some(&index));
+        let bytes = derived::encode(self, &recorded, Some(&index), texts);
         Some((derived_key(&recorded), bytes))
     }
 
@@ -469,7 +540,7 @@ impl Served {
     }
 
     /// Every document as `(bundle, path, text)`, sorted by bundle then path (for export).
-    pub fn documents(&self) -> impl Iterator<Item = (&str, &str, &Arc<str>)> {
+    pub fn documents(&self) -> impl Iterator<Item = (&str, &str, &crate::bytes::Text)> {
         self.state.bundles.iter().flat_map(|(b, s)| {
             s.docs
                 .iter()

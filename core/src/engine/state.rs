@@ -5,6 +5,7 @@
 
 use super::records::BundleRecord;
 use super::store::Digest;
+use crate::bytes::Text;
 use crate::compile::{parse_document, Change, ParsedDoc, SourceDoc, SUMMARY_WIDTH};
 use crate::error::{Error, Result};
 use crate::validate;
@@ -15,14 +16,14 @@ use std::sync::Arc;
 #[derive(Clone, Debug)]
 pub(crate) struct Doc {
     pub(crate) hash: Digest,
-    pub(crate) text: Arc<str>,
+    pub(crate) text: Text,
     /// The parse; `None` for a navigation document.
     pub(crate) parsed: Option<Arc<ParsedDoc>>,
 }
 
 impl Doc {
     /// Parses a document (nothing for navigation documents). `hash` may be given when known.
-    pub(crate) fn new(path: &str, text: Arc<str>, hash: Option<Digest>) -> Doc {
+    pub(crate) fn new(path: &str, text: Text, hash: Option<Digest>) -> Doc {
         let hash = hash.unwrap_or_else(|| Digest::of(text.as_bytes()));
         if validate::is_navigation(path) {
             return Doc {
@@ -131,6 +132,34 @@ impl TenantState {
         }
         out
     }
+}
+
+/// The source hashes of `new`'s documents that `old` does not hold (the texts a commit wrote
+/// or a refresh read).
+pub(crate) fn new_hashes(old: &TenantState, new: &TenantState) -> Vec<Digest> {
+    let changed: Vec<&BundleState> = new
+        .bundles
+        .iter()
+        .filter(|(name, b)| {
+            old.bundles
+                .get(*name)
+                .is_none_or(|o| !Arc::ptr_eq(o, b) && o.record != b.record)
+        })
+        .map(|(_, b)| &**b)
+        .collect();
+    if changed.is_empty() {
+        return Vec::new();
+    }
+    let held: HashSet<Digest> = old
+        .bundles
+        .values()
+        .flat_map(|o| o.docs.values().map(|d| d.hash))
+        .collect();
+    changed
+        .iter()
+        .flat_map(|b| b.docs.values().map(|d| d.hash))
+        .filter(|h| !held.contains(h))
+        .collect()
 }
 
 /// Changes a copy of a state, bundle by bundle.

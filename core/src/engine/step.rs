@@ -6,9 +6,9 @@
 
 use super::store::{Answer, CommitOutcome, Key, KeyInfo, Need, PreparedCommit, Step};
 use super::Engine;
+use crate::bytes::Bytes;
 use crate::error::{Error, Result};
 use std::collections::HashMap;
-use std::sync::Arc;
 
 /// Why an op body stopped: it needs the store, or it failed.
 pub(crate) enum Flow {
@@ -34,7 +34,10 @@ pub(crate) enum Progress<T> {
 
 #[derive(Clone, Debug)]
 pub(super) enum Fetched {
-    Ok(Arc<Vec<u8>>),
+    Ok(Bytes),
+    /// Fetched without checking its digest ([`Ctx::need_unverified`]); checked when an op
+    /// needs it verified.
+    Unverified(Bytes),
     Missing,
     Mismatch,
 }
@@ -60,14 +63,24 @@ pub(crate) struct Ctx {
     retried: bool,
     asked: Asked,
     asked_keys: Vec<Key>,
-    /// The derived record this op already tried (decoded or not), so a re-run does not.
-    pub(super) derived_tried: Option<Key>,
+    /// Whether the records asked for are taken without checking their digests.
+    asked_unverified: bool,
+    /// The derived records this op already tried (decoded or not), so a re-run does not.
+    pub(super) derived_tried: std::collections::HashSet<Key>,
+    /// Whether this op loaded an older revision's derived record as the base it applies the
+    /// head's difference to.
+    pub(super) base_loaded: bool,
+    /// The derived record this op opened and is fetching the texts of.
+    pub(super) derived_open: Option<(Key, super::derived::Opened)>,
 }
 
 impl Ctx {
     fn new() -> Ctx {
         Ctx {
-            derived_tried: None,
+            derived_tried: Default::default(),
+            base_loaded: false,
+            derived_open: None,
+            asked_unverified: false,
             head: None,
             records: HashMap::new(),
             keys: None,
@@ -111,8 +124,16 @@ impl Ctx {
             return Err(Flow::Need(Need::Records(absent)));
         }
         for k in keys {
+            if let Some(Fetched::Unverified(b)) = self.records.get(k) {
+                let f = if k.verifies(b) {
+                    Fetched::Ok(b.clone())
+                } else {
+                    Fetched::Mismatch
+                };
+                self.records.insert(*k, f);
+            }
             match &self.records[k] {
-                Fetched::Ok(_) => {}
+                Fetched::Ok(_) | Fetched::Unverified(_) => {}
                 Fetched::Mismatch => {
                     return Err(Error::corrupt(format!("{k} does not match its digest")).into())
                 }
@@ -128,6 +149,26 @@ impl Ctx {
             }
         }
         Ok(())
+    }
+
+    /// Ensures every key is fetched, without checking digests: what the store handed out
+    /// is kept as it is ([`Ctx::unverified`]), for a caller that checks it itself, later.
+    pub(crate) fn need_unverified(&mut self, keys: &[Key]) -> Flowing<()> {
+        let absent = self.absent(keys);
+        if absent.is_empty() {
+            Ok(())
+        } else {
+            self.asked_unverified = true;
+            Err(Flow::Need(Need::Records(absent)))
+        }
+    }
+
+    /// A record's bytes as the store handed them out, checked or not (`None`: missing).
+    pub(crate) fn unverified(&self, key: &Key) -> Option<Bytes> {
+        match self.records.get(key) {
+            Some(Fetched::Ok(b) | Fetched::Unverified(b)) => Some(b.clone()),
+            _ => None,
+        }
     }
 
     /// Ensures every key is fetched, without judging what came back.
@@ -148,14 +189,40 @@ impl Ctx {
         }
     }
 
+    /// A fetched record's shared bytes: `Ok(bytes)`, or the corruption message naming it.
+    pub(crate) fn check_shared(&self, key: &Key) -> std::result::Result<Bytes, String> {
+        match self.records.get(key) {
+            Some(Fetched::Ok(b)) => Ok(b.clone()),
+            Some(Fetched::Unverified(b)) if key.verifies(b) => Ok(b.clone()),
+            Some(Fetched::Unverified(_) | Fetched::Mismatch) => Err(format!(
+                "database corruption: {key} does not match its digest"
+            )),
+            _ => Err(format!("database corruption: {key} is missing")),
+        }
+    }
+
     /// A fetched record's state: `Ok(bytes)`, or the corruption message naming it.
     pub(crate) fn check(&self, key: &Key) -> std::result::Result<&[u8], String> {
         match self.records.get(key) {
             Some(Fetched::Ok(b)) => Ok(b),
-            Some(Fetched::Mismatch) => Err(format!(
+            Some(Fetched::Unverified(b)) if key.verifies(b) => Ok(b),
+            Some(Fetched::Unverified(_) | Fetched::Mismatch) => Err(format!(
                 "database corruption: {key} does not match its digest"
             )),
             _ => Err(format!("database corruption: {key} is missing")),
+        }
+    }
+
+    fn take_records(&mut self, v: Vec<Option<Bytes>>) {
+        let unverified = std::mem::take(&mut self.asked_unverified);
+        for (k, b) in std::mem::take(&mut self.asked_keys).into_iter().zip(v) {
+            let f = match b {
+                None => Fetched::Missing,
+                Some(b) if unverified => Fetched::Unverified(b),
+                Some(b) if k.verifies(&b) => Fetched::Ok(b),
+                Some(_) => Fetched::Mismatch,
+            };
+            self.records.insert(k, f);
         }
     }
 
@@ -286,14 +353,11 @@ impl<T: 'static> Op<T> {
             (_, Answer::Failed(e)) => return Err(e.into()),
             (Asked::Head, Answer::Head(h)) => ctx.head = Some(h),
             (Asked::Records, Answer::Records(v)) if v.len() == ctx.asked_keys.len() => {
-                for (k, b) in std::mem::take(&mut ctx.asked_keys).into_iter().zip(v) {
-                    let f = match b {
-                        None => Fetched::Missing,
-                        Some(b) if k.verifies(&b) => Fetched::Ok(Arc::new(b)),
-                        Some(_) => Fetched::Mismatch,
-                    };
-                    ctx.records.insert(k, f);
-                }
+                let v = v.into_iter().map(|b| b.map(Bytes::from)).collect();
+                ctx.take_records(v);
+            }
+            (Asked::Records, Answer::Shared(v)) if v.len() == ctx.asked_keys.len() => {
+                ctx.take_records(v);
             }
             (Asked::Keys, Answer::Keys(k)) => ctx.keys = Some(k),
             (Asked::Remove, Answer::Removed(k)) => ctx.removed = Some(k),

@@ -11,6 +11,7 @@
 //! (puts every record, then swaps the head), and resuming the op with
 //! [`Answer::Outcome`] is the *acknowledge* of §8.4.
 
+use crate::bytes::Bytes;
 use crate::error::{Error, Result};
 use sha2::{Digest as _, Sha256};
 use std::fmt;
@@ -261,6 +262,17 @@ pub trait Store {
     /// need not verify digests: the engine verifies every content-addressed record it reads.
     fn get_many(&mut self, tenant: &str, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>, StoreError>;
 
+    /// [`Store::get_many`] as shared bytes: a store that can hand out ranges of a buffer it
+    /// holds (a mapped file) without copying them does so here; the default copies nothing
+    /// more than `get_many` does.
+    fn get_shared(&mut self, tenant: &str, keys: &[Key]) -> Result<Vec<Option<Bytes>>, StoreError> {
+        Ok(self
+            .get_many(tenant, keys)?
+            .into_iter()
+            .map(|b| b.map(Bytes::from))
+            .collect())
+    }
+
     /// One record's bytes, or `None`.
     fn get(&mut self, tenant: &str, key: &Key) -> Result<Option<Vec<u8>>, StoreError> {
         Ok(self
@@ -322,6 +334,9 @@ impl<S: Store + ?Sized> Store for Box<S> {
     }
     fn get_many(&mut self, tenant: &str, keys: &[Key]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
         (**self).get_many(tenant, keys)
+    }
+    fn get_shared(&mut self, tenant: &str, keys: &[Key]) -> Result<Vec<Option<Bytes>>, StoreError> {
+        (**self).get_shared(tenant, keys)
     }
     fn put(&mut self, tenant: &str, key: &Key, bytes: &[u8]) -> Result<(), StoreError> {
         (**self).put(tenant, key, bytes)
@@ -433,6 +448,8 @@ pub enum Answer {
     Head(Option<Vec<u8>>),
     /// The records' bytes in the order asked, `None` for a missing one.
     Records(Vec<Option<Vec<u8>>>),
+    /// The same as shared bytes ([`Store::get_shared`]).
+    Shared(Vec<Option<Bytes>>),
     /// The commit's outcome.
     Outcome(CommitOutcome),
     /// The listing of `keys()`.
@@ -477,8 +494,8 @@ pub fn serve(store: &mut dyn Store, tenant: &str, need: Need) -> Answer {
             Ok(h) => Answer::Head(h),
             Err(e) => Answer::Failed(e),
         },
-        Need::Records(keys) => match store.get_many(tenant, &keys) {
-            Ok(v) => Answer::Records(v),
+        Need::Records(keys) => match store.get_shared(tenant, &keys) {
+            Ok(v) => Answer::Shared(v),
             Err(e) => Answer::Failed(e),
         },
         Need::Commit(p) => Answer::Outcome(store.commit(tenant, &p)),

@@ -8,8 +8,6 @@
 
 use super::step::{Op, Progress};
 use super::Engine;
-use crate::compile::{Ambiguity, Linker};
-use crate::engine::state::TenantState;
 
 impl Engine {
     /// Checks the served texts and builds the incremental linker, exactly as the first
@@ -24,13 +22,9 @@ impl Engine {
         if served.check_all_texts().is_err() {
             return false;
         }
-        let mut linker = Linker::new(Ambiguity::Serve);
-        if linker
-            .apply(TenantState::default().diff(&served.state))
-            .is_err()
-        {
+        let Ok(linker) = super::linker_of(&served) else {
             return false;
-        }
+        };
         self.linker = linker;
         self.linker_ready = true;
         true

@@ -7,8 +7,10 @@
 
 use super::index::{Doc, Index, Posting, BODY, DESCRIPTION, FIELDS, META, NAMES};
 use super::table::pair_key;
+use crate::bytes::Bytes;
 use crate::error::{Error, Result};
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 const MAGIC: &[u8; 4] = b"LRSI";
 /// The format version: 2 since the per-field ranking (1 was the weighted single bag).
@@ -180,6 +182,25 @@ impl Index {
     /// Reads bytes written by [`Index::encode`]. Anything malformed is a `CORRUPT` error
     /// naming the search index record.
     pub fn decode(bytes: &[u8]) -> Result<Index> {
+        Index::decode_with(bytes, None)
+    }
+
+    /// Reads bytes written by [`Index::encode`] as [`Index::decode`] does, checking all of
+    /// them, but leaves the posting lists of the written fields in `bytes` (shared, not
+    /// copied): each is decoded when a search first reads it, and all of them before the
+    /// index is first updated. So a first search after an open from a derived record pays
+    /// for the lists it reads, not for all of them.
+    pub fn decode_shared(bytes: Bytes) -> Result<Index> {
+        // List positions are kept as `u32`s.
+        if u32::try_from(bytes.len()).is_err() {
+            return Index::decode(&bytes);
+        }
+        Index::decode_with(&bytes.clone(), Some(bytes))
+    }
+
+    /// The decoder of both: with `keep`, the bytes being read, the written lists stay
+    /// encoded.
+    fn decode_with(bytes: &[u8], keep: Option<Bytes>) -> Result<Index> {
         let mut r = Reader { b: bytes, at: 0 };
         if r.b.len() < 4 || &r.b[..4] != MAGIC {
             return Err(corrupt("missing magic"));
@@ -269,16 +290,21 @@ impl Index {
         let names = names_postings(&ix, units)?;
         // Every unit's lists in unit order, the names list first: the flat array fills in
         // order, with no second pass.
-        ix.base.reserve((r.b.len() - r.at) / 2 + names.1.len());
+        let mut places = keep.as_ref().map(|_| vec![(0u32, 0u32); units * FIELDS]);
+        match places {
+            Some(_) => ix.base.reserve(names.1.len()),
+            None => ix.base.reserve((r.b.len() - r.at) / 2 + names.1.len()),
+        }
         ix.base_off.clear();
         let mut sums = vec![[0u64; FIELDS]; nd];
+        let mut written = 0usize;
         for u in 0..units {
             ix.base_off.push(ix.base.len() as u32);
             let (lo, hi) = (names.0[u] as usize, names.0[u + 1] as usize);
             ix.base.extend_from_slice(&names.1[lo..hi]);
             ix.df[u][NAMES] = (hi - lo) as u32;
             let sums = (u < nt).then_some(&mut sums);
-            r.lists(u, nd, &mut ix, sums)?;
+            written += r.lists(u, nd, &mut ix, sums, places.as_deref_mut())?;
             if ix.df[u].iter().all(|&n| n == 0) {
                 return Err(corrupt("a unit without postings"));
             }
@@ -294,7 +320,10 @@ impl Index {
         {
             return Err(corrupt("document lengths do not match the postings"));
         }
-        ix.live_postings = ix.base.len();
+        ix.live_postings = ix.base.len() + places.as_ref().map_or(0, |_| written);
+        if let (Some(bytes), Some(places)) = (keep, places) {
+            ix.encoded = Some(Box::new(Encoded::new(bytes, places)));
+        }
         ix.refresh_norms();
         Ok(ix)
     }
@@ -415,18 +444,22 @@ impl<'a> Reader<'a> {
     }
 
     /// The written lists of unit `u`: a field mask, then one list per field in it, appended
-    /// to `ix.base` with their offsets; `sums` adds each document's `tf` per field.
+    /// to `ix.base` with their offsets, or with `places` checked and left where they are
+    /// (`places` gets each list's position and length by list key); `sums` adds each
+    /// document's `tf` per field. Gives the number of postings read.
     fn lists(
         &mut self,
         u: usize,
         nd: usize,
         ix: &mut Index,
         mut sums: Option<&mut Vec<[u64; FIELDS]>>,
-    ) -> Result<()> {
+        mut places: Option<&mut [(u32, u32)]>,
+    ) -> Result<usize> {
         let mask = self.u64()?;
         if mask >= 1 << WRITTEN.len() {
             return Err(corrupt("bad field mask"));
         }
+        let mut read = 0;
         for (i, &f) in WRITTEN.iter().enumerate() {
             ix.base_off.push(ix.base.len() as u32);
             if mask & (1 << i) == 0 {
@@ -435,6 +468,13 @@ impl<'a> Reader<'a> {
             let n = self.count()?;
             if n == 0 || n > nd {
                 return Err(corrupt("bad posting count"));
+            }
+            read += n;
+            ix.df[u][f] = n as u32;
+            if let Some(places) = places.as_deref_mut() {
+                places[u * FIELDS + f] = (self.at as u32, n as u32);
+                self.skim(n, nd, f, sums.as_deref_mut())?;
+                continue;
             }
             let mut doc = 0u64;
             for j in 0..n {
@@ -459,8 +499,119 @@ impl<'a> Reader<'a> {
                     tf,
                 });
             }
-            ix.df[u][f] = n as u32;
+        }
+        Ok(read)
+    }
+
+    /// Checks a list of `n` postings of field `f` as [`Reader::lists`] reads it, without
+    /// keeping them.
+    fn skim(
+        &mut self,
+        n: usize,
+        nd: usize,
+        f: usize,
+        mut sums: Option<&mut Vec<[u64; FIELDS]>>,
+    ) -> Result<()> {
+        let mut doc = 0u64;
+        for j in 0..n {
+            let v = self.u64()?;
+            let gap = v >> 1;
+            doc = if j == 0 { gap } else { doc + gap + 1 };
+            if doc >= nd as u64 {
+                return Err(corrupt("posting out of range"));
+            }
+            let tf = if v & 1 == 1 {
+                self.u32()?
+                    .checked_add(2)
+                    .ok_or_else(|| corrupt("integer out of range"))?
+            } else {
+                1
+            };
+            if let Some(s) = sums.as_deref_mut() {
+                s[doc as usize][f] += u64::from(tf);
+            }
         }
         Ok(())
+    }
+}
+
+/// The posting lists an index decoded by [`Index::decode_shared`] left encoded: the bytes,
+/// where each list starts and how many postings it has (by list key; none: `(0, 0)`), and
+/// each list once decoded.
+#[derive(Debug, Clone)]
+pub(crate) struct Encoded {
+    bytes: Bytes,
+    places: Vec<(u32, u32)>,
+    decoded: Vec<OnceLock<Box<[Posting]>>>,
+}
+
+impl Encoded {
+    fn new(bytes: Bytes, places: Vec<(u32, u32)>) -> Encoded {
+        let decoded = (0..places.len()).map(|_| OnceLock::new()).collect();
+        Encoded {
+            bytes,
+            places,
+            decoded,
+        }
+    }
+
+    /// The postings of list `key`, decoded on first use; `None` when the list is not one
+    /// left encoded (a names list, or a list it does not know).
+    pub(crate) fn list(&self, key: u32) -> Option<&[Posting]> {
+        let k = key as usize;
+        if k % FIELDS == NAMES || k >= self.places.len() {
+            return None;
+        }
+        Some(self.decoded[k].get_or_init(|| {
+            let (at, n) = self.places[k];
+            let mut r = Reader {
+                b: &self.bytes,
+                at: at as usize,
+            };
+            // The list was checked when the index was decoded, so this cannot fail.
+            r.postings(n as usize)
+                .unwrap_or_default()
+                .into_boxed_slice()
+        }))
+    }
+
+    /// The bytes it keeps (for benchmarks).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.bytes.len()
+            + self.places.capacity() * 8
+            + self
+                .decoded
+                .iter()
+                .filter_map(|d| d.get())
+                .map(|l| l.len() * std::mem::size_of::<Posting>() + 16)
+                .sum::<usize>()
+            + self.decoded.capacity() * 16
+    }
+}
+
+impl Reader<'_> {
+    /// `n` postings checked before: the document numbers and `tf`s.
+    fn postings(&mut self, n: usize) -> Result<Vec<Posting>> {
+        let mut out = Vec::with_capacity(n);
+        let mut doc = 0u32;
+        for j in 0..n {
+            let v = self.u64()?;
+            let bad = || corrupt("integer out of range");
+            let gap = u32::try_from(v >> 1).map_err(|_| bad())?;
+            doc = if j == 0 {
+                gap
+            } else {
+                doc.checked_add(gap)
+                    .and_then(|d| d.checked_add(1))
+                    .ok_or_else(bad)?
+            };
+            let tf = if v & 1 == 1 {
+                self.u32()?.checked_add(2).ok_or_else(bad)?
+            } else {
+                1
+            };
+            out.push(Posting { slot: doc, tf });
+        }
+        Ok(out)
     }
 }

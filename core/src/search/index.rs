@@ -391,6 +391,10 @@ pub struct Index {
     pub(crate) total_len: [u64; FIELDS],
     pub(crate) live_postings: usize,
     pub(crate) dead_postings: usize,
+    /// The posting lists of the written fields still encoded, when decoded from a derived
+    /// record by [`Index::decode_shared`]; `base` then holds only the names lists. Folded
+    /// into `base` before the first update.
+    pub(crate) encoded: Option<Box<super::codec::Encoded>>,
 }
 
 impl Index {
@@ -414,6 +418,7 @@ impl Index {
             total_len: [0; FIELDS],
             live_postings: 0,
             dead_postings: 0,
+            encoded: None,
         }
     }
 
@@ -612,6 +617,7 @@ impl Index {
             + self.df.capacity() * size_of::<[u32; FIELDS]>()
             + self.base_off.capacity() * 4
             + self.base.capacity() * size_of::<Posting>()
+            + self.encoded.as_ref().map_or(0, |e| e.heap_bytes())
             + self
                 .extra
                 .values()
@@ -701,7 +707,10 @@ impl Index {
     #[inline]
     pub(crate) fn posting_parts(&self, key: u32) -> [&[Posting]; 2] {
         let k = key as usize;
-        let base: &[Posting] = if k + 1 < self.base_off.len() {
+        let encoded = self.encoded.as_ref().and_then(|e| e.list(key));
+        let base: &[Posting] = if let Some(list) = encoded {
+            list
+        } else if k + 1 < self.base_off.len() {
             &self.base[self.base_off[k] as usize..self.base_off[k + 1] as usize]
         } else {
             &[]
@@ -712,6 +721,24 @@ impl Index {
             self.extra.get(&key).map_or(&[], Vec::as_slice)
         };
         [base, extra]
+    }
+
+    /// Folds the posting lists still encoded into `base`, so the index can be updated.
+    pub(crate) fn materialize(&mut self) {
+        if self.encoded.is_none() {
+            return;
+        }
+        let lists = self.df.len() * FIELDS;
+        let mut off = Vec::with_capacity(lists + 1);
+        let mut base = Vec::with_capacity(self.live_postings);
+        off.push(0u32);
+        for key in 0..lists as u32 {
+            base.extend(self.postings(key));
+            off.push(base.len() as u32);
+        }
+        self.encoded = None;
+        self.base_off = off;
+        self.base = base;
     }
 
     /// Every statistic of the index by term text and id, for tests that compare an updated

@@ -1549,11 +1549,49 @@ fn encode_round_trips_and_is_canonical() {
 }
 
 #[test]
+fn a_shared_decode_reads_lists_on_first_use_and_equals_the_full_one() {
+    let m = hub();
+    let ix = Index::build(&m, TODAY);
+    let bytes = ix.encode();
+    let full = Index::decode(&bytes).unwrap();
+    let shared = Index::decode_shared(bytes.clone().into()).unwrap();
+    assert!(shared.encoded.is_some() && full.encoded.is_none());
+    // Only the names lists are decoded up front.
+    assert!(shared.base.len() < full.base.len());
+    assert_eq!(shared.posting_count(), full.posting_count());
+    assert_eq!(shared.total_len(), full.total_len());
+    assert_eq!(shared.state_dump(), full.state_dump());
+    for q in ["needle", "x w", "filler needle", "nothing here"] {
+        assert_eq!(
+            search(&m, &shared, "t", q, &SearchOptions::default(), TODAY).unwrap(),
+            search(&m, &full, "t", q, &SearchOptions::default(), TODAY).unwrap()
+        );
+    }
+    assert_eq!(shared.encode(), bytes);
+    // Updating folds every list into the flat array first, then goes on as a full decode.
+    let m2 = model(&[("b", "h1.md", &doc("needle\n"))]);
+    for mut ix in [shared.clone(), full.clone()] {
+        ix.update(&m, &m2, TODAY);
+        assert!(ix.encoded.is_none());
+        assert_eq!(ix.encode(), Index::build(&m2, TODAY).encode());
+    }
+    let mut ix = shared;
+    ix.update(&m, &m, "2027-01-01");
+    let mut other = full;
+    other.update(&m, &m, "2027-01-01");
+    assert_eq!(ix.state_dump(), other.state_dump());
+    assert_eq!(ix.base, other.base);
+}
+
+#[test]
 fn decode_refuses_damaged_records() {
     let m = hub();
     let bytes = Index::build(&m, TODAY).encode();
     for cut in [0, 3, 4, 10, bytes.len() / 2, bytes.len() - 1] {
         let e = Index::decode(&bytes[..cut]).unwrap_err();
+        // A shared decode checks every list as well.
+        let shared = Index::decode_shared(bytes[..cut].to_vec().into()).unwrap_err();
+        assert_eq!(shared.message(), e.message());
         assert_eq!(e.code(), "CORRUPT");
         assert!(
             e.message()
@@ -1580,13 +1618,22 @@ proptest! {
     #[test]
     fn decode_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200), flip in any::<(usize, u8)>()) {
         let _ = Index::decode(&bytes);
+        let _ = Index::decode_shared(bytes.into());
         let mut good = Index::build(&trio(), TODAY).encode();
         let at = flip.0 % good.len();
         good[at] ^= flip.1 | 1;
+        let shared = Index::decode_shared(good.clone().into());
         if let Ok(ix) = Index::decode(&good) {
-            // Whatever decodes must search without panicking.
+            // Whatever decodes must search without panicking, and a shared decode of the
+            // same bytes reads the same.
             let m = trio();
-            let _ = search_hits(&m, &ix, "zeta eta", &SearchOptions::default(), TODAY);
+            let a = search_hits(&m, &ix, "zeta eta", &SearchOptions::default(), TODAY);
+            let shared = shared.expect("decodes shared too");
+            let b = search_hits(&m, &shared, "zeta eta", &SearchOptions::default(), TODAY);
+            prop_assert_eq!(format!("{a:?}"), format!("{b:?}"));
+            prop_assert_eq!(shared.encode(), ix.encode());
+        } else {
+            prop_assert!(shared.is_err());
         }
     }
 }
@@ -1666,7 +1713,7 @@ proptest! {
     #[test]
     fn incremental_update_equals_a_fresh_build(edits in proptest::collection::vec((edit(), any::<bool>()), 1..30)) {
         let mut linker = Linker::new(Ambiguity::Refuse);
-        let mut docs: BTreeMap<(String, String), Arc<str>> = BTreeMap::new();
+        let mut docs: BTreeMap<(String, String), crate::bytes::Text> = BTreeMap::new();
         let mut today = DATES[0].to_string();
         let mut current = Model::default();
         let mut ix = Index::build(&current, &today);
@@ -1675,7 +1722,7 @@ proptest! {
             let change = match e {
                 Edit::Write { bundle, path, words, title, stale, status } => {
                     let (b, p) = (format!("b{bundle}"), PATHS[path as usize].to_string());
-                    let text: Arc<str> = render_doc(&words, title, stale, status).into();
+                    let text: crate::bytes::Text = render_doc(&words, title, stale, status).into();
                     let parsed = (!crate::validate::is_navigation(&p)).then(|| Arc::new(parse_document(&p, &text, SUMMARY_WIDTH)));
                     Some((b.clone(), p.clone(), Some((SourceDoc { bundle: b, path: p, text }, parsed))))
                 }
@@ -1769,6 +1816,8 @@ fn golden_search_over_okf_samples() {
         check_golden(&format!("search/{name}"), &tsv);
         // The same bytes from an index that went through its encoding.
         let back = Index::decode(&ix.encode()).unwrap();
+        assert_eq!(search(&m, &back, "samples", q, &o, today).unwrap(), tsv);
+        let back = Index::decode_shared(ix.encode().into()).unwrap();
         assert_eq!(search(&m, &back, "samples", q, &o, today).unwrap(), tsv);
     }
 }

@@ -22,7 +22,7 @@ fn same_indexed(a: &Concept, b: &Concept) -> bool {
     if a.bundle != b.bundle {
         return false;
     }
-    let text_same = Arc::ptr_eq(&a.text, &b.text) || a.text == b.text;
+    let text_same = a.text == b.text;
     if Arc::ptr_eq(&a.parsed, &b.parsed) {
         return text_same;
     }
@@ -55,6 +55,7 @@ impl Index {
     /// concepts change, or when `old` turns out not to be the indexed model. Either way
     /// the result equals [`Index::build`]`(new, today)`.
     pub fn update(&mut self, old: &Model, new: &Model, today: &str) {
+        self.materialize();
         if !self.try_update(old, new, today) {
             // Drop the old postings before building the new ones.
             *self = Index::empty(today);

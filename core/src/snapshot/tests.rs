@@ -378,7 +378,7 @@ const PATHS: [&str; 7] = [
     "x.md", "y.md", "d/x.md", "z.md", "index.md", "n/log.md", "d/w.md",
 ];
 
-fn text_variant(n: usize) -> Arc<str> {
+fn text_variant(n: usize) -> crate::bytes::Text {
     let t = match n {
         0 => "---\ntype: t\ntitle: One\n---\nFirst [[x]].\n# H\nbody\n",
         1 => "---\ntype: t\ntitle: One\ntags: [q]\n---\nFirst [[x]].\n# H\nbody\n",
@@ -387,14 +387,14 @@ fn text_variant(n: usize) -> Arc<str> {
         4 => "---\ntype: t\nstale_after: 2026-01-01\n---\nThird 😀 [w](d/w.md).\n",
         _ => "---\ntype: t\n---\n",
     };
-    Arc::from(t)
+    t.into()
 }
 
 /// The engine's path: a [`Linker`] fed one change at a time, sharing text and parse `Arc`s
 /// through caches, so untouched concepts keep their `Arc<Concept>`.
 struct Engine {
     linker: Linker,
-    texts: HashMap<usize, Arc<str>>,
+    texts: HashMap<usize, crate::bytes::Text>,
     parsed: HashMap<(usize, usize), Arc<ParsedDoc>>,
 }
 

@@ -1,19 +1,47 @@
 use super::*;
 use crate::testdir::TestDir;
+use langonrock_core::engine::Digest;
 use std::time::Duration;
+
+fn key(kind: Kind, bytes: &[u8]) -> Key {
+    Key::of(kind, bytes)
+}
+
+fn age(path: &Path, secs: u64) {
+    let old = SystemTime::now() - Duration::from_secs(secs);
+    File::options()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.set_modified(old))
+        .expect("age the file");
+}
+
+fn packs(d: &TestDir, tenant: &str) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(d.path().join("tenants").join(tenant).join("packs"))
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
 
 #[test]
 fn nothing_is_created_before_the_first_put() {
     let d = TestDir::new("fs-nothing");
     let s = FileStore::new(d.path(), "acme");
+    let k = key(Kind::Source, b"hello");
     assert_eq!(s.read_head(), Ok(None));
-    assert_eq!(s.get(Kind::Source, "abc"), Ok(None));
+    assert_eq!(s.get(&k), Ok(None));
     assert_eq!(s.head_generation(), Ok(0));
     assert_eq!(s.keys(), Ok(Vec::new()));
     assert!(!d.path().join("tenants").exists());
-    s.put(Kind::Source, "abc", b"hello").expect("put");
-    assert_eq!(s.get(Kind::Source, "abc"), Ok(Some(b"hello".to_vec())));
-    assert!(d.path().join("tenants/acme/sources/abc").is_file());
+    s.put(&k, b"hello").expect("put");
+    assert_eq!(s.get(&k), Ok(Some(b"hello".to_vec())));
+    assert_eq!(packs(&d, "acme").len(), 1);
+    assert!(!d.path().join("tenants/acme/sources").exists());
     // The staged file was renamed away.
     assert_eq!(
         fs::read_dir(d.path().join("tenants/acme/staging"))
@@ -24,42 +52,118 @@ fn nothing_is_created_before_the_first_put() {
 }
 
 #[test]
+fn a_commit_is_one_pack() {
+    let d = TestDir::new("fs-pack");
+    let s = FileStore::new(d.path(), "t");
+    let recs: Vec<(Key, Vec<u8>)> = (0..50)
+        .map(|i| {
+            let b = format!("document {i}").into_bytes();
+            (key(Kind::Source, &b), b)
+        })
+        .collect();
+    let items: Vec<(Key, &[u8])> = recs.iter().map(|(k, b)| (*k, b.as_slice())).collect();
+    s.put_many(&items).expect("put");
+    assert_eq!(packs(&d, "t").len(), 1);
+    // Another reader of the same folder finds every record.
+    let other = FileStore::new(d.path(), "t");
+    let keys: Vec<Key> = recs.iter().map(|r| r.0).collect();
+    let got = other.get_many(&keys).expect("get");
+    assert!(got
+        .iter()
+        .zip(&recs)
+        .all(|(g, r)| g.as_deref() == Some(&r.1[..])));
+    // Putting them again writes nothing new.
+    s.put_many(&items).expect("again");
+    assert_eq!(packs(&d, "t").len(), 1);
+    assert_eq!(s.keys().expect("keys").len(), 50);
+}
+
+#[test]
 fn puts_are_idempotent_and_refresh_the_put_time() {
     let d = TestDir::new("fs-put");
     let s = FileStore::new(d.path(), "t");
-    s.put(Kind::Record, "r1", b"one").expect("put");
-    let path = s.record_path(Kind::Record, "r1");
-    let old = SystemTime::now() - Duration::from_secs(7200);
-    File::options()
-        .write(true)
-        .open(&path)
-        .and_then(|f| f.set_modified(old))
-        .expect("age the record");
-    s.put(Kind::Record, "r1", b"one").expect("same bytes again");
-    let mtime = fs::metadata(&path)
+    let k = key(Kind::Record, b"one");
+    s.put(&k, b"one").expect("put");
+    let pack = d.path().join("tenants/t/packs").join(&packs(&d, "t")[0]);
+    age(&pack, 7200);
+    let old = SystemTime::now() - Duration::from_secs(3600);
+    s.put(&k, b"one").expect("same bytes again");
+    let mtime = fs::metadata(&pack)
         .and_then(|m| m.modified())
         .expect("mtime");
-    assert!(
-        mtime > old + Duration::from_secs(3600),
-        "put time refreshed"
-    );
+    assert!(mtime > old, "put time refreshed");
     assert_eq!(
-        s.put(Kind::Record, "r1", b"two"),
-        Err(FileError(
-            "database corruption: records/r1 holds different bytes than its key".into()
-        ))
+        s.put(&k, b"two"),
+        Err(FileError(format!(
+            "database corruption: records/{} holds different bytes than its key",
+            k.digest
+        )))
     );
-    assert_eq!(s.get(Kind::Record, "r1"), Ok(Some(b"one".to_vec())));
-    // Derived records are replaced.
-    s.put(Kind::Derived, "d1", b"a").expect("derived");
-    s.put(Kind::Derived, "d1", b"b").expect("derived replaced");
-    assert_eq!(s.get(Kind::Derived, "d1"), Ok(Some(b"b".to_vec())));
-    // Names that are not digests never reach the file system.
-    for bad in ["../x", "a/b", "", ".hidden", "A"] {
-        assert_eq!(
-            s.put(Kind::Record, bad, b"x"),
-            Err(FileError(format!("invalid record name \"{bad}\"")))
-        );
+    assert_eq!(s.get(&k), Ok(Some(b"one".to_vec())));
+    // Derived records are replaced, each a file of its own.
+    let dk = Key::new(Kind::Derived, Digest::of(b"d1"));
+    s.put(&dk, b"a").expect("derived");
+    s.put(&dk, b"b").expect("derived replaced");
+    assert_eq!(s.get(&dk), Ok(Some(b"b".to_vec())));
+    assert!(s.record_path(&dk).is_file());
+}
+
+#[test]
+fn records_of_the_layout_before_packs_are_read_refreshed_and_collected() {
+    let d = TestDir::new("fs-legacy");
+    let s = FileStore::new(d.path(), "t");
+    let k = key(Kind::Source, b"old text");
+    let path = d.path().join("tenants/t").join(layout::record_path(&k));
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(&path, b"old text").unwrap();
+    assert_eq!(s.get(&k), Ok(Some(b"old text".to_vec())));
+    age(&path, 7200);
+    s.put(&k, b"old text").expect("refresh");
+    assert!(packs(&d, "t").is_empty(), "a refresh writes no pack");
+    assert_eq!(s.keys().unwrap().len(), 1);
+    let before = SystemTime::now() - Duration::from_secs(3600);
+    assert_eq!(s.remove(&[k], before), Ok(Vec::new()), "recent: kept");
+    age(&path, 7200);
+    assert_eq!(s.remove(&[k], before), Ok(vec![k]));
+    assert_eq!(s.get(&k), Ok(None));
+}
+
+#[test]
+fn a_bad_pack_is_corruption_naming_it() {
+    let d = TestDir::new("fs-badpack");
+    let s = FileStore::new(d.path(), "t");
+    let k = key(Kind::Source, b"text");
+    s.put(&k, b"text").expect("put");
+    let name = packs(&d, "t")[0].clone();
+    let path = d.path().join("tenants/t/packs").join(&name);
+    let bytes = fs::read(&path).unwrap();
+    fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
+    let fresh = FileStore::new(d.path(), "t");
+    assert_eq!(
+        fresh.get(&k),
+        Err(FileError(format!(
+            "database corruption: packs/{name} is truncated"
+        )))
+    );
+    assert!(fresh.keys().unwrap_err().0.contains(&name));
+}
+
+#[test]
+fn small_packs_merge_as_commits_add_them() {
+    let d = TestDir::new("fs-merge");
+    let s = FileStore::new(d.path(), "t");
+    let mut all = Vec::new();
+    for i in 0..40 {
+        let b = format!("commit {i}").into_bytes();
+        let k = key(Kind::Source, &b);
+        s.put(&k, &b).expect("put");
+        all.push((k, b));
+        assert!(packs(&d, "t").len() < pack::MERGE_AT, "{i}");
+    }
+    let fresh = FileStore::new(d.path(), "t");
+    for (k, b) in &all {
+        assert_eq!(fresh.get(k).unwrap().as_deref(), Some(&b[..]));
+        assert_eq!(s.get(k).unwrap().as_deref(), Some(&b[..]));
     }
 }
 
@@ -119,27 +223,64 @@ fn a_link_below_the_floor_is_undone() {
 fn collection_keeps_recent_records() {
     let d = TestDir::new("fs-gc");
     let s = FileStore::new(d.path(), "t");
-    s.put(Kind::Source, "old", b"o").expect("put");
-    s.put(Kind::Source, "new", b"n").expect("put");
-    let old = SystemTime::now() - Duration::from_secs(7200);
-    File::options()
-        .write(true)
-        .open(s.record_path(Kind::Source, "old"))
-        .and_then(|f| f.set_modified(old))
-        .expect("age");
+    let (o, n) = (key(Kind::Source, b"o"), key(Kind::Source, b"n"));
+    let (k1, k2) = (key(Kind::Source, b"keep"), key(Kind::Source, b"drop"));
+    s.put(&o, b"o").expect("put");
+    s.put(&n, b"n").expect("put");
+    s.put_many(&[(k1, b"keep"), (k2, b"drop")]).expect("put");
+    let names = packs(&d, "t");
+    assert_eq!(names.len(), 3);
+    for name in &names {
+        age(&d.path().join("tenants/t/packs").join(name), 7200);
+    }
+    // `n` was put again just now.
+    s.put(&n, b"n").expect("refresh");
     let before = SystemTime::now() - Duration::from_secs(3600);
-    assert_eq!(s.remove_if_older(Kind::Source, "old", before), Ok(Some(1)));
-    assert_eq!(s.remove_if_older(Kind::Source, "new", before), Ok(None));
-    assert_eq!(s.remove_if_older(Kind::Source, "gone", before), Ok(None));
-    assert_eq!(s.get(Kind::Source, "old"), Ok(None));
-    assert_eq!(s.get(Kind::Source, "new"), Ok(Some(b"n".to_vec())));
-    let keys: Vec<String> = s
+    let gone = key(Kind::Source, b"gone");
+    let mut removed = s.remove(&[o, n, k2, gone], before).expect("remove");
+    removed.sort();
+    let mut want = vec![o, k2];
+    want.sort();
+    assert_eq!(removed, want);
+    assert_eq!(s.get(&o), Ok(None));
+    assert_eq!(s.get(&k2), Ok(None));
+    assert_eq!(s.get(&n), Ok(Some(b"n".to_vec())));
+    assert_eq!(
+        s.get(&k1),
+        Ok(Some(b"keep".to_vec())),
+        "compaction keeps the rest"
+    );
+    let keys: Vec<Key> = s
         .keys()
         .unwrap_or_default()
         .into_iter()
-        .map(|k| k.1)
+        .map(|k| k.0)
         .collect();
-    assert_eq!(keys, ["new"]);
+    let mut want = vec![n, k1];
+    want.sort();
+    assert_eq!(keys, want);
+    // Another process's view agrees.
+    let fresh = FileStore::new(d.path(), "t");
+    assert_eq!(fresh.get(&k1), Ok(Some(b"keep".to_vec())));
+    assert_eq!(fresh.get(&k2), Ok(None));
+}
+
+#[test]
+fn staging_leftovers_are_collected() {
+    let d = TestDir::new("fs-staging");
+    let s = FileStore::new(d.path(), "t");
+    s.put(&key(Kind::Source, b"x"), b"x").expect("put");
+    let staging = d.path().join("tenants/t/staging");
+    fs::write(staging.join("pack-1-2-3"), b"a killed writer's pack").unwrap();
+    fs::write(staging.join("collect-1-2-3"), b"moved aside").unwrap();
+    fs::write(staging.join("head-9-9-9"), b"fresh").unwrap();
+    age(&staging.join("pack-1-2-3"), 1800);
+    age(&staging.join("collect-1-2-3"), 1800);
+    // Collection with an hour of grace still removes the leftover, not the file moved aside
+    // (its owner may still move it back) nor a fresh one.
+    let before = SystemTime::now() - Duration::from_secs(3600);
+    assert_eq!(s.clean_staging(before), Ok((1, 22)));
+    assert!(staging.join("collect-1-2-3").exists() && staging.join("head-9-9-9").exists());
 }
 
 #[test]

@@ -3,8 +3,11 @@
 // wasm bindings: names, generations, floor, hint, staging names), so the native binary and
 // Node commit to one tenant at once. This module does the file system calls.
 //
-// A record is renamed into place and its directory fsynced; its modification time is its put
-// time, which a put of an existing record refreshes (set from `now()`). The head moves by
+// A commit's sources, revisions and records are one pack (packs/<name>, core/src/pack.rs):
+// staged, fsynced, renamed into place, packs/ fsynced. Derived and recovery records are files
+// of their own. A file's modification time is the put time of the records it holds, which a
+// put of a record it holds refreshes (set from `now()`). The one-file-per-record folders of
+// data roots written before packs are read and collected, never written. The head moves by
 // hard-linking a staged file to the next generation (`fs.link` fails when the name exists, so
 // the compare-and-swap needs no lock), then fsyncing the heads folder. Nothing is created for a
 // tenant before its first put or swap.
@@ -19,7 +22,7 @@
 
 import { promises as fsp } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { LangonrockError, corruptError, invalidError, storeError } from '../errors.js';
 import {
   filesLayout,
@@ -31,6 +34,14 @@ import {
   stagingName,
   recordPath,
   differentBytes,
+  collectableStaging,
+  isPackName,
+  packable,
+  packHead,
+  packHeadLength,
+  packIndex,
+  packsToMerge,
+  packPath,
 } from '../../gen/langonrock_wasm.js';
 import {
   checkOpen,
@@ -115,6 +126,43 @@ async function syncDirectory(dir) {
   }
 }
 
+// Writes every buffer of `pieces` at the file's current position (writev, then what it left).
+async function writeAll(fh, pieces) {
+  let { bytesWritten } = await fh.writev(pieces);
+  for (const p of pieces) {
+    if (bytesWritten >= p.byteLength) {
+      bytesWritten -= p.byteLength;
+      continue;
+    }
+    await fh.write(p, bytesWritten);
+    bytesWritten = 0;
+  }
+}
+
+// Refreshes the put time of a file holding records a put names again; false when the file is
+// gone (collection moved it away meanwhile), so they must be written anew.
+async function refresh(path, time) {
+  try {
+    await fsp.utimes(path, fileTime(time), fileTime(time));
+  } catch (e) {
+    if (e.code === 'ENOENT') return false;
+    throw e;
+  }
+  return exists(path);
+}
+
+// Creates `dir` (and missing parents), each new one made durable in its parent.
+async function mkdirDurable(dir) {
+  if (await exists(dir)) return;
+  const missing = [];
+  for (let d = dir; !(await exists(d)); d = dirname(d)) {
+    missing.push(d);
+    if (dirname(d) === d) break;
+  }
+  await fsp.mkdir(dir, { recursive: true });
+  for (const d of missing.reverse()) await syncDirectory(dirname(d));
+}
+
 // A record's put time: its modification time in whole milliseconds, as the native store
 // reads it.
 function putTimeOf(st) {
@@ -127,15 +175,77 @@ function putTimeOf(st) {
 const fileTime = (ms) => (ms + 0.25) / 1000;
 
 
+// One pack as its index says: {name, path, len, keys: Map<"<kind>/<digest>", {offset, len}>}.
+async function openPack(dir, name) {
+  const path = join(dir, name);
+  let fh;
+  try {
+    fh = await fsp.open(path, 'r');
+  } catch (e) {
+    if (e.code === 'ENOENT') return null;
+    throw e;
+  }
+  try {
+    const { size } = await fh.stat();
+    const n = Math.min(size, layout().packHeader);
+    const header = new Uint8Array(n);
+    if (n > 0) await fh.read(header, 0, n, 0);
+    const headLen = packHeadLength(name, header, size);
+    const head = new Uint8Array(headLen);
+    await fh.read(head, 0, headLen, 0);
+    const ix = packIndex(name, head, size);
+    const keys = new Map();
+    for (let i = 0; i < ix.kinds.length; i++) {
+      keys.set(`${ix.kinds[i]}/${ix.digests[i]}`, { offset: ix.offsets[i], len: ix.lens[i] });
+    }
+    return { name, path, len: size, keys };
+  } finally {
+    await fh.close();
+  }
+}
+
+// Reads the records `wanted` (entries of one pack, each {offset, len}) with one read of the
+// span they cover; the results are views of that buffer.
+async function readFromPack(pack, wanted) {
+  let lo = Infinity;
+  let hi = 0;
+  for (const e of wanted) {
+    lo = Math.min(lo, e.offset);
+    hi = Math.max(hi, e.offset + e.len);
+  }
+  const buf = new Uint8Array(Math.max(0, hi - lo));
+  const fh = await fsp.open(pack.path, 'r');
+  try {
+    let done = 0;
+    while (done < buf.byteLength) {
+      const { bytesRead } = await fh.read(buf, done, buf.byteLength - done, lo + done);
+      if (bytesRead === 0) throw corruptError(`${packPath(pack.name)} is truncated`);
+      done += bytesRead;
+    }
+  } finally {
+    await fh.close();
+  }
+  return wanted.map((e) => buf.subarray(e.offset - lo, e.offset - lo + e.len));
+}
+
 class FilesTenant {
+  // Derived records leave the texts to this store: its source records are read from the
+  // packs as they are (docs/records.md "Derived record").
+  sourcesInPlace = true;
   #closed = false;
   // The last generation this handle saw as the head: where the next search starts.
   #known = 0;
+  // The packs this handle knows (name → pack), which one holds each key, and the corruption
+  // messages of packs that failed their checks; null until packs/ is first listed.
+  #packs = null;
+  #byKey = new Map();
+  #bad = new Map();
 
   constructor(dir, { now, failAt }) {
     this.dir = dir;
     this.heads = join(dir, layout().heads);
     this.staging = join(dir, layout().staging);
+    this.packsDir = join(dir, layout().packs);
     this.now = now;
     this.failAt = failAt;
   }
@@ -148,13 +258,53 @@ class FilesTenant {
     return join(this.heads, String(g));
   }
 
+  // Lists packs/ again: opens the packs it does not know, forgets those that are gone.
+  async #rescan() {
+    let names;
+    try {
+      names = (await fsp.readdir(this.packsDir)).filter((n) => isPackName(n));
+    } catch (e) {
+      if (e.code !== 'ENOENT' && e.code !== 'ENOTDIR') throw e;
+      names = [];
+    }
+    const packs = this.#packs ?? new Map();
+    for (const n of [...packs.keys()]) if (!names.includes(n)) packs.delete(n);
+    for (const n of [...this.#bad.keys()]) if (!names.includes(n)) this.#bad.delete(n);
+    for (const n of names) {
+      if (packs.has(n)) continue;
+      try {
+        const p = await openPack(this.packsDir, n);
+        if (p) packs.set(n, p);
+      } catch (e) {
+        if (e?.code === 'CORRUPT') this.#bad.set(n, corruptError(String(e.message).replace(/^database corruption: /, '')));
+        else throw e;
+      }
+    }
+    this.#packs = packs;
+    this.#reindex();
+  }
+
+  #reindex() {
+    this.#byKey = new Map();
+    for (const p of this.#packs.values()) for (const k of p.keys.keys()) this.#byKey.set(k, p);
+  }
+
+  async #ensurePacks() {
+    if (this.#packs === null) await this.#rescan();
+  }
+
   // Writes `bytes` under a unique name in staging/, with modification time `time`, fsynced.
   async #stage(bytes, time, tag) {
+    return this.#stagePieces([bytes], time, tag);
+  }
+
+  async #stagePieces(pieces, time, tag) {
     await fsp.mkdir(this.staging, { recursive: true });
     const path = join(this.staging, unique(tag));
     const fh = await fsp.open(path, 'wx');
     try {
-      await fh.writeFile(bytes);
+      // writev takes at most IOV_MAX (1024) buffers at once.
+      for (let i = 0; i < pieces.length; i += 1024) await writeAll(fh, pieces.slice(i, i + 1024));
       await fh.utimes(fileTime(time), fileTime(time));
       await fh.sync();
     } catch (e) {
@@ -164,6 +314,29 @@ class FilesTenant {
     }
     await fh.close();
     return path;
+  }
+
+  // Writes `records` ({key, bytes}) as one pack, durably: staged and fsynced, renamed into
+  // packs/, packs/ fsynced. Returns the pack.
+  async #writePack(records, time) {
+    const h = packHead(
+      records.map((r) => r.key.kind),
+      records.map((r) => r.key.digest),
+      records.map((r) => r.bytes.byteLength),
+    );
+    await mkdirDurable(this.packsDir);
+    const staged = await this.#stagePieces([h.head, ...h.order.map((i) => records[i].bytes)], time, 'pack');
+    const target = join(this.packsDir, h.name);
+    try {
+      await fsp.rename(staged, target);
+    } catch (e) {
+      await fsp.unlink(staged).catch(() => {});
+      throw e;
+    }
+    await syncDirectory(this.packsDir);
+    const p = await openPack(this.packsDir, h.name);
+    if (!p) throw storeError(`${target} vanished`);
+    return p;
   }
 
   async #readNumber(name) {
@@ -235,53 +408,160 @@ class FilesTenant {
     return (await this.getMany([key]))[0];
   }
 
+  // Reads from the packs this handle knows, then from files of their own; a record still
+  // missing makes it list packs/ again. An absent record of a pack's kind while a pack failed
+  // its checks is that pack's corruption (it may be in it).
   async getMany(keys) {
     checkOpen(this.#closed);
     keys.forEach(keyString);
     if (await injected(this.failAt, 'get', { keys })) throw injectedError('get');
     try {
-      return await Promise.all(keys.map((k) => readOrNull(this.#path(k))));
+      await this.#ensurePacks();
+      const out = new Array(keys.length).fill(null);
+      const fromPacks = async (indexes) => {
+        const byPack = new Map();
+        const rest = [];
+        for (const i of indexes) {
+          const ks = keyString(keys[i]);
+          const p = this.#byKey.get(ks);
+          if (!p) {
+            rest.push(i);
+            continue;
+          }
+          if (!byPack.has(p)) byPack.set(p, []);
+          byPack.get(p).push(i);
+        }
+        for (const [p, list] of byPack) {
+          const got = await readFromPack(p, list.map((i) => p.keys.get(keyString(keys[i]))));
+          list.forEach((i, j) => (out[i] = got[j]));
+        }
+        return rest;
+      };
+      const rest = await fromPacks(keys.map((_, i) => i));
+      const loose = await Promise.all(rest.map((i) => readOrNull(this.#path(keys[i]))));
+      const missing = [];
+      rest.forEach((i, j) => {
+        out[i] = loose[j];
+        if (!loose[j] && packable(keys[i].kind)) missing.push(i);
+      });
+      if (missing.length > 0) {
+        await this.#rescan();
+        const still = await fromPacks(missing);
+        if (still.length > 0 && this.#bad.size > 0) throw this.#bad.values().next().value;
+      }
+      return out;
     } catch (e) {
       throw fsError('cannot read a record', e);
     }
   }
 
   async put(key, bytes) {
+    return this.putMany([{ key, bytes }]);
+  }
+
+  // Puts a commit's records with one pack for the new ones (engine.md §9.2 rule 2), as the
+  // native store does: a record the store holds only gets its file's put time refreshed;
+  // different bytes under an existing content-addressed key are corruption; derived and
+  // recovery records are files of their own; a full tier of small packs is merged into the
+  // new pack (core's packsToMerge).
+  async putMany(records) {
     checkOpen(this.#closed);
-    const ks = keyString(key);
-    const data = copyBytes(bytes);
-    if (await injected(this.failAt, 'put', { key })) throw injectedError('put');
-    const path = this.#path(key);
+    const items = records.map(({ key, bytes }) => ({ key, ks: keyString(key), bytes: copyBytes(bytes) }));
+    for (const it of items) if (await injected(this.failAt, 'put', { key: it.key })) throw injectedError('put');
     const time = this.now();
     try {
-      const old = await readOrNull(path);
-      if (old) {
-        if (sameBytes(old, data)) {
-          // Refresh the put time. A record collected meanwhile is written anew below.
-          try {
-            await fsp.utimes(path, fileTime(time), fileTime(time));
-            return;
-          } catch (e) {
-            if (e.code !== 'ENOENT') throw e;
-          }
-        } else if (isContentAddressed(key.kind)) {
-          // The native store's words, so both runtimes report it alike.
-          throw corruptError(differentBytes(key.kind, key.digest).replace(/^database corruption: /, ''));
+      await this.#ensurePacks();
+      const fresh = [];
+      const single = [];
+      const touch = new Map();
+      for (const it of items) {
+        if (!packable(it.key.kind)) {
+          single.push(it);
+          continue;
         }
+        const p = this.#byKey.get(it.ks);
+        if (p) {
+          const [old] = await readFromPack(p, [p.keys.get(it.ks)]);
+          if (!sameBytes(old, it.bytes)) throw this.#different(it.key);
+          if (!touch.has(p.path)) touch.set(p.path, []);
+          touch.get(p.path).push(it);
+          continue;
+        }
+        const path = this.#path(it.key);
+        const old = await readOrNull(path);
+        if (old && !sameBytes(old, it.bytes)) throw this.#different(it.key);
+        if (old && (await refresh(path, time))) continue;
+        fresh.push(it);
       }
-      const dir = join(this.dir, layout().folders[key.kind]);
-      await fsp.mkdir(dir, { recursive: true });
-      const staged = await this.#stage(data, time, 'record');
+      for (const [path, list] of touch) if (!(await refresh(path, time))) fresh.push(...list);
+      if (fresh.length > 0) await this.#addPack(fresh, time);
+      for (const it of single) await this.#putSingle(it, time);
+    } catch (e) {
+      throw fsError(`cannot put ${items.map((it) => it.ks).join(', ')}`, e);
+    }
+  }
+
+  #different(key) {
+    // The native store's words, so both runtimes report it alike.
+    return corruptError(differentBytes(key.kind, key.digest).replace(/^database corruption: /, ''));
+  }
+
+  async #addPack(fresh, time) {
+    const known = [...this.#packs.values()];
+    const newLen = fresh.reduce((n, it) => n + it.bytes.byteLength + 48, 12);
+    const merging = Array.from(packsToMerge(known.map((p) => p.len), newLen), (i) => known[i]);
+    const all = [...fresh];
+    const merged = [];
+    for (const p of merging) {
+      const entries = [...p.keys.entries()];
+      let got;
       try {
-        await fsp.rename(staged, path);
+        got = await readFromPack(p, entries.map(([, e]) => e));
       } catch (e) {
-        await fsp.unlink(staged).catch(() => {});
+        if (e.code === 'ENOENT') continue; // collected meanwhile: not merged
         throw e;
       }
-      await syncDirectory(dir);
-    } catch (e) {
-      throw fsError(`cannot put ${ks}`, e);
+      entries.forEach(([ks, ], j) => {
+        const slash = ks.indexOf('/');
+        all.push({ key: { kind: ks.slice(0, slash), digest: ks.slice(slash + 1) }, ks, bytes: got[j] });
+      });
+      merged.push(p);
     }
+    const seen = new Set();
+    const unique = all.filter((it) => !seen.has(it.ks) && seen.add(it.ks));
+    const written = await this.#writePack(unique, time);
+    this.#packs.set(written.name, written);
+    for (const p of merged) {
+      if (p.name === written.name) continue;
+      // Its records are durable in the new pack; a removal lost to a crash leaves a duplicate.
+      await fsp.unlink(p.path).catch((e) => {
+        if (e.code !== 'ENOENT') throw e;
+      });
+      this.#packs.delete(p.name);
+    }
+    this.#reindex();
+  }
+
+  async #putSingle({ key, bytes }, time) {
+    const path = this.#path(key);
+    const old = await readOrNull(path);
+    if (old) {
+      if (sameBytes(old, bytes)) {
+        if (await refresh(path, time)) return;
+      } else if (isContentAddressed(key.kind)) {
+        throw this.#different(key);
+      }
+    }
+    const dir = join(this.dir, layout().folders[key.kind]);
+    await mkdirDurable(dir);
+    const staged = await this.#stage(bytes, time, 'record');
+    try {
+      await fsp.rename(staged, path);
+    } catch (e) {
+      await fsp.unlink(staged).catch(() => {});
+      throw e;
+    }
+    await syncDirectory(dir);
   }
 
   async swapHead(expected, next) {
@@ -351,11 +631,29 @@ class FilesTenant {
     if (durable) await syncDirectory(this.heads);
   }
 
+  // Every record with its put time (its file's modification time; the latest when several
+  // packs hold it) and size. A pack that failed its checks fails the listing.
   async keys() {
     checkOpen(this.#closed);
     if (await injected(this.failAt, 'keys')) throw injectedError('keys');
-    const out = [];
+    const found = new Map();
+    const note = (ks, putTime, size) => {
+      const o = found.get(ks);
+      if (!o || o.putTime < putTime) found.set(ks, { putTime, size });
+    };
     try {
+      await this.#rescan();
+      if (this.#bad.size > 0) throw this.#bad.values().next().value;
+      for (const p of this.#packs.values()) {
+        let st;
+        try {
+          st = await fsp.stat(p.path, { bigint: true });
+        } catch (e) {
+          if (e.code === 'ENOENT') continue;
+          throw e;
+        }
+        for (const [ks, e] of p.keys) note(ks, putTimeOf(st), e.len);
+      }
       for (const kind of layout().kinds) {
         const dir = join(this.dir, layout().folders[kind]);
         let names;
@@ -375,71 +673,120 @@ class FilesTenant {
             throw e;
           }
           if (!st.isFile()) continue;
-          out.push({ key: { kind, digest: name }, putTime: putTimeOf(st), size: Number(st.size) });
+          note(`${kind}/${name}`, putTimeOf(st), Number(st.size));
         }
       }
     } catch (e) {
       throw fsError('cannot list records', e);
     }
+    const out = [];
+    for (const [ks, { putTime, size }] of found) {
+      const slash = ks.indexOf('/');
+      out.push({ key: { kind: ks.slice(0, slash), digest: ks.slice(slash + 1) }, putTime, size });
+    }
     return sortInfos(out);
   }
 
+  // Moves the file at `path` aside, then decides on its put time: a put racing this either
+  // refreshed it before the move (it goes back) or writes it anew after (it stays removed).
+  // Returns whether it was removed.
+  async #removeIfOlder(path, before) {
+    const aside = join(this.staging, unique('collect'));
+    try {
+      await fsp.rename(path, aside);
+    } catch (e) {
+      if (e.code === 'ENOENT') return false;
+      throw e;
+    }
+    const st = await fsp.stat(aside, { bigint: true });
+    if (putTimeOf(st) >= before) {
+      try {
+        await fsp.link(aside, path);
+      } catch (e) {
+        if (e.code !== 'EEXIST') throw e;
+      }
+      await fsp.unlink(aside);
+      return false;
+    }
+    await fsp.unlink(aside);
+    return true;
+  }
+
+  // Removes the records `keys` put before `before`, as the native store does: a file of its
+  // own is moved aside and judged; a pack holding some of them is compacted (the records it
+  // keeps are first written as a new pack, then the old one is moved aside and judged). The
+  // answer lists the keys no file holds any more.
   async remove(keys, before) {
     checkOpen(this.#closed);
     keys.forEach(keyString);
     checkTime(before);
     if (await injected(this.failAt, 'remove', { keys })) throw injectedError('remove');
     if (!(await exists(this.dir))) return [];
-    const removed = [];
-    const touched = new Set();
+    const wanted = new Map();
+    for (const key of keys) if (key.kind !== 'recovery') wanted.set(keyString(key), key);
+    const present = new Set();
     try {
       await fsp.mkdir(this.staging, { recursive: true });
-      const seen = new Set();
-      for (const key of keys) {
-        const ks = keyString(key);
-        if (key.kind === 'recovery' || seen.has(ks)) continue;
-        seen.add(ks);
-        const path = this.#path(key);
-        // Move the record aside, then decide on its put time: a put racing this either
-        // refreshed it before the move (it goes back) or writes it anew after (it stays).
-        const aside = join(this.staging, unique('collect'));
+      await this.#rescan();
+      if (this.#bad.size > 0) throw this.#bad.values().next().value;
+      for (const p of [...this.#packs.values()]) {
+        const going = [...p.keys.keys()].filter((ks) => wanted.has(ks));
+        if (going.length === 0) continue;
+        going.forEach((ks) => present.add(ks));
+        let st;
         try {
-          await fsp.rename(path, aside);
+          st = await fsp.stat(p.path, { bigint: true });
         } catch (e) {
           if (e.code === 'ENOENT') continue;
           throw e;
         }
-        const st = await fsp.stat(aside, { bigint: true });
-        if (putTimeOf(st) >= before) {
-          try {
-            await fsp.link(aside, path);
-          } catch (e) {
-            if (e.code !== 'EEXIST') throw e;
-          }
-          await fsp.unlink(aside);
-          continue;
+        if (putTimeOf(st) >= before) continue;
+        const kept = [...p.keys.entries()].filter(([ks]) => !wanted.has(ks));
+        if (kept.length > 0) {
+          const got = await readFromPack(p, kept.map(([, e]) => e));
+          const recs = kept.map(([ks], j) => {
+            const slash = ks.indexOf('/');
+            return { key: { kind: ks.slice(0, slash), digest: ks.slice(slash + 1) }, bytes: got[j] };
+          });
+          const written = await this.#writePack(recs, this.now());
+          this.#packs.set(written.name, written);
         }
-        await fsp.unlink(aside);
-        touched.add(join(this.dir, layout().folders[key.kind]));
-        removed.push({ kind: key.kind, digest: key.digest });
+        await this.#removeIfOlder(p.path, before);
+        this.#packs.delete(p.name);
+        this.#reindex();
+      }
+      if (await exists(this.packsDir)) await syncDirectory(this.packsDir);
+      const touched = new Set();
+      for (const [ks, key] of wanted) {
+        const path = this.#path(key);
+        if (!(await exists(path))) continue;
+        present.add(ks);
+        if (await this.#removeIfOlder(path, before)) touched.add(join(this.dir, layout().folders[key.kind]));
       }
       for (const dir of touched) await syncDirectory(dir);
       await this.#collectLeftovers(before);
+      await this.#rescan();
+      const removed = [];
+      for (const ks of present) {
+        const key = wanted.get(ks);
+        if (!this.#byKey.has(ks) && !(await exists(this.#path(key)))) removed.push({ kind: key.kind, digest: key.digest });
+      }
+      return sortInfos(removed.map((key) => ({ key }))).map((x) => x.key);
     } catch (e) {
       throw fsError('cannot remove records', e);
     }
-    return removed;
   }
 
-  // Drops staging files older than `before`, and head generations below the current one:
-  // first heads/floor is raised to the current generation (staged, fsynced, renamed), so a
-  // writer whose link lands on a collected name sees it and reports a conflict.
+  // Drops staging leftovers (core's collectableStaging), and head generations below the
+  // current one: first heads/floor is raised to the current generation (staged, fsynced,
+  // renamed), so a writer whose link lands on a collected name sees it and reports a conflict.
   async #collectLeftovers(before) {
+    const now = Date.now();
     for (const name of await fsp.readdir(this.staging)) {
       const path = join(this.staging, name);
       try {
         const st = await fsp.stat(path, { bigint: true });
-        if (putTimeOf(st) < before) await fsp.unlink(path);
+        if (collectableStaging(name, putTimeOf(st), before, now)) await fsp.unlink(path);
       } catch (e) {
         if (e.code !== 'ENOENT') throw e;
       }

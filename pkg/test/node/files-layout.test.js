@@ -44,37 +44,95 @@ test('nothing is created for a tenant before its first commit', async () => {
   assert.deepEqual(await ls(r), []);
 });
 
-test('a commit writes the layout: records under their digests, heads/<g>, heads/hint, an empty staging/', async () => {
+test('a commit writes the layout: one pack of its records, heads/<g>, heads/hint, an empty staging/', async () => {
   const r = await root();
   const c = clock(1_700_000_000_123);
   const t = await files({ dataRoot: r, now: c.now }).open('acme');
   const [c0, c1] = await buildChain(2);
   assert.equal((await storeCommit(t, c0)).outcome, 'committed');
   const dir = tenantDir(r);
-  assert.deepEqual(await ls(dir), ['heads', 'records', 'revisions', 'sources', 'staging']);
+  assert.deepEqual(await ls(dir), ['heads', 'packs', 'staging']);
   assert.deepEqual(await ls(join(dir, 'heads')), ['1', 'hint']);
   assert.deepEqual(new Uint8Array(await readFile(join(dir, 'heads', '1'))), c0.head);
   assert.equal(await readFile(join(dir, 'heads', 'hint'), 'utf8'), '1');
   assert.deepEqual(await ls(join(dir, 'staging')), []);
+  const [first] = await ls(join(dir, 'packs'));
+  const pack = new Uint8Array(await readFile(join(dir, 'packs', first)));
+  // docs/records.md "Packs": LRPK, format 1, the record count, then 48-byte entries.
+  assert.equal(text(pack.subarray(0, 4)), 'LRPK');
+  const view = new DataView(pack.buffer, pack.byteOffset);
+  assert.equal(view.getUint32(4, true), 1);
+  assert.equal(view.getUint32(8, true), c0.records.length);
+  const head = pack.subarray(0, 12 + 48 * c0.records.length);
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', head));
+  assert.equal(first, [...digest].map((b) => b.toString(16).padStart(2, '0')).join(''), 'the name is the SHA-256 of the head');
   for (const rec of c0.records) {
-    const path = join(dir, FOLDERS[rec.key.kind], rec.key.digest);
-    assert.deepEqual(new Uint8Array(await readFile(path)), rec.bytes);
-    assert.equal(Math.floor((await stat(path)).mtimeMs), 1_700_000_000_123, 'the put time is the modification time');
+    let found = false;
+    for (let i = 0; i + rec.bytes.length <= pack.length; i++) {
+      if (pack[i] === rec.bytes[0] && pack.subarray(i, i + rec.bytes.length).every((b, j) => b === rec.bytes[j])) {
+        found = true;
+        break;
+      }
+    }
+    assert.ok(found, `the pack holds ${rec.key.kind}/${rec.key.digest}`);
   }
+  assert.equal(Math.floor((await stat(join(dir, 'packs', first))).mtimeMs), 1_700_000_000_123, 'the put time is the modification time');
   c.t += 5_000;
   assert.equal((await storeCommit(t, c1)).outcome, 'committed');
   assert.deepEqual(await ls(join(dir, 'heads')), ['1', '2', 'hint']);
   assert.equal(await readFile(join(dir, 'heads', 'hint'), 'utf8'), '2');
-  // c1 re-puts the unchanged sales source: its put time is refreshed, nothing else changes.
+  assert.equal((await ls(join(dir, 'packs'))).length, 2, 'one pack per commit');
+  // c1 re-puts the unchanged sales source: the put time of the pack holding it is refreshed.
   const shared = c1.records.find((x) => c0.records.some((y) => y.key.digest === x.key.digest));
-  assert.equal(Math.floor((await stat(join(dir, 'sources', shared.key.digest))).mtimeMs), 1_700_000_005_123);
+  assert.equal(Math.floor((await stat(join(dir, 'packs', first))).mtimeMs), 1_700_000_005_123);
   assert.ok((await t.keys()).some((k) => k.key.digest === shared.key.digest && k.putTime === 1_700_000_005_123));
   assert.deepEqual(await ls(join(dir, 'staging')), []);
-  // Derived and recovery records have their own folders.
+  // Derived and recovery records are files of their own.
   await t.put({ kind: 'derived', digest: 'd'.repeat(64) }, bytes('model'));
   await t.put({ kind: 'recovery', digest: c0.records[0].key.digest }, c0.records[0].bytes);
   assert.equal(await readFile(join(dir, 'derived', 'd'.repeat(64)), 'utf8'), 'model');
   assert.deepEqual(await ls(join(dir, 'recovery')), [c0.records[0].key.digest]);
+  // Another handle (another process) reads every record from the packs.
+  const other = await files({ dataRoot: r }).open('acme');
+  assert.deepEqual(await other.getMany(c1.records.map((x) => x.key)), c1.records.map((x) => x.bytes));
+});
+
+test('records of a data root written before packs are read, refreshed in place and collected', async () => {
+  const r = await root();
+  const c = clock(1_700_000_000_000);
+  const [c0] = await buildChain(1);
+  const dir = tenantDir(r);
+  for (const rec of c0.records) {
+    await mkdir(join(dir, FOLDERS[rec.key.kind]), { recursive: true });
+    await writeFile(join(dir, FOLDERS[rec.key.kind], rec.key.digest), rec.bytes);
+  }
+  const t = await files({ dataRoot: r, now: c.now }).open('acme');
+  assert.deepEqual(await t.getMany(c0.records.map((x) => x.key)), c0.records.map((x) => x.bytes));
+  assert.equal((await storeCommit(t, c0)).outcome, 'committed');
+  assert.deepEqual((await ls(dir)).filter((n) => n === 'packs'), [], 'nothing new to pack');
+  const src = c0.records[0];
+  assert.equal(Math.floor((await stat(join(dir, FOLDERS[src.key.kind], src.key.digest))).mtimeMs), 1_700_000_000_000);
+  assert.deepEqual(await t.remove([src.key], 1_700_000_000_000), [], 'put at `before`: kept');
+  assert.deepEqual(await t.remove([src.key], 1_700_000_000_001), [src.key]);
+  assert.deepEqual(await t.getMany([src.key]), [null]);
+});
+
+test('a pack cut short or whose index disagrees with its name is corruption naming it', async () => {
+  const r = await root();
+  const [c0] = await buildChain(1);
+  const t = await files({ dataRoot: r }).open('acme');
+  assert.equal((await storeCommit(t, c0)).outcome, 'committed');
+  const dir = join(tenantDir(r), 'packs');
+  const [name] = await ls(dir);
+  const whole = await readFile(join(dir, name));
+  await writeFile(join(dir, name), whole.subarray(0, whole.length - 1));
+  const keys = c0.records.map((x) => x.key);
+  await assert.rejects((await files({ dataRoot: r }).open('acme')).getMany(keys), (e) => e.code === 'CORRUPT' && e.message === `database corruption: packs/${name} is truncated`);
+  const flipped = Buffer.from(whole);
+  flipped[12 + 20] ^= 1;
+  await writeFile(join(dir, name), flipped);
+  await assert.rejects((await files({ dataRoot: r }).open('acme')).getMany(keys), (e) => e.code === 'CORRUPT' && e.message === `database corruption: packs/${name} has an index that does not match its name`);
+  await assert.rejects((await files({ dataRoot: r }).open('acme')).keys(), (e) => e.code === 'CORRUPT');
 });
 
 test('the head is found from a stale hint by probing upward, and by listing when the hint is missing, wrong or collected', async () => {
@@ -157,6 +215,7 @@ test('a record changed on disk under its key is detected by a put', async () => 
   const t = await files({ dataRoot: r }).open('acme');
   const [c0] = await buildChain(1);
   const src = c0.records[0];
+  // A record of a data root before packs, changed on disk.
   await mkdir(join(tenantDir(r), 'sources'), { recursive: true });
   await writeFile(join(tenantDir(r), 'sources', src.key.digest), 'tampered');
   await assert.rejects(t.put(src.key, src.bytes), (e) => e.code === 'CORRUPT' && e.message === `database corruption: sources/${src.key.digest} holds different bytes than its key`);

@@ -5,7 +5,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { open, files, importFolder, exportFolder } from 'langonrock';
@@ -287,8 +287,13 @@ test('a corrupt files tenant opens failing closed; verify reports it as the nati
   const second = await conn.write('ops', 'b.md', '---\ntype: note\n---\nLost.\n');
   const before = await conn.manifest();
   await conn.close();
-  // The head revision's record: opening needs it, whatever derived record there is.
-  await rm(join(dataRoot, 'tenants', 'acme', 'revisions', second.revision));
+  // The pack of the head revision's commit: opening needs that revision record, whatever
+  // derived record there is.
+  const packs = join(dataRoot, 'tenants', 'acme', 'packs');
+  const digest = Buffer.from(second.revision, 'hex');
+  for (const name of await readdir(packs)) {
+    if ((await readFile(join(packs, name))).includes(digest)) await rm(join(packs, name));
+  }
   const broken = await open({ tenant: 'acme', store: files({ dataRoot }), now });
   try {
     const e = await broken.manifest().catch((x) => x);

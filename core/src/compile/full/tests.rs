@@ -78,6 +78,10 @@ fn compare(ambiguity: Ambiguity, first: Vec<Change>, then: Vec<Vec<Change>>) {
         _ => panic!("one pass failed: {:?} / {:?}", a.is_ok(), b.is_ok()),
     }
     assert_eq!(full.model(), inc.model());
+    // A linker restored from the model and the documents holds exactly what the full pass
+    // built, and goes on alike.
+    let mut restored = Linker::restore(ambiguity, full.held(), full.model()).expect("restore");
+    assert_eq!(restored.dump(), full.dump());
     let docs: Vec<_> = first.iter().filter_map(|c| c.doc.clone()).collect();
     if let Ok(m) = link(docs, ambiguity) {
         // `link` takes the documents as they are (no removals, keyed by their own bundle
@@ -92,13 +96,22 @@ fn compare(ambiguity: Ambiguity, first: Vec<Change>, then: Vec<Vec<Change>>) {
     }
     for step in then {
         let a = full.apply(step.clone());
-        let b = inc.apply(step);
-        match (&a, &b) {
-            (Ok(a), Ok(b)) => assert_eq!(delta_text(a), delta_text(b)),
-            (Err(a), Err(b)) => assert_eq!(a.message(), b.message()),
+        let b = inc.apply(step.clone());
+        let c = restored.apply(step);
+        match (&a, &b, &c) {
+            (Ok(a), Ok(b), Ok(c)) => {
+                assert_eq!(delta_text(a), delta_text(b));
+                assert_eq!(delta_text(a), delta_text(c));
+            }
+            (Err(a), Err(b), Err(c)) => {
+                assert_eq!(a.message(), b.message());
+                assert_eq!(a.message(), c.message());
+            }
             _ => panic!("one pass failed"),
         }
         assert_eq!(full.model(), inc.model());
+        assert_eq!(full.model(), restored.model());
+        assert_eq!(full.dump(), restored.dump());
     }
 }
 
@@ -216,4 +229,40 @@ fn a_change_keyed_apart_from_its_document_links_the_same_both_ways() {
     let mut first = others.clone();
     first.push(moved);
     compare(Ambiguity::Serve, first, vec![others]);
+}
+
+#[test]
+fn restore_refuses_a_model_of_other_documents() {
+    let docs: Vec<Change> = okf_sample_docs()
+        .into_iter()
+        .map(|d| {
+            let parsed = (!crate::validate::is_navigation(&d.path))
+                .then(|| Arc::new(parse_document(&d.path, &d.text, 120)));
+            Change {
+                bundle: d.bundle.clone(),
+                path: d.path.clone(),
+                doc: Some((d, parsed)),
+            }
+        })
+        .collect();
+    let mut full = Linker::new(Ambiguity::Serve);
+    full.apply(docs).unwrap();
+    let held = full.held();
+    assert!(Linker::restore(Ambiguity::Serve, held.clone(), full.model()).is_ok());
+    let i = held
+        .iter()
+        .position(|c| c.doc.as_ref().is_some_and(|d| d.1.is_some()))
+        .unwrap();
+    let mut fewer = held.clone();
+    fewer.remove(i);
+    assert!(Linker::restore(Ambiguity::Serve, fewer, full.model()).is_err());
+    let mut other = held.clone();
+    if let Some(d) = other[i].doc.as_mut() {
+        d.1 = Some(Arc::new(parse_document(
+            "x.md",
+            "---\ntype: other\n---\nElse.\n",
+            120,
+        )));
+    }
+    assert!(Linker::restore(Ambiguity::Serve, other, full.model()).is_err());
 }

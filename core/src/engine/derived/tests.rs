@@ -61,10 +61,10 @@ fn round_trip_gives_the_same_state() {
     let (mut store, mut e) = setup();
     let s = e.take_derived().expect("due after a commit");
     assert!(e.take_derived().is_none(), "handed out once");
-    let (key, bytes) = s.derived_record(TODAY).unwrap();
+    let (key, bytes) = s.derived_record(TODAY, true).unwrap();
     assert_eq!(key, super::super::derived_key(&s.recorded.unwrap()));
     // Canonical: the same state encodes to the same bytes.
-    assert_eq!(s.derived_record(TODAY).unwrap().1, bytes);
+    assert_eq!(s.derived_record(TODAY, true).unwrap().1, bytes);
     store.put("acme", &key, &bytes).unwrap();
 
     let o = open(&mut store);
@@ -92,11 +92,18 @@ fn round_trip_gives_the_same_state() {
     // Concepts share their text and parse with the documents, as a compile gives them.
     for c in &d.model.concepts {
         let doc = d.state.doc(&c.bundle, &c.path).unwrap();
-        assert!(Arc::ptr_eq(&doc.text, &c.text));
+        assert!(crate::bytes::Text::ptr_eq(&doc.text, &c.text));
         assert!(Arc::ptr_eq(doc.parsed.as_ref().unwrap(), &c.parsed));
     }
     // The decoded state encodes to the same record again.
-    assert_eq!(d.derived_record(TODAY).unwrap().1, bytes);
+    assert_eq!(d.derived_record(TODAY, true).unwrap().1, bytes);
+    // Its linker is rebuilt from the decoded model without resolving again, and holds
+    // what the compile's linker holds.
+    let docs = super::super::TenantState::default().diff(&d.state);
+    let restored =
+        crate::compile::Linker::restore(crate::compile::Ambiguity::Serve, docs, &d.model)
+            .expect("the decoded model fits its documents");
+    assert_eq!(restored.dump(), e.linker.dump());
     // An open from a derived record does not make one due.
     let mut o = o;
     assert!(o.take_derived().is_none());
@@ -117,7 +124,7 @@ fn every_check_rejects() {
             concepts: b.concepts,
         })
         .collect();
-    let (_, bytes) = s.derived_record(TODAY).unwrap();
+    let (_, bytes) = s.derived_record(TODAY, true).unwrap();
     assert!(decode(&bytes, &recorded, &bundles).is_some());
 
     // Truncated anywhere, or extended.
@@ -148,6 +155,8 @@ fn every_check_rejects() {
         44,
         76,
         108,
+        116,
+        124,
         HEADER,
         HEADER + 40,
         HEADER + payload_len - 1,
@@ -156,13 +165,23 @@ fn every_check_rejects() {
         b[at] ^= 1;
         assert!(decode(&b, &recorded, &bundles).is_none(), "flip {at}");
     }
-    // The texts follow the payload, outside its digest: a flipped text byte still decodes
-    // (its source hash catches it when a read uses it, see `a_bad_text_fails_closed`); one
-    // that breaks UTF-8 does not.
+    // The texts follow the payload, outside its digest: a flipped text byte still decodes,
+    // even one that breaks UTF-8 in an ASCII text (opening touches no text: its source hash
+    // catches it when a read uses it, see `a_bad_text_fails_closed`).
     let mut b = bytes.clone();
     b[HEADER + payload_len] ^= 1;
     assert!(decode(&b, &recorded, &bundles).is_some());
     b[HEADER + payload_len] = 0xFF;
+    assert!(decode(&b, &recorded, &bundles).is_some());
+    // The payload is compressed, and the record says so; unknown flags are refused.
+    let flags = u32::from_le_bytes(bytes[124..128].try_into().unwrap());
+    assert_eq!(flags, COMPRESSED | TEXTS);
+    let mut b = bytes.clone();
+    b[124] |= 8;
+    assert!(decode(&b, &recorded, &bundles).is_none());
+    // A payload length the LZ4 block cannot have.
+    let mut b = bytes.clone();
+    b[116..124].copy_from_slice(&u64::MAX.to_le_bytes());
     assert!(decode(&b, &recorded, &bundles).is_none());
     // Another recorded snapshot id, or another source state.
     assert!(decode(&bytes, &Digest([7; 32]), &bundles).is_none());
@@ -184,7 +203,7 @@ fn the_index_travels_encoded_and_searches_the_same() {
     let s = e.take_derived().unwrap();
     let opts = crate::search::SearchOptions::default();
     let want = s.search("acme", "orders customers", &opts, TODAY).unwrap();
-    let (key, bytes) = s.derived_record(TODAY).unwrap();
+    let (key, bytes) = s.derived_record(TODAY, true).unwrap();
     store.put("acme", &key, &bytes).unwrap();
     let o = open(&mut store);
     let d = o.read().unwrap();
@@ -210,7 +229,7 @@ fn a_bad_text_fails_closed_and_the_engine_compiles_instead() {
         .get(&["orders"], &crate::read::GetOptions::default())
         .map(|r| crate::read::render_cli(&r))
         .unwrap();
-    let (key, mut bytes) = s.derived_record(TODAY).unwrap();
+    let (key, mut bytes) = s.derived_record(TODAY, true).unwrap();
     // Change one letter of the text of `sales/orders.md` (the payload digest still holds).
     let text = s.state.doc("sales", "orders.md").unwrap().text.clone();
     let at = bytes
@@ -267,7 +286,7 @@ fn an_ascii_tenant_round_trips_too() {
     assert!(ascii.len() >= 3);
     let (mut store, mut e) = setup_with(ascii);
     let s = e.take_derived().unwrap();
-    let (key, bytes) = s.derived_record(TODAY).unwrap();
+    let (key, bytes) = s.derived_record(TODAY, true).unwrap();
     store.put("acme", &key, &bytes).unwrap();
     let o = open(&mut store);
     let d = o.read().unwrap();

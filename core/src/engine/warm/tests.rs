@@ -25,7 +25,7 @@ fn stored() -> MemoryStore {
     let op = e.transact(txn, T0);
     run(&mut e, &mut store, op).unwrap();
     let s = e.take_derived().unwrap();
-    let (key, bytes) = s.derived_record(TODAY).unwrap();
+    let (key, bytes) = s.derived_record(TODAY, true).unwrap();
     store.put("acme", &key, &bytes).unwrap();
     store
 }
