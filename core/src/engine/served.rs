@@ -304,7 +304,7 @@ impl Served {
             match &*shared {
                 IndexSlot::None => None,
                 IndexSlot::Built(ix) => Some((**ix).clone()),
-                IndexSlot::Encoded(b) => crate::search::Index::decode(b)
+                IndexSlot::Encoded(b) => crate::search::Index::decode_shared(b.clone())
                     .ok()
                     .filter(|ix| ix.len() == older.model.concepts.len()),
             }
