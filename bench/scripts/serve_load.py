@@ -35,10 +35,11 @@ def run(cmd, **kw):
 
 
 def proc_cpu_seconds(pid):
+    """(user, system) CPU seconds of the process so far."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     ticks = os.sysconf("SC_CLK_TCK")
-    return (int(fields[11]) + int(fields[12])) / ticks
+    return int(fields[11]) / ticks, int(fields[12]) / ticks
 
 
 def proc_memory_mib(pid):
@@ -181,7 +182,8 @@ def main():
     ap.add_argument("--seconds", type=int, default=20)
     ap.add_argument("--bin", default="target/release/langonrock")
     ap.add_argument("--bench", default="target/release/langonrock-bench")
-    ap.add_argument("--workers", type=int, help="the server's tokio workers (LANGONROCK_SERVE_WORKERS)")
+    ap.add_argument("--workers", type=int,
+                    help="the server's async workers (LANGONROCK_SERVE_WORKERS, docs/http.md §7)")
     ap.add_argument("--routes", default="search,get")
     ap.add_argument("--work")
     ap.add_argument("--keep", action="store_true")
@@ -226,17 +228,19 @@ def main():
         for route in args.routes.split(","):
             bodies = routes[route]
             writer = Writer(srv.port, tokens)
-            cpu0, t0 = proc_cpu_seconds(srv.p.pid), time.perf_counter()
+            (user0, sys0), t0 = proc_cpu_seconds(srv.p.pid), time.perf_counter()
             writer.start()
             r = wrk(args, srv.port, route, bodies, tokens, work)
             writer.stop.set()
             writer.join()
-            cpu_s = proc_cpu_seconds(srv.p.pid) - cpu0
+            user1, sys1 = proc_cpu_seconds(srv.p.pid)
+            cpu_s = (user1 - user0) + (sys1 - sys0)
             cpu = cpu_s / (time.perf_counter() - t0) * 100
             per = cpu_s / max(r["requests"], 1) * 1e6
+            per_sys = (sys1 - sys0) / max(r["requests"], 1) * 1e6
             mem = proc_memory_mib(srv.p.pid)
             print(f"| {route} | {r['rps']:,.0f} | {r['p50']:.2f} | {r['p99']:.2f} | {r['failed'] + writer.failures} | "
-                  f"{cpu:.0f} % | {per:.0f} µs | {mem['VmRSS']:,.0f} ({mem['VmHWM']:,.0f}) | {writer.commits} | "
+                  f"{cpu:.0f} % | {per:.0f} µs ({per_sys:.0f} µs system) | {mem['VmRSS']:,.0f} ({mem['VmHWM']:,.0f}) | {writer.commits} | "
                   f"{writer.misses} | {os.getloadavg()[0]:.1f} |", flush=True)
             if os.environ.get("SERVE_LOAD_RAW"):
                 print(r["raw"])

@@ -46,6 +46,89 @@ pub fn render(path: &[Step]) -> String {
     out
 }
 
+/// The refusal of a string with a lone surrogate at `path` (docs/limits.md): `query must
+/// contain well-formed Unicode`, `ids[1] must …`, `arguments must …` for the root. One
+/// message for the MCP tools, the REST routes and the CLI.
+pub fn ill_formed_message(path: &[Step]) -> String {
+    let what = match render(path) {
+        s if s.is_empty() => "arguments".to_string(),
+        s => s,
+    };
+    format!("{what} must contain well-formed Unicode")
+}
+
+/// The refusal of a number too large for a double at `path`, `text` its digits as the
+/// request sent them (quoted within bounds): `k must be a number a double can hold (at most
+/// about 1.8e308), got 1e400`.
+pub fn out_of_range_message(path: &[Step], text: &str) -> String {
+    let what = match render(path) {
+        s if s.is_empty() => "the value".to_string(),
+        s => s,
+    };
+    format!(
+        "{what} must be a number a double can hold (at most about 1.8e308), got {}",
+        quote_within(text, 64)
+    )
+}
+
+/// Parses a request's JSON text as `serde_json` does, and past the two things only it
+/// refuses: when the text parses only after [`Scanner::repair`] (a lone surrogate escape,
+/// a number a double cannot hold), the repaired value and what the scan found; else the
+/// value and nothing found. The parser's own error when the text is not JSON either way.
+pub fn parse_repairing(text: &[u8]) -> Result<(serde_json::Value, Found), serde_json::Error> {
+    match serde_json::from_slice(text) {
+        Ok(v) => Ok((v, Found::default())),
+        Err(e) => {
+            let (fixed, found) = Scanner::repair(text);
+            if found.ill_formed.is_empty() && found.out_of_range.is_empty() {
+                return Err(e);
+            }
+            serde_json::from_slice(&fixed)
+                .map(|v| (v, found))
+                .map_err(|_| e)
+        }
+    }
+}
+
+/// The value at `path` within `value`.
+fn at<'a>(value: &'a serde_json::Value, path: &[Step]) -> Option<&'a serde_json::Value> {
+    path.iter().try_fold(value, |v, step| match step {
+        Step::Key(k) => v.get(k.as_str()),
+        Step::Index(i) => v.get(*i),
+    })
+}
+
+/// What a request body's flaws (from [`parse_repairing`]) come to, for a host that takes a
+/// JSON object of arguments (the REST routes, the CLI's `transact`): with `changes`, the
+/// indexes `i` of `changes[i].content` strings holding lone surrogates, which the engine
+/// refuses in its order of checks (`source must contain well-formed Unicode`, as
+/// `engine::parse_transaction_with` does); any other flaw is the error, named by
+/// [`ill_formed_message`] or [`out_of_range_message`].
+pub fn refuse_flaws(
+    found: &Found,
+    value: &serde_json::Value,
+    changes: bool,
+) -> Result<Vec<usize>, String> {
+    let mut contents = Vec::new();
+    for p in &found.ill_formed {
+        match p.as_slice() {
+            [Step::Key(c), Step::Index(i), Step::Key(k)]
+                if changes && c == "changes" && k == "content" =>
+            {
+                contents.push(*i)
+            }
+            _ => return Err(ill_formed_message(p)),
+        }
+    }
+    if let Some(p) = found.out_of_range.first() {
+        let text = at(value, p)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("");
+        return Err(out_of_range_message(p, text));
+    }
+    Ok(contents)
+}
+
 /// The most flaws of each kind a scan records (a message full of them needs only a few
 /// named in its answer).
 pub const MAX_FLAWS: usize = 64;

@@ -6,7 +6,7 @@ use crate::cli::{count, print_diagnostics, stats, strict_failure, write_err, Cli
 use crate::progress::Progress;
 use langonrock::{Connection as Conn, Options, Root};
 use langonrock_core::engine::{
-    parse_transaction, HistoryRequest, RepairRequest, RestoreRequest, Transaction,
+    parse_transaction_with, HistoryRequest, RepairRequest, RestoreRequest, Transaction,
 };
 use langonrock_core::http_api::RemoteGet;
 use langonrock_core::{validate, Error};
@@ -313,9 +313,12 @@ fn transaction_input(
     io: &mut Io<'_>,
 ) -> Result<(serde_json::Value, Transaction), CliError> {
     let bytes = input_bytes(from, io)?;
-    let value: serde_json::Value = serde_json::from_slice(&bytes)
+    // A lone surrogate or a number a double cannot hold is named as over REST and MCP
+    // (docs/limits.md); one in a change's content is the engine's refusal.
+    let (value, found) = langonrock_core::wire::parse_repairing(&bytes)
         .map_err(|_| CliError("transaction must be valid JSON".into()))?;
-    let txn = parse_transaction(&value).map_err(|e| change_error(e, &value))?;
+    let contents = langonrock_core::wire::refuse_flaws(&found, &value, true).map_err(CliError)?;
+    let txn = parse_transaction_with(&value, &contents).map_err(|e| change_error(e, &value))?;
     Ok((value, txn))
 }
 

@@ -52,9 +52,12 @@ pub fn too_long() -> String {
 
 /// JSON-RPC 2.0 error codes.
 const PARSE_ERROR: i64 = -32700;
-const INVALID_REQUEST: i64 = -32600;
+pub(crate) const INVALID_REQUEST: i64 = -32600;
 const METHOD_NOT_FOUND: i64 = -32601;
-const INVALID_PARAMS: i64 = -32602;
+pub(crate) const INVALID_PARAMS: i64 = -32602;
+/// The answer to a request whose id this server cannot echo (with id `null`).
+pub(crate) const BAD_ID: &str =
+    "Invalid request: id must be a string or an integer of at most 64 bits";
 
 /// The request methods of MCP (through protocol 2026-07-28) that rmcp reads. rmcp answers
 /// any other method with its name as the whole message, however long, so those are answered
@@ -97,7 +100,7 @@ fn error_line(id: Option<&Value>, code: i64, message: &str) -> Vec<u8> {
 }
 
 /// An id rmcp can carry: a string, or an integer that fits in 64 bits.
-fn valid_id(v: &Value) -> bool {
+pub(crate) fn valid_id(v: &Value) -> bool {
     v.is_string() || v.as_i64().is_some()
 }
 
@@ -256,26 +259,19 @@ impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
         if line.iter().all(u8::is_ascii_whitespace) {
             return Decision::Ignore("an empty line");
         }
-        let (mut v, found) = match serde_json::from_slice::<Value>(line) {
-            Ok(v) => (v, wire::Found::default()),
+        let (mut v, found) = match wire::parse_repairing(line) {
+            Ok(parsed) => parsed,
             Err(e) => {
-                let (fixed, found) = Scanner::repair(line);
-                let repaired = !found.ill_formed.is_empty() || !found.out_of_range.is_empty();
-                match serde_json::from_slice::<Value>(&fixed) {
-                    Ok(v) if repaired => (v, found),
-                    _ => {
-                        let why = if std::str::from_utf8(line).is_err() {
-                            "the message is not valid UTF-8".to_string()
-                        } else {
-                            e.to_string()
-                        };
-                        return Decision::Answer(error_line(
-                            None,
-                            PARSE_ERROR,
-                            &format!("Parse error: {why}"),
-                        ));
-                    }
-                }
+                let why = if std::str::from_utf8(line).is_err() {
+                    "the message is not valid UTF-8".to_string()
+                } else {
+                    e.to_string()
+                };
+                return Decision::Answer(error_line(
+                    None,
+                    PARSE_ERROR,
+                    &format!("Parse error: {why}"),
+                ));
             }
         };
         let Some(obj) = v.as_object_mut() else {
@@ -286,9 +282,8 @@ impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
             };
             return Decision::Answer(error_line(None, INVALID_REQUEST, why));
         };
-        let id_flawed = found.out_of_range.contains(&vec![Step::Key("id".into())])
-            || found.ill_formed.contains(&vec![Step::Key("id".into())]);
-        let id = obj.get("id").filter(|i| valid_id(i) && !id_flawed).cloned();
+        let flawed = id_flawed(&found);
+        let id = obj.get("id").filter(|i| valid_id(i) && !flawed).cloned();
         let has_id = obj.contains_key("id");
         if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
             return Decision::Answer(error_line(
@@ -319,11 +314,7 @@ impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
             }
         };
         if has_id && id.is_none() {
-            return Decision::Answer(error_line(
-                None,
-                INVALID_REQUEST,
-                "Invalid request: id must be a string or an integer of at most 64 bits",
-            ));
+            return Decision::Answer(error_line(None, INVALID_REQUEST, BAD_ID));
         }
         let Some(id) = id else {
             // A notification: never answered.
@@ -359,23 +350,10 @@ impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
         if let Some(Value::Object(meta)) = params.get_mut("_meta") {
             meta.remove(WIRE_META);
         }
-        let arguments = [Step::Key("params".into()), Step::Key("arguments".into())];
-        let mut ill_formed = Vec::new();
-        for p in &found.ill_formed {
-            match p.strip_prefix(&arguments[..]) {
-                Some(rest) if method == "tools/call" => ill_formed.push(rest.to_vec()),
-                _ => {
-                    return Decision::Answer(error_line(
-                        Some(&id),
-                        INVALID_PARAMS,
-                        &format!(
-                            "Invalid params: {} must contain well-formed Unicode",
-                            wire::render(p)
-                        ),
-                    ))
-                }
-            }
-        }
+        let ill_formed = match argument_flaws(&method, &found) {
+            Ok(paths) => paths,
+            Err(m) => return Decision::Answer(error_line(Some(&id), INVALID_PARAMS, &m)),
+        };
         if method == "tools/call" {
             if !params.get("name").is_some_and(Value::is_string) {
                 return Decision::Answer(error_line(
@@ -384,29 +362,7 @@ impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
                     "Invalid params: params.name must be the tool's name, a string",
                 ));
             }
-            let mut wire_meta = Map::new();
-            match params.get("arguments") {
-                None | Some(Value::Null) | Some(Value::Object(_)) => {}
-                Some(_) => {
-                    if let Some(a) = params.remove("arguments") {
-                        wire_meta.insert("arguments".into(), a);
-                    }
-                }
-            }
-            if !ill_formed.is_empty() {
-                wire_meta.insert("illFormed".into(), paths_json(&ill_formed));
-            }
-            if !wire_meta.is_empty() {
-                let meta = params
-                    .entry("_meta")
-                    .or_insert_with(|| Value::Object(Map::new()));
-                if !meta.is_object() {
-                    *meta = Value::Object(Map::new());
-                }
-                if let Some(m) = meta.as_object_mut() {
-                    m.insert(WIRE_META.into(), Value::Object(wire_meta));
-                }
-            }
+            mark_call(params, &ill_formed);
         }
         match self.forward(v) {
             Decision::Forward(m) => {
@@ -448,6 +404,70 @@ impl<R: AsyncRead + Unpin + Send> StdioTransport<R> {
 }
 
 /// Paths as JSON arrays of keys and indexes.
+/// Sorts the lone surrogates a scan found in one request of `method` (`found.ill_formed`,
+/// paths from the message's root) by the rule of docs/limits.md: those within a
+/// `tools/call`'s `params.arguments` come back relative to the arguments, for the tool to
+/// name; any other is the error, `Invalid params: <path> must contain well-formed Unicode`
+/// (−32602). The stdio server and `/mcp` of `serve` both call it.
+pub(crate) fn argument_flaws(method: &str, found: &wire::Found) -> Result<Vec<wire::Path>, String> {
+    let arguments = [Step::Key("params".into()), Step::Key("arguments".into())];
+    let mut ill_formed = Vec::new();
+    for p in &found.ill_formed {
+        match p.strip_prefix(&arguments[..]) {
+            Some(rest) if method == "tools/call" => ill_formed.push(rest.to_vec()),
+            _ => return Err(format!("Invalid params: {}", wire::ill_formed_message(p))),
+        }
+    }
+    Ok(ill_formed)
+}
+
+/// Hands a `tools/call`'s wire findings to the tool in `params._meta` ([`WIRE_META`], which
+/// `McpServer::call_tool` reads): arguments that are not an object (moved out of `params`,
+/// so the tool answers `arguments must be an object`) and the ill-formed paths within them.
+/// Returns whether `params` changed.
+pub(crate) fn mark_call(params: &mut Map<String, Value>, ill_formed: &[wire::Path]) -> bool {
+    let mut wire_meta = Map::new();
+    match params.get("arguments") {
+        None | Some(Value::Null) | Some(Value::Object(_)) => {}
+        Some(_) => {
+            if let Some(a) = params.remove("arguments") {
+                wire_meta.insert("arguments".into(), a);
+            }
+        }
+    }
+    if !ill_formed.is_empty() {
+        wire_meta.insert("illFormed".into(), paths_json(ill_formed));
+    }
+    if wire_meta.is_empty() {
+        return false;
+    }
+    let meta = params
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !meta.is_object() {
+        *meta = Value::Object(Map::new());
+    }
+    if let Some(m) = meta.as_object_mut() {
+        m.insert(WIRE_META.into(), Value::Object(wire_meta));
+    }
+    true
+}
+
+/// Whether the scan found the top-level `id` itself flawed (a lone surrogate, a number a
+/// double cannot hold): such a request is answered with id `null`.
+pub(crate) fn id_flawed(found: &wire::Found) -> bool {
+    let id = vec![Step::Key("id".into())];
+    found.out_of_range.contains(&id) || found.ill_formed.contains(&id)
+}
+
+/// The JSON-RPC error answer `{"jsonrpc":"2.0","id":…,"error":{"code":…,"message":…}}`
+/// (no newline).
+pub(crate) fn error_message(id: Option<&Value>, code: i64, message: &str) -> Vec<u8> {
+    let mut line = error_line(id, code, message);
+    line.pop();
+    line
+}
+
 fn paths_json(paths: &[wire::Path]) -> Value {
     Value::Array(
         paths

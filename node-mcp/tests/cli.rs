@@ -230,6 +230,25 @@ fn transact_and_restore() {
         b"{nope",
         "error: transaction must be valid JSON\n",
     );
+    // What only `serde_json` refuses is named as over REST and MCP (docs/limits.md):
+    // document content by the engine, any other member by its path; nothing is written.
+    for (body, want) in [
+        (
+            r#"{"changes":[{"operation":"write","bundle":"b","path":"a.md","content":"x \ud83d"}]}"#,
+            "error: b/a.md: source must contain well-formed Unicode\n",
+        ),
+        (
+            r#"{"changes":[{"operation":"write","bundle":"\ud83d","path":"a.md","content":"x"}]}"#,
+            "error: changes[0].bundle must contain well-formed Unicode\n",
+        ),
+        (
+            r#"{"changes":[{"operation":"delete","bundle":"b","path":"a.md","replaces":1e400}]}"#,
+            "error: changes[0].replaces must be a number a double can hold (at most about 1.8e308), got 1e400\n",
+        ),
+    ] {
+        fails(data, &["transact", "--tenant", "t"], body.as_bytes(), want);
+    }
+    assert!(!data.join("tenants").join("t").exists(), "nothing written");
     let req = serde_json::json!({"changes": [
         {"operation": "write", "bundle": "b", "path": "a.md", "content": DOC},
         {"operation": "write", "bundle": "b", "path": "c.md", "content": "no frontmatter\n"}]});

@@ -290,11 +290,26 @@ impl Served {
         self.index.write().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Moves the search index of `older` into this state, updated to this model, when
-    /// `older` has one. Called when this state is published.
+    /// Gives this state the search index of `older`, updated to this model, when `older`
+    /// has one. Called when this state is published.
+    ///
+    /// `older` keeps its own index: it was the published state until now, so searches that
+    /// picked it up a moment ago may still run on it. Taking the index out from under them
+    /// made each such search build a whole index from scratch while holding `older`'s
+    /// slot, and every search queued behind it waited seconds for a commit (docs/http.md
+    /// §7: reads never wait for a commit). The copy costs a few milliseconds per commit.
     pub(crate) fn inherit_index(&self, older: &Served) {
-        let taken = older.index_slot().take_built(&older.model);
-        if let Some(mut index) = taken {
+        let copied = {
+            let shared = older.index.read().unwrap_or_else(|p| p.into_inner());
+            match &*shared {
+                IndexSlot::None => None,
+                IndexSlot::Built(ix) => Some((**ix).clone()),
+                IndexSlot::Encoded(b) => crate::search::Index::decode_shared(b.clone())
+                    .ok()
+                    .filter(|ix| ix.len() == older.model.concepts.len()),
+            }
+        };
+        if let Some(mut index) = copied {
             let today = index.today().to_string();
             index.update(&older.model, &self.model, &today);
             *self.index_slot() = IndexSlot::Built(Box::new(index));

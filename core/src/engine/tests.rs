@@ -32,3 +32,33 @@ fn write_then_reopen() {
     assert_eq!(s2.snapshot_id(), served.snapshot_id());
     assert_eq!(s2.list_source(), served.list_source());
 }
+
+#[test]
+fn a_commit_leaves_the_older_state_its_search_index() {
+    use super::served::IndexSlot;
+    let mut store = MemoryStore::new();
+    let mut e = open(&mut store);
+    let doc = "---\ntype: table\n---\nOrders placed online.\n";
+    let op = e.write("sales", "orders.md", doc, None, T0);
+    run(&mut e, &mut store, op).unwrap();
+    let older = e.read().unwrap();
+    let opts = crate::search::SearchOptions::default();
+    let want = older.search("acme", "orders", &opts, "2026-06-01").unwrap();
+    assert!(matches!(&*older.index_slot(), IndexSlot::Built(_)));
+    let op = e.write("sales", "customers.md", "Customers.\n", None, T0);
+    run(&mut e, &mut store, op).unwrap();
+    let newer = e.read().unwrap();
+    // The new state got an index updated to its model; a search still running on the
+    // older state (published until the commit) finds the older index in place instead of
+    // building one again.
+    assert!(matches!(&*newer.index_slot(), IndexSlot::Built(_)));
+    assert!(matches!(&*older.index_slot(), IndexSlot::Built(_)));
+    assert_eq!(
+        older.search("acme", "orders", &opts, "2026-06-01").unwrap(),
+        want
+    );
+    assert!(newer
+        .search("acme", "customers", &opts, "2026-06-01")
+        .unwrap()
+        .contains("customers"));
+}

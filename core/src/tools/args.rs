@@ -356,13 +356,7 @@ pub fn parse_call_with(
             {
                 changes.push(*i)
             }
-            _ => {
-                let what = match crate::wire::render(p) {
-                    s if s.is_empty() => "arguments".to_string(),
-                    s => s,
-                };
-                return Err(format!("{what} must contain well-formed Unicode"));
-            }
+            _ => return Err(crate::wire::ill_formed_message(p)),
         }
     }
     let empty = Map::new();

@@ -163,3 +163,56 @@ fn json_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> 
         ]
     })
 }
+
+#[test]
+fn request_bodies_are_read_past_their_flaws_and_the_flaws_named() {
+    // Plain JSON: nothing found.
+    let (v, f) = parse_repairing(br#"{"q":"x","k":3}"#).unwrap();
+    assert_eq!((v["k"].as_u64(), f), (Some(3), Found::default()));
+    // Not JSON either way: the parser's error.
+    assert!(parse_repairing(b"{\"q\":").is_err());
+    assert!(parse_repairing(br#"{"q":"\ud800"#).is_err());
+    // A lone surrogate: named, wherever it is.
+    let (v, f) = parse_repairing(br#"{"q":"a\ud800b","k":1}"#).unwrap();
+    assert_eq!(v["q"], "a\u{fffd}b");
+    assert_eq!(
+        refuse_flaws(&f, &v, false),
+        Err("q must contain well-formed Unicode".to_string())
+    );
+    let (v, f) = parse_repairing(br#"{"ids":["ok","\udc00"]}"#).unwrap();
+    assert_eq!(
+        refuse_flaws(&f, &v, true),
+        Err("ids[1] must contain well-formed Unicode".to_string())
+    );
+    // A number too large for a double: named, its text quoted, the fix given.
+    let (v, f) = parse_repairing(br#"{"q":"x","k":1e400}"#).unwrap();
+    assert_eq!(
+        refuse_flaws(&f, &v, false),
+        Err("k must be a number a double can hold (at most about 1.8e308), got 1e400".into())
+    );
+    let long = format!(r#"{{"k":{}}}"#, "9".repeat(400));
+    let (v, f) = parse_repairing(long.as_bytes()).unwrap();
+    let m = refuse_flaws(&f, &v, false).unwrap_err();
+    assert!(
+        m.starts_with("k must be a number a double can hold") && m.ends_with('…') && m.len() < 200,
+        "{m}"
+    );
+    // Document content in a transaction is left to the engine, by index; a lone surrogate
+    // in another member of a change is named.
+    let body = br#"{"changes":[{"operation":"write","bundle":"b","path":"a.md","content":"ok"},{"operation":"write","bundle":"b","path":"c.md","content":"\ud83d"}]}"#;
+    let (v, f) = parse_repairing(body).unwrap();
+    assert_eq!(refuse_flaws(&f, &v, true), Ok(vec![1]));
+    assert_eq!(
+        refuse_flaws(&f, &v, false),
+        Err("changes[1].content must contain well-formed Unicode".to_string())
+    );
+    let (v, f) = parse_repairing(br#"{"changes":[{"path":"\ud83d"}]}"#).unwrap();
+    assert_eq!(
+        refuse_flaws(&f, &v, true),
+        Err("changes[0].path must contain well-formed Unicode".to_string())
+    );
+    assert_eq!(
+        ill_formed_message(&[]),
+        "arguments must contain well-formed Unicode"
+    );
+}

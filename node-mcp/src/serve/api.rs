@@ -16,10 +16,12 @@ use http::{HeaderValue, Method, StatusCode};
 use hyper::body::Incoming;
 use langonrock::clock;
 use langonrock_core::engine::request::parse_hash;
-use langonrock_core::engine::{parse_history_request, parse_transaction, RestoreRequest, Served};
+use langonrock_core::engine::{
+    parse_history_request, parse_transaction_with, RestoreRequest, Served,
+};
 use langonrock_core::read::{count_from_number, GetOptions};
 use langonrock_core::search::SearchOptions;
-use langonrock_core::{manifest, tools, validate, Error};
+use langonrock_core::{manifest, tools, validate, wire, Error};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -257,7 +259,11 @@ pub(crate) async fn dispatch(
                 Ok(b) => b,
                 Err(r) => return r,
             };
-            let Some((ids, opts)) = get_request(&bytes) else {
+            let value = match parse_json(&bytes, false) {
+                Ok(v) => v.map(|(v, _)| v),
+                Err(m) => return invalid(&m),
+            };
+            let Some((ids, opts)) = value.as_ref().and_then(get_request) else {
                 return invalid(GET_SHAPE);
             };
             if opts.source {
@@ -274,7 +280,11 @@ pub(crate) async fn dispatch(
                 Ok(b) => b,
                 Err(r) => return r,
             };
-            let Some((q, opts)) = search_request(&bytes) else {
+            let value = match parse_json(&bytes, false) {
+                Ok(v) => v.map(|(v, _)| v),
+                Err(m) => return invalid(&m),
+            };
+            let Some((q, opts)) = value.as_ref().and_then(search_request) else {
                 return invalid(SEARCH_SHAPE);
             };
             on_read(state, &tenant, move |t, s| {
@@ -316,10 +326,12 @@ pub(crate) async fn dispatch(
                 Ok(b) => b,
                 Err(r) => return r,
             };
-            let Ok(value) = serde_json::from_slice::<Value>(&bytes) else {
-                return invalid("body must be valid JSON");
+            let (value, contents) = match parse_json(&bytes, true) {
+                Ok(Some(v)) => v,
+                Ok(None) => return invalid("body must be valid JSON"),
+                Err(m) => return invalid(&m),
             };
-            let txn = match parse_transaction(&value) {
+            let txn = match parse_transaction_with(&value, &contents) {
                 Ok(t) => t,
                 Err(e) => return engine_error(&e, false),
             };
@@ -334,7 +346,11 @@ pub(crate) async fn dispatch(
                 Ok(b) => b,
                 Err(r) => return r,
             };
-            let Some(req) = restore_request(&bytes) else {
+            let value = match parse_json(&bytes, false) {
+                Ok(v) => v.map(|(v, _)| v),
+                Err(m) => return invalid(&m),
+            };
+            let Some(req) = value.as_ref().and_then(restore_request) else {
                 return invalid(RESTORE_SHAPE);
             };
             if let Err(e) =
@@ -405,6 +421,19 @@ fn manifest_reply(
     ))
 }
 
+/// A JSON route's body as a value: `Ok(None)` when it is not JSON (each route has its
+/// message for that). A string with a lone surrogate or a number a double cannot hold,
+/// which `serde_json` alone refuses, is refused naming where it is (`q must contain
+/// well-formed Unicode`; docs/limits.md, the rule the MCP tools and the CLI follow); with
+/// `changes`, lone surrogates in `changes[i].content` are left to the engine, whose
+/// refusal is `source must contain well-formed Unicode`, and their indexes come back.
+fn parse_json(bytes: &[u8], changes: bool) -> Result<Option<(Value, Vec<usize>)>, String> {
+    let Ok((value, found)) = wire::parse_repairing(bytes) else {
+        return Ok(None);
+    };
+    wire::refuse_flaws(&found, &value, changes).map(|contents| Some((value, contents)))
+}
+
 /// Reads a number option as the library does: floored, negatives as 0. Any other type is
 /// ignored.
 fn count(o: &serde_json::Map<String, Value>, key: &str) -> Option<u64> {
@@ -417,8 +446,7 @@ fn string(o: &serde_json::Map<String, Value>, key: &str) -> Option<String> {
 
 /// `{"ids": [...], "section"?, "offset"?, "limit"?, "find"?, "source"?}`: non-string ids are
 /// dropped, options of the wrong type ignored; `None` without an `ids` array.
-fn get_request(bytes: &[u8]) -> Option<(Vec<String>, GetOptions)> {
-    let v: Value = serde_json::from_slice(bytes).ok()?;
+fn get_request(v: &Value) -> Option<(Vec<String>, GetOptions)> {
     let o = v.as_object()?;
     let ids = o
         .get("ids")?
@@ -437,8 +465,7 @@ fn get_request(bytes: &[u8]) -> Option<(Vec<String>, GetOptions)> {
 }
 
 /// `{"q", "k"?, "expand"?, "bundle"?}`: `None` without a non-empty string `q`.
-fn search_request(bytes: &[u8]) -> Option<(String, SearchOptions)> {
-    let v: Value = serde_json::from_slice(bytes).ok()?;
+fn search_request(v: &Value) -> Option<(String, SearchOptions)> {
     let o = v.as_object()?;
     let q = string(o, "q").filter(|q| !q.is_empty())?;
     let mut opts = SearchOptions::default();
@@ -455,8 +482,7 @@ fn search_request(bytes: &[u8]) -> Option<(String, SearchOptions)> {
 }
 
 /// `{"revision", "expectedRevision"}` as strings, and no `tenant` key.
-fn restore_request(bytes: &[u8]) -> Option<RestoreRequest> {
-    let v: Value = serde_json::from_slice(bytes).ok()?;
+fn restore_request(v: &Value) -> Option<RestoreRequest> {
     let o = v.as_object()?;
     if o.contains_key("tenant") {
         return None;

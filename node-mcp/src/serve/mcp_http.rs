@@ -19,6 +19,7 @@ use http::request::Parts;
 use http::{Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
+use langonrock_core::wire;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
@@ -124,6 +125,11 @@ pub(crate) async fn handle(state: &Arc<State>, mut parts: Parts, body: Incoming)
         let _ = super::reply::drain(body, state.limits.body_timeout).await;
         Bytes::new()
     };
+    let bytes = match wire_rule(bytes) {
+        Ok(b) => b,
+        // A JSON-RPC error answer, sent as rmcp sends a JSON (not an event stream) reply.
+        Err(message) => return super::reply::reply(StatusCode::OK, "application/json", message),
+    };
     let mut _opening = None;
     if parts.method == Method::POST
         && !parts.headers.contains_key("mcp-session-id")
@@ -155,6 +161,69 @@ pub(crate) async fn handle(state: &Arc<State>, mut parts: Parts, body: Incoming)
         *reply.body_mut() = super::reply::full(Bytes::new());
     }
     reply
+}
+
+/// Reads a POST body as the stdio server reads a line (docs/limits.md), so `/mcp` answers
+/// what `serde_json` alone refuses as stdio does instead of rmcp's bare 415: a lone
+/// surrogate escape or a number a double cannot hold is repaired (the number becomes its
+/// digits, which the tool's schema check then names), a lone surrogate within a
+/// `tools/call`'s arguments goes to the tool, which names it (`query must contain
+/// well-formed Unicode`; content: `source must contain well-formed Unicode`), and one
+/// anywhere else, or a flawed id, is answered here as a JSON-RPC error. A `tools/call`
+/// whose arguments are not an object reaches the tool too (`arguments must be an object`).
+/// A client's own `_meta` entry of the wire findings is dropped. Anything else (not JSON,
+/// a batch, a well-formed message) goes to rmcp as it came. `Err` is the answer's body.
+fn wire_rule(bytes: Bytes) -> Result<Bytes, Vec<u8>> {
+    use crate::stdio::{self as rule, WIRE_META};
+    use serde_json::Value;
+    let Ok((mut v, found)) = wire::parse_repairing(&bytes) else {
+        return Ok(bytes);
+    };
+    let Some(obj) = v.as_object_mut() else {
+        return Ok(bytes);
+    };
+    let flawed = !found.ill_formed.is_empty() || !found.out_of_range.is_empty();
+    let id = obj
+        .get("id")
+        .filter(|i| rule::valid_id(i) && !rule::id_flawed(&found))
+        .cloned();
+    if !obj.contains_key("id") {
+        // A notification is never answered: rmcp gets it repaired.
+        return Ok(if flawed {
+            serde_json::to_vec(&v).map_or(bytes, Bytes::from)
+        } else {
+            bytes
+        });
+    }
+    if flawed && id.is_none() {
+        return Err(rule::error_message(
+            None,
+            rule::INVALID_REQUEST,
+            rule::BAD_ID,
+        ));
+    }
+    let method = obj
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let ill_formed = match rule::argument_flaws(&method, &found) {
+        Ok(paths) => paths,
+        Err(m) => return Err(rule::error_message(id.as_ref(), rule::INVALID_PARAMS, &m)),
+    };
+    let mut changed = flawed;
+    if let Some(Value::Object(params)) = obj.get_mut("params") {
+        if let Some(Value::Object(meta)) = params.get_mut("_meta") {
+            changed |= meta.remove(WIRE_META).is_some();
+        }
+        if method == "tools/call" && params.get("name").is_some_and(Value::is_string) {
+            changed |= rule::mark_call(params, &ill_formed);
+        }
+    }
+    if !changed {
+        return Ok(bytes);
+    }
+    Ok(serde_json::to_vec(&v).map_or(bytes, Bytes::from))
 }
 
 /// Whether a message (or a batch) is an `initialize` request.

@@ -196,7 +196,12 @@ fn serve(o: ServeOptions, err: &mut dyn Write) -> Result<(), String> {
         _ => None,
     };
     raise_open_files();
-    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
+    // One async worker per core, at least two; `LANGONROCK_SERVE_WORKERS` sets the count
+    // (docs/http.md §7), capped at 256.
+    let workers = env_number("LANGONROCK_SERVE_WORKERS").map_or_else(
+        || std::thread::available_parallelism().map_or(2, |n| n.get().max(2)),
+        |n| n.min(256) as usize,
+    );
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
         .max_blocking_threads(64)

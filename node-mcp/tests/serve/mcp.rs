@@ -194,3 +194,105 @@ fn the_endpoint_applies_the_auth_rules_and_bounds_sessions() {
     drop(srv);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The text of the JSON-RPC message in an answer: an event stream's `data:` line with a
+/// message, or a JSON body.
+fn message(body: &str) -> serde_json::Value {
+    let text = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .find(|l| l.starts_with('{'))
+        .unwrap_or(body);
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {body}"))
+}
+
+/// What only `serde_json` refuses gets the stdio server's answers over `/mcp` too
+/// (docs/limits.md), not rmcp's bare 415: a lone surrogate or an out-of-range number in a
+/// tool's arguments is named by the tool, one elsewhere (or a flawed id) is a JSON-RPC
+/// error; nothing is written.
+#[test]
+fn flawed_messages_are_answered_as_over_stdio() {
+    let dir = temp("mcp-flaws");
+    let data = dir.join("data");
+    let srv = Server::start(&data, &[], &[]);
+    let post = |sid: Option<&str>, body: &str| {
+        let mut r = srv
+            .req("POST", "/mcp?tenant=acme")
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "application/json")
+            .body(body.to_string());
+        if let Some(s) = sid {
+            r = r.header("Mcp-Session-Id", s);
+        }
+        r.send()
+    };
+    let init = post(None, &initialize().to_string());
+    let sid = init
+        .header("mcp-session-id")
+        .expect("a session")
+        .to_string();
+    let sid = Some(sid.as_str());
+    assert_eq!(
+        post(
+            sid,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+        )
+        .status,
+        202
+    );
+    let call = |id: &str, name: &str, args: &str| {
+        let r = post(
+            sid,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}","arguments":{args}}}}}"#
+            ),
+        );
+        assert_eq!(r.status, 200, "{r:?}");
+        message(&r.body)
+    };
+    let tool_error = |m: serde_json::Value, text: &str| {
+        assert_eq!(m["result"]["isError"], true, "{m}");
+        assert_eq!(m["result"]["content"][0]["text"], text, "{m}");
+    };
+    tool_error(
+        call("2", "search", r#"{"query":"a \ud83d"}"#),
+        "query must contain well-formed Unicode",
+    );
+    tool_error(
+        call("3", "search", r#"{"query":"a","k":1e400}"#),
+        "k must be an integer from 1 to 50",
+    );
+    tool_error(
+        call(
+            "4",
+            "write",
+            r#"{"bundle":"b","path":"a.md","content":"x \ud83d"}"#,
+        ),
+        "source must contain well-formed Unicode",
+    );
+    tool_error(call("5", "search", "[1]"), "arguments must be an object");
+    let m = call("1e400", "search", "{}");
+    assert_eq!(
+        (m["id"].clone(), m["error"]["code"].clone()),
+        (json!(null), json!(-32600)),
+        "{m}"
+    );
+    let m = call("7", r"\ud83d", "{}");
+    assert_eq!(
+        (m["id"].clone(), m["error"]["message"].clone()),
+        (
+            json!(7),
+            json!("Invalid params: params.name must contain well-formed Unicode")
+        ),
+        "{m}"
+    );
+    // A well-formed call still works.
+    let m = call("8", "search", r#"{"query":"anything"}"#);
+    assert_eq!(m["result"]["isError"], false, "{m}");
+    assert!(
+        !data.join("tenants").join("acme").exists(),
+        "nothing written"
+    );
+    drop(srv);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -552,3 +552,83 @@ fn every_route_over_the_socket() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// JSON that only `serde_json` refuses (a lone surrogate escape, a number a double cannot
+/// hold): one answer naming the member and the fix, the rule of MCP and the CLI
+/// (docs/limits.md), and nothing written.
+#[test]
+fn flawed_json_bodies_name_the_member() {
+    let dir = temp("routes-flaws");
+    let data = dir.join("data");
+    let srv = Server::start(&data, &[], &[]);
+    let r = srv
+        .req("PUT", "/v1/acme/source/notes/idea.md")
+        .header("Content-Type", "text/markdown")
+        .header("If-None-Match", "*")
+        .body(doc("idea", "A first idea."))
+        .send();
+    assert_eq!(r.status, 200, "{r:?}");
+    let snapshot = srv.req("GET", "/v1/acme/snapshot").send().body;
+    let post = |route: &str, body: &str| {
+        srv.req("POST", &format!("/v1/acme/{route}"))
+            .header("Content-Type", "application/json")
+            .body(body.to_string())
+            .send()
+    };
+    let unicode = |member: &str| format!("{member} must contain well-formed Unicode");
+    post("search", r#"{"q": "idea \ud83d"}"#).error(400, "INVALID", &unicode("q"));
+    post("search", r#"{"q": "idea", "bundle": "\udc00"}"#).error(
+        400,
+        "INVALID",
+        &unicode("bundle"),
+    );
+    post("search", r#"{"q": "idea", "k": 1e400}"#).error(
+        400,
+        "INVALID",
+        "k must be a number a double can hold (at most about 1.8e308), got 1e400",
+    );
+    post("get", r#"{"ids": ["notes/idea", "\ud800"]}"#).error(400, "INVALID", &unicode("ids[1]"));
+    post("get", r#"{"ids": ["notes/idea"], "limit": -1e999}"#).error(
+        400,
+        "INVALID",
+        "limit must be a number a double can hold (at most about 1.8e308), got -1e999",
+    );
+    let hash = "0".repeat(64);
+    post(
+        "restore",
+        &format!(r#"{{"revision": "\ud800", "expectedRevision": "{hash}"}}"#),
+    )
+    .error(400, "INVALID", &unicode("revision"));
+    // Document content is the engine's refusal, as everywhere; another member is named.
+    let change = |content: &str| {
+        format!(
+            r#"{{"changes": [{{"operation": "write", "bundle": "notes", "path": "b.md", "content": "ok"}}, {{"operation": "write", "bundle": "notes", "path": "c.md", "content": "{content}"}}]}}"#
+        )
+    };
+    let r = post("transact", &change(r"broken \ud83d emoji"));
+    r.error(400, "INVALID", "source must contain well-formed Unicode");
+    assert_eq!(r.json()["index"], 1, "{r:?}");
+    post(
+        "transact",
+        r#"{"changes": [{"operation": "write", "bundle": "\ud83d", "path": "c.md", "content": "x"}]}"#,
+    )
+    .error(400, "INVALID", &unicode("changes[0].bundle"));
+    // The same shape with well-formed JSON still gets the route's message.
+    post("search", r#"{"q": 7}"#).error(400, "INVALID", "body must be {\"q\": \"...\", \"k\"?: n}");
+    post("search", r#"{"q": "\ud83d"#).error(
+        400,
+        "INVALID",
+        "body must be {\"q\": \"...\", \"k\"?: n}",
+    );
+    assert_eq!(
+        srv.req("GET", "/v1/acme/snapshot").send().body,
+        snapshot,
+        "nothing written"
+    );
+    let log = srv.stop();
+    assert_eq!(
+        log.lines().filter(|l| l.contains(" 400 ")).count(),
+        10,
+        "{log}"
+    );
+}
