@@ -38,6 +38,9 @@ pub struct Served {
     // under the read lock once it is built for their date; building, decoding, re-dating
     // and handing it to a newer state take the write lock.
     index: std::sync::RwLock<IndexSlot>,
+    /// How many searches are running on this state right now (inside `with_index`). A
+    /// newer state takes this one's index when none is, and copies it otherwise.
+    searching: std::sync::atomic::AtomicUsize,
 }
 
 /// The texts of a state decoded from a derived record, checked on first use.
@@ -116,6 +119,7 @@ impl Served {
             state: TenantState::default(),
             from_derived: false,
             texts: None,
+            searching: std::sync::atomic::AtomicUsize::new(0),
             index: std::sync::RwLock::new(IndexSlot::None),
         }
     }
@@ -137,6 +141,7 @@ impl Served {
             state,
             from_derived: false,
             texts: None,
+            searching: std::sync::atomic::AtomicUsize::new(0),
             index: std::sync::RwLock::new(IndexSlot::None),
         }
     }
@@ -158,6 +163,7 @@ impl Served {
                 }),
                 all: std::sync::atomic::AtomicBool::new(false),
             }),
+            searching: std::sync::atomic::AtomicUsize::new(0),
             index: std::sync::RwLock::new(match d.index {
                 Some(b) => IndexSlot::Encoded(b),
                 None => IndexSlot::None,
@@ -293,20 +299,33 @@ impl Served {
     /// Gives this state the search index of `older`, updated to this model, when `older`
     /// has one. Called when this state is published.
     ///
-    /// `older` keeps its own index: it was the published state until now, so searches that
-    /// picked it up a moment ago may still run on it. Taking the index out from under them
-    /// made each such search build a whole index from scratch while holding `older`'s
-    /// slot, and every search queued behind it waited seconds for a commit (docs/http.md
-    /// §7: reads never wait for a commit). The copy costs a few milliseconds per commit.
+    /// `older` was the published state until now, so searches that picked it up a moment
+    /// ago may still run on it. When one is running, `older` keeps its index and this
+    /// state gets a copy: taking the index from under them made each such search build a
+    /// whole index while holding `older`'s slot, and every search queued behind it waited
+    /// for seconds (docs/http.md §7: reads never wait for a commit). When none is, the
+    /// index is moved, as a copy costs about 30 ms at 20,000 concepts on every commit
+    /// (docs/search.md §8 rule 4). A search that starts on `older` after the move builds
+    /// its own.
     pub(crate) fn inherit_index(&self, older: &Served) {
-        let copied = {
-            let shared = older.index.read().unwrap_or_else(|p| p.into_inner());
-            match &*shared {
-                IndexSlot::None => None,
-                IndexSlot::Built(ix) => Some((**ix).clone()),
-                IndexSlot::Encoded(b) => crate::search::Index::decode_shared(b.clone())
-                    .ok()
-                    .filter(|ix| ix.len() == older.model.concepts.len()),
+        use std::sync::atomic::Ordering;
+        let copy = |slot: &IndexSlot| match slot {
+            IndexSlot::None => None,
+            IndexSlot::Built(ix) => Some((**ix).clone()),
+            IndexSlot::Encoded(b) => crate::search::Index::decode_shared(b.clone())
+                .ok()
+                .filter(|ix| ix.len() == older.model.concepts.len()),
+        };
+        let copied = if older.searching.load(Ordering::SeqCst) > 0 {
+            // Beside the running searches, under the shared lock.
+            copy(&older.index.read().unwrap_or_else(|p| p.into_inner()))
+        } else {
+            let mut slot = older.index_slot();
+            // A search counted now waits for this lock: it keeps the index too.
+            if older.searching.load(Ordering::SeqCst) > 0 {
+                copy(&slot)
+            } else {
+                slot.take_built(&older.model)
             }
         };
         if let Some(mut index) = copied {
@@ -416,6 +435,7 @@ impl Served {
         today: &str,
         f: impl FnOnce(&Model, &crate::search::Index) -> T,
     ) -> Result<T> {
+        let _running = Running::on(&self.searching);
         // The usual case, an index built for `today`: concurrent searches read it side by
         // side under the shared lock.
         {
@@ -546,5 +566,21 @@ impl Served {
                 .iter()
                 .map(move |(p, d)| (b.as_str(), p.as_str(), &d.text))
         })
+    }
+}
+
+/// Counts a search as running on a state while it lives (`Served::inherit_index`).
+struct Running<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl<'a> Running<'a> {
+    fn on(count: &'a std::sync::atomic::AtomicUsize) -> Running<'a> {
+        count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Running(count)
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
     }
 }

@@ -45,12 +45,26 @@ fn a_commit_leaves_the_older_state_its_search_index() {
     let opts = crate::search::SearchOptions::default();
     let want = older.search("acme", "orders", &opts, "2026-06-01").unwrap();
     assert!(matches!(&*older.index_slot(), IndexSlot::Built(_)));
+    // A search is running on the published state while a commit publishes the next one:
+    // the new state gets a copy, updated to its model, and the running search (and any
+    // after it) finds the older index in place instead of building one again.
+    let (started, running) = std::sync::mpsc::channel();
+    let (finish, finished) = std::sync::mpsc::channel::<()>();
+    let search = std::thread::spawn({
+        let older = older.clone();
+        move || {
+            older.with_index("2026-06-01", |_, _| {
+                started.send(()).unwrap();
+                finished.recv().unwrap();
+            })
+        }
+    });
+    running.recv().unwrap();
     let op = e.write("sales", "customers.md", "Customers.\n", None, T0);
     run(&mut e, &mut store, op).unwrap();
+    finish.send(()).unwrap();
+    search.join().unwrap().unwrap();
     let newer = e.read().unwrap();
-    // The new state got an index updated to its model; a search still running on the
-    // older state (published until the commit) finds the older index in place instead of
-    // building one again.
     assert!(matches!(&*newer.index_slot(), IndexSlot::Built(_)));
     assert!(matches!(&*older.index_slot(), IndexSlot::Built(_)));
     assert_eq!(
@@ -61,4 +75,25 @@ fn a_commit_leaves_the_older_state_its_search_index() {
         .search("acme", "customers", &opts, "2026-06-01")
         .unwrap()
         .contains("customers"));
+    // No search is running: the index moves to the next state (a copy would cost every
+    // commit), and a search on the older state afterwards still answers, from an index of
+    // its own.
+    let want = newer
+        .search("acme", "customers", &opts, "2026-06-01")
+        .unwrap();
+    let op = e.write("sales", "returns.md", "Returns.\n", None, T0);
+    run(&mut e, &mut store, op).unwrap();
+    let newest = e.read().unwrap();
+    assert!(matches!(&*newest.index_slot(), IndexSlot::Built(_)));
+    assert!(matches!(&*newer.index_slot(), IndexSlot::None));
+    assert_eq!(
+        newer
+            .search("acme", "customers", &opts, "2026-06-01")
+            .unwrap(),
+        want
+    );
+    assert!(newest
+        .search("acme", "returns", &opts, "2026-06-01")
+        .unwrap()
+        .contains("returns"));
 }
