@@ -96,6 +96,29 @@ fn remove_ref<K: std::hash::Hash + Eq>(map: &mut HashMap<K, BTreeSet<Key>>, k: &
     }
 }
 
+/// The keys a document's raw links name, each list sorted and without repeats: the
+/// Markdown targets through `md_key` (the key of a target path in the document's bundle),
+/// the wiki names as `wiki_names` gives them. One rule for the tenant pass and for
+/// `Linker::restore`, so both register the same keys.
+fn link_keys(links: &[RawLink], md_key: impl Fn(&str) -> Key) -> (Vec<Key>, Vec<String>) {
+    let mut md_keys: Vec<Key> = Vec::new();
+    let mut wiki_keys: Vec<String> = Vec::new();
+    for l in links {
+        match l {
+            RawLink::Markdown {
+                target: Some(t), ..
+            } => md_keys.push(md_key(t)),
+            RawLink::Markdown { target: None, .. } => {}
+            RawLink::Wiki { target, .. } => wiki_keys.extend(wiki_names(target)),
+        }
+    }
+    md_keys.sort_unstable();
+    md_keys.dedup();
+    wiki_keys.sort_unstable();
+    wiki_keys.dedup();
+    (md_keys, wiki_keys)
+}
+
 /// The names under which a wiki target is registered: the path form of step 1 and the id
 /// form of steps 2–3, each also with white space turned into `_` (step 4).
 fn wiki_names(target: &str) -> Vec<String> {
@@ -250,24 +273,11 @@ impl Linker {
             };
             if let Some(fc) = concepts.next_if(|c| c.item == i) {
                 let parsed = entry.parsed.as_ref().expect("a concept");
-                let mut md_keys: Vec<Key> = Vec::new();
-                let mut wiki_keys: Vec<String> = Vec::new();
-                for l in &parsed.links {
-                    match l {
-                        RawLink::Markdown {
-                            target: Some(p), ..
-                        } => md_keys.push(match key_of.get(&(key.0.as_str(), p.as_str())) {
-                            Some(&t) => keys[t].clone(),
-                            None => new_key(&key.0, p),
-                        }),
-                        RawLink::Markdown { target: None, .. } => {}
-                        RawLink::Wiki { target, .. } => wiki_keys.extend(wiki_names(target)),
-                    }
-                }
-                md_keys.sort_unstable();
-                md_keys.dedup();
-                wiki_keys.sort_unstable();
-                wiki_keys.dedup();
+                let (md_keys, wiki_keys) =
+                    link_keys(&parsed.links, |p| match key_of.get(&(key.0.as_str(), p)) {
+                        Some(&t) => keys[t].clone(),
+                        None => new_key(&key.0, p),
+                    });
                 self.register(&key, &md_keys, &wiki_keys, &fc.concept.links);
                 self.local_keys
                     .entry(fc.local.clone())
@@ -358,24 +368,10 @@ impl Linker {
                     if !Arc::ptr_eq(&c.parsed, p) && c.parsed != *p {
                         return Err(mismatch());
                     }
-                    let mut md_keys: Vec<Key> = Vec::new();
-                    let mut wiki_keys: Vec<String> = Vec::new();
-                    for l in &p.links {
-                        match l {
-                            RawLink::Markdown {
-                                target: Some(t), ..
-                            } => md_keys.push(match keys.get(t.as_str()) {
-                                Some(k) => k.clone(),
-                                None => new_key(&bundle, t),
-                            }),
-                            RawLink::Markdown { target: None, .. } => {}
-                            RawLink::Wiki { target, .. } => wiki_keys.extend(wiki_names(target)),
-                        }
-                    }
-                    md_keys.sort_unstable();
-                    md_keys.dedup();
-                    wiki_keys.sort_unstable();
-                    wiki_keys.dedup();
+                    let (md_keys, wiki_keys) = link_keys(&p.links, |t| match keys.get(t) {
+                        Some(k) => k.clone(),
+                        None => new_key(&bundle, t),
+                    });
                     linker.register(&key, &md_keys, &wiki_keys, &c.links);
                     linker
                         .local_keys

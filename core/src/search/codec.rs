@@ -478,19 +478,8 @@ impl<'a> Reader<'a> {
             }
             let mut doc = 0u64;
             for j in 0..n {
-                let v = self.u64()?;
-                let gap = v >> 1;
-                doc = if j == 0 { gap } else { doc + gap + 1 };
-                if doc >= nd as u64 {
-                    return Err(corrupt("posting out of range"));
-                }
-                let tf = if v & 1 == 1 {
-                    self.u32()?
-                        .checked_add(2)
-                        .ok_or_else(|| corrupt("integer out of range"))?
-                } else {
-                    1
-                };
+                let tf;
+                (doc, tf) = self.posting(j, doc, nd)?;
                 if let Some(s) = sums.as_deref_mut() {
                     s[doc as usize][f] += u64::from(tf);
                 }
@@ -514,24 +503,33 @@ impl<'a> Reader<'a> {
     ) -> Result<()> {
         let mut doc = 0u64;
         for j in 0..n {
-            let v = self.u64()?;
-            let gap = v >> 1;
-            doc = if j == 0 { gap } else { doc + gap + 1 };
-            if doc >= nd as u64 {
-                return Err(corrupt("posting out of range"));
-            }
-            let tf = if v & 1 == 1 {
-                self.u32()?
-                    .checked_add(2)
-                    .ok_or_else(|| corrupt("integer out of range"))?
-            } else {
-                1
-            };
+            let tf;
+            (doc, tf) = self.posting(j, doc, nd)?;
             if let Some(s) = sums.as_deref_mut() {
                 s[doc as usize][f] += u64::from(tf);
             }
         }
         Ok(())
+    }
+
+    /// Reads the `j`th posting of a list of a tenant of `nd` documents: its document (a gap
+    /// after `prev`, the previous posting's) and its term frequency. The one reading of a
+    /// posting, for [`Reader::lists`] and [`Reader::skim`] alike.
+    fn posting(&mut self, j: usize, prev: u64, nd: usize) -> Result<(u64, u32)> {
+        let v = self.u64()?;
+        let gap = v >> 1;
+        let doc = if j == 0 { gap } else { prev + gap + 1 };
+        if doc >= nd as u64 {
+            return Err(corrupt("posting out of range"));
+        }
+        let tf = if v & 1 == 1 {
+            self.u32()?
+                .checked_add(2)
+                .ok_or_else(|| corrupt("integer out of range"))?
+        } else {
+            1
+        };
+        Ok((doc, tf))
     }
 }
 
