@@ -29,8 +29,9 @@ fn open_read(target: &Target, io: &mut Io<'_>) -> Result<Conn, CliError> {
     Ok(conn)
 }
 
-/// Ends a read command's connection without freeing its served state: the process exits
-/// next, and freeing tens of thousands of compiled concepts one by one would only delay it.
+/// Ends a command's connection (after its derived record, if one is due and pays) without
+/// freeing its served state: the process exits next, and freeing tens of thousands of
+/// compiled concepts one by one would only delay it.
 fn leave(conn: Conn) {
     conn.finish_derived();
     std::mem::forget(conn);
@@ -145,10 +146,12 @@ pub fn run(cmd: Command, io: &mut Io<'_>) -> Result<i32, CliError> {
             let request = transaction_of(&c, io)?;
             if is_change(&c) {
                 let conn = open_write(target_of(&c))?;
-                return match request {
+                let code = match request {
                     Some(r) => transact(&conn, &r, io),
                     None => data_verb(&conn, c, io, Surface::Local),
                 };
+                leave(conn);
+                return code;
             }
             let conn = open_read(target_of(&c), io)?;
             let code = data_verb(&conn, c, io, Surface::Local)?;
@@ -714,5 +717,6 @@ fn import(
         count(r.concepts, "concept", "concepts")
     )
     .map_err(write_err)?;
+    leave(conn);
     Ok(0)
 }

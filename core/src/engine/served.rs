@@ -91,6 +91,14 @@ pub(super) enum IndexSlot {
     /// The bytes of [`crate::search::Index::encode`], from a derived record.
     Encoded(crate::bytes::Bytes),
     Built(Box<crate::search::Index>),
+    /// The encoded index of an older model (`base`, the state a derived record was decoded
+    /// into), not decoded yet: decoded and updated to this state's model when a search or
+    /// a derived record first needs it. A commit or refresh after a derived open then costs
+    /// no index work, so a one-shot writer never decodes the index (docs/search.md §8).
+    Behind {
+        bytes: crate::bytes::Bytes,
+        base: Model,
+    },
 }
 
 impl IndexSlot {
@@ -104,6 +112,30 @@ impl IndexSlot {
             IndexSlot::Encoded(b) => crate::search::Index::decode_shared(b)
                 .ok()
                 .filter(|ix| ix.len() == model.concepts.len()),
+            IndexSlot::Behind { bytes, base } => crate::search::Index::decode_shared(bytes)
+                .ok()
+                .filter(|ix| ix.len() == base.concepts.len())
+                .map(|mut ix| {
+                    let today = ix.today().to_string();
+                    ix.update(&base, model, &today);
+                    ix
+                }),
+        }
+    }
+
+    /// What a newer state keeps of this slot without decoding it: the encoded bytes and
+    /// the model they index, when the index is still encoded (`model` is this slot's).
+    fn behind(&self, model: &Model) -> Option<IndexSlot> {
+        match self {
+            IndexSlot::Encoded(b) => Some(IndexSlot::Behind {
+                bytes: b.clone(),
+                base: model.clone(),
+            }),
+            IndexSlot::Behind { bytes, base } => Some(IndexSlot::Behind {
+                bytes: bytes.clone(),
+                base: base.clone(),
+            }),
+            IndexSlot::None | IndexSlot::Built(_) => None,
         }
     }
 }
@@ -307,14 +339,24 @@ impl Served {
     /// index is moved, as a copy costs about 30 ms at 20,000 concepts on every commit
     /// (docs/search.md §8 rule 4). A search that starts on `older` after the move builds
     /// its own.
+    ///
+    /// An index `older` still holds encoded stays so: this state keeps the bytes and the
+    /// model they index, and the update waits for the first search (`IndexSlot::Behind`).
     pub(crate) fn inherit_index(&self, older: &Served) {
         use std::sync::atomic::Ordering;
+        let behind = older
+            .index
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .behind(&older.model);
+        if let Some(slot) = behind {
+            *self.index_slot() = slot;
+            return;
+        }
         let copy = |slot: &IndexSlot| match slot {
-            IndexSlot::None => None,
             IndexSlot::Built(ix) => Some((**ix).clone()),
-            IndexSlot::Encoded(b) => crate::search::Index::decode_shared(b.clone())
-                .ok()
-                .filter(|ix| ix.len() == older.model.concepts.len()),
+            // Still encoded: handled above (a search may have decoded it since).
+            IndexSlot::None | IndexSlot::Encoded(_) | IndexSlot::Behind { .. } => None,
         };
         let copied = if older.searching.load(Ordering::SeqCst) > 0 {
             // Beside the running searches, under the shared lock.
@@ -349,10 +391,15 @@ impl Served {
         let recorded = self.recorded?;
         let index: crate::bytes::Bytes = {
             let mut slot = self.index_slot();
+            if matches!(&*slot, IndexSlot::Behind { .. }) {
+                if let Some(ix) = slot.take_built(&self.model) {
+                    *slot = IndexSlot::Built(Box::new(ix));
+                }
+            }
             match &*slot {
                 IndexSlot::Encoded(b) => b.clone(),
                 IndexSlot::Built(ix) => ix.encode().into(),
-                IndexSlot::None => {
+                IndexSlot::None | IndexSlot::Behind { .. } => {
                     self.check_all_texts().ok()?;
                     let ix = crate::search::Index::build(&self.model, today);
                     let bytes: crate::bytes::Bytes = ix.encode().into();

@@ -222,6 +222,60 @@ fn the_index_travels_encoded_and_searches_the_same() {
 }
 
 #[test]
+fn commits_after_a_derived_open_leave_the_index_encoded_until_a_search() {
+    let (mut store, mut e) = setup();
+    let s = e.take_derived().unwrap();
+    // `e` goes on compiled, on a store without the derived record.
+    let mut plain = store.clone();
+    let (key, bytes) = s.derived_record(TODAY, true).unwrap();
+    store.put("acme", &key, &bytes).unwrap();
+    let mut o = open(&mut store);
+    assert!(matches!(
+        &*o.read().unwrap().index_slot(),
+        IndexSlot::Encoded(_)
+    ));
+    // Two commits on both: a new concept, then one that replaces a text the index holds.
+    let old = o
+        .read()
+        .unwrap()
+        .state
+        .doc("ops", "notes/orders.md")
+        .unwrap()
+        .hash;
+    for (eng, st) in [(&mut o, &mut store), (&mut e, &mut plain)] {
+        let op = eng.write("sales", "returns.md", "Returns of orders.\n", None, T0);
+        run(eng, st, op).unwrap();
+        let op = eng.write(
+            "ops",
+            "notes/orders.md",
+            "---\ntype: note\n---\nRefunds now.\n",
+            Some(&old.to_string()),
+            T0,
+        );
+        run(eng, st, op).unwrap();
+    }
+    let d = o.read().unwrap();
+    assert!(matches!(&*d.index_slot(), IndexSlot::Behind { .. }));
+    // The same answers (and derived record) as the compiled state.
+    let c = e.read().unwrap();
+    assert!(!c.from_derived());
+    assert_eq!(d.snapshot_id(), c.snapshot_id());
+    let opts = crate::search::SearchOptions::default();
+    for q in ["orders", "refunds", "returns", "second tier"] {
+        assert_eq!(
+            d.search("acme", q, &opts, TODAY).unwrap(),
+            c.search("acme", q, &opts, TODAY).unwrap(),
+            "{q}"
+        );
+    }
+    assert!(matches!(&*d.index_slot(), IndexSlot::Built(_)));
+    assert_eq!(
+        d.derived_record(TODAY, true).unwrap(),
+        c.derived_record(TODAY, true).unwrap()
+    );
+}
+
+#[test]
 fn a_bad_text_fails_closed_and_the_engine_compiles_instead() {
     let (mut store, mut e) = setup();
     let s = e.take_derived().unwrap();
