@@ -14,6 +14,26 @@ pub fn map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync + Send) -> 
     items.iter().map(f).collect()
 }
 
+/// `a()` on the calling thread and `b()` beside it on another (with the `parallel` feature;
+/// one after the other otherwise). Each result depends on its closure alone.
+pub fn beside<A, B: Send>(a: impl FnOnce() -> A, b: impl FnOnce() -> B + Send) -> (A, B) {
+    #[cfg(feature = "parallel")]
+    {
+        std::thread::scope(|s| {
+            let other = s.spawn(b);
+            let x = a();
+            match other.join() {
+                Ok(y) => (x, y),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        })
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        (a(), b())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -22,5 +42,12 @@ mod tests {
         let out = super::map(&items, |i| i * 3 + 1);
         assert_eq!(out, items.iter().map(|i| i * 3 + 1).collect::<Vec<_>>());
         assert!(super::map(&[] as &[u8], |x| *x).is_empty());
+    }
+
+    #[test]
+    fn beside_gives_both_results() {
+        let v: Vec<u64> = (0..1000).collect();
+        let (a, b) = super::beside(|| v.iter().sum::<u64>(), || v.len());
+        assert_eq!((a, b), (499_500, 1000));
     }
 }

@@ -139,6 +139,7 @@ impl<S: Store + Send + 'static> Backend for Shared<S> {
 pub struct Options {
     read_only: bool,
     load: bool,
+    serves_searches: bool,
     clock: Arc<dyn Clock>,
     #[cfg(feature = "remote")]
     remote_limits: crate::remote::http::Limits,
@@ -149,6 +150,7 @@ impl Default for Options {
         Options {
             read_only: false,
             load: true,
+            serves_searches: false,
             clock: Arc::new(SystemClock),
             #[cfg(feature = "remote")]
             remote_limits: crate::remote::http::Limits::default(),
@@ -177,6 +179,15 @@ impl Options {
     /// store that fails closed. Reads load it on first use.
     pub fn unloaded(mut self) -> Options {
         self.load = false;
+        self
+    }
+
+    /// For a host that serves searches (an MCP or HTTP server): opening from a derived
+    /// record decodes its search index beside the model, on another core, so the first
+    /// search does not wait for it. Off by default (a command that does not search never
+    /// decodes the index).
+    pub fn serves_searches(mut self, on: bool) -> Options {
+        self.serves_searches = on;
         self
     }
 
@@ -450,7 +461,8 @@ impl Connection {
     }
 
     fn start(store: Arc<dyn Backend>, tenant: &str, opts: &Options) -> Result<Connection, Error> {
-        let engine = Engine::new(tenant)?;
+        let mut engine = Engine::new(tenant)?;
+        engine.decode_index_beside(opts.serves_searches);
         let watch = store.watch(engine.tenant()).map(|stale| Watch {
             stale,
             last: Mutex::new(None),

@@ -319,6 +319,7 @@ where
     let opened = match target {
         Some(t) => langonrock::Options::default()
             .read_only(mode.read_only)
+            .serves_searches(true)
             .open_root(&t.data, &t.tenant),
         // A remote DSN: the same server over a remote connection (docs/remote.md).
         None => langonrock::Options::default()

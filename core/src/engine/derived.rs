@@ -258,6 +258,8 @@ pub struct Decoded {
     pub(crate) tree: SnapshotTree,
     pub(crate) state: TenantState,
     pub(crate) index: Option<Bytes>,
+    /// The index, already decoded ([`Opened::decode_indexed`]).
+    pub(crate) built: Option<Box<crate::search::Index>>,
     /// Whether the texts came from the store's source records (not from the record).
     pub(crate) external: bool,
 }
@@ -436,6 +438,53 @@ impl Opened {
     ) -> Option<Decoded> {
         decode_payload(&self.payload, self.texts.as_ref(), bundles, source)
     }
+
+    /// [`Opened::decode`], with the search index decoded beside it (on another core with the
+    /// `parallel` feature), for a host whose first request may be a search. The index is
+    /// found from the payload's end before the model is decoded; it is kept only when the
+    /// decoded payload puts it at the same place, so the result is the one `decode` gives.
+    pub fn decode_indexed(
+        &self,
+        bundles: &[BundleRef],
+        source: &dyn Fn(&Digest) -> Option<Bytes>,
+    ) -> Option<Decoded> {
+        let payload = self.payload.clone();
+        let (decoded, early) = crate::par::beside(
+            || self.decode(bundles, source),
+            move || {
+                let at = index_at_end(&payload)?;
+                let ix = crate::search::Index::decode_shared(payload.slice(at..payload.len())?);
+                Some((at, ix.ok()?))
+            },
+        );
+        let mut d = decoded?;
+        if let (Some((at, ix)), Some(real)) = (early, &d.index) {
+            let same = real.len() == self.payload.len() - at && self.index_start(real) == at;
+            if same && ix.len() == d.model.concepts.len() {
+                d.built = Some(Box::new(ix));
+            }
+        }
+        Some(d)
+    }
+
+    /// Where `index` (a slice of this payload) starts in it.
+    fn index_start(&self, index: &Bytes) -> usize {
+        (index.as_slice().as_ptr() as usize).wrapping_sub(self.payload.as_slice().as_ptr() as usize)
+    }
+}
+
+/// Where the encoded search index starts in a decompressed payload that ends with one (a
+/// flag 1, its length as u64, then the index, whose first bytes are its magic), found from
+/// the end without decoding the model; `None` when nothing there looks like one. A guess:
+/// [`Opened::decode_indexed`] keeps it only when the decoded payload agrees.
+fn index_at_end(payload: &[u8]) -> Option<usize> {
+    let len = payload.len();
+    memchr::memmem::rfind_iter(payload, crate::search::Index::MAGIC).find(|&at| {
+        at >= 9
+            && payload[at - 9] == 1
+            && u64::from_le_bytes(payload[at - 8..at].try_into().unwrap_or([0; 8]))
+                == (len - at) as u64
+    })
 }
 
 /// Decodes a derived record that carries its texts, for the revision with `recorded`
@@ -608,6 +657,7 @@ fn decode_payload(
         tree,
         state,
         index,
+        built: None,
         external: texts.is_none(),
     })
 }

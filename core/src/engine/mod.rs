@@ -147,6 +147,9 @@ pub struct Engine {
     /// How many revisions the served state is past the newest derived record it came from
     /// (`None`: it was compiled, or no record is near).
     derived_behind: Option<u32>,
+    /// Whether a state decoded from a derived record gets its search index decoded beside
+    /// the model (for a host whose first request may be a search), rather than on first use.
+    index_beside: bool,
 }
 
 impl Engine {
@@ -167,7 +170,16 @@ impl Engine {
             derived_due: false,
             distrusted: None,
             derived_behind: None,
+            index_beside: false,
         })
+    }
+
+    /// Decode the search index of a derived record beside its model when the tenant opens
+    /// (on another core with the `parallel` feature), so that the first search finds it
+    /// ready: for a host that serves searches (`mcp`, `serve`). Off by default: a one-shot
+    /// command that does not search never decodes the index.
+    pub fn decode_index_beside(&mut self, on: bool) {
+        self.index_beside = on;
     }
 
     /// The tenant id.
@@ -633,9 +645,12 @@ impl Engine {
             let keys: Vec<Key> = hashes.iter().map(|h| Key::new(Kind::Source, *h)).collect();
             ctx.need_unverified(&keys)?;
         }
-        let decoded = opened.decode(&rev.bundles, &|h| {
-            ctx.unverified(&Key::new(Kind::Source, *h))
-        });
+        let source = |h: &Digest| ctx.unverified(&Key::new(Kind::Source, *h));
+        let decoded = if self.index_beside {
+            opened.decode_indexed(&rev.bundles, &source)
+        } else {
+            opened.decode(&rev.bundles, &source)
+        };
         ctx.derived_tried.insert(key);
         ctx.derived_open = None;
         Ok(decoded)

@@ -196,9 +196,10 @@ impl Served {
                 all: std::sync::atomic::AtomicBool::new(false),
             }),
             searching: std::sync::atomic::AtomicUsize::new(0),
-            index: std::sync::RwLock::new(match d.index {
-                Some(b) => IndexSlot::Encoded(b),
-                None => IndexSlot::None,
+            index: std::sync::RwLock::new(match (d.built, d.index) {
+                (Some(ix), _) => IndexSlot::Built(ix),
+                (None, Some(b)) => IndexSlot::Encoded(b),
+                (None, None) => IndexSlot::None,
             }),
         }
     }

@@ -102,6 +102,7 @@ impl Tenants {
         let conn = Arc::new(
             Options::default()
                 .read_only(self.read_only)
+                .serves_searches(true)
                 .open_root(&self.root, id)?,
         );
         conn.follow_changes();

@@ -222,6 +222,48 @@ fn the_index_travels_encoded_and_searches_the_same() {
 }
 
 #[test]
+fn a_searching_host_gets_the_index_decoded_at_open_and_the_same_answers() {
+    let (mut store, mut e) = setup();
+    let s = e.take_derived().unwrap();
+    let opts = crate::search::SearchOptions::default();
+    let want = s.search("acme", "orders customers", &opts, TODAY).unwrap();
+    let (key, bytes) = s.derived_record(TODAY, true).unwrap();
+    store.put("acme", &key, &bytes).unwrap();
+    let mut o = Engine::new("acme").unwrap();
+    o.decode_index_beside(true);
+    let op = o.open();
+    run(&mut o, &mut store, op).unwrap();
+    let d = o.read().unwrap();
+    assert!(d.from_derived());
+    assert!(matches!(&*d.index_slot(), IndexSlot::Built(_)));
+    assert_eq!(
+        d.search("acme", "orders customers", &opts, TODAY).unwrap(),
+        want
+    );
+    // A record without an index decodes with none, and the guess taken from the payload's
+    // end is kept only where the decoded payload puts the index.
+    let recorded = s.recorded.unwrap();
+    let bundles: Vec<BundleRef> = s
+        .state
+        .bundles
+        .iter()
+        .map(|(n, b)| BundleRef {
+            name: n.clone(),
+            record: b.record,
+            concepts: b.concepts,
+        })
+        .collect();
+    let bare = encode(&s, &recorded, None, true);
+    let opened = super::open(&crate::bytes::Bytes::from(bare), &recorded, &bundles).unwrap();
+    let decoded = opened.decode_indexed(&bundles, &|_| None).unwrap();
+    assert!(decoded.built.is_none() && decoded.index.is_none());
+    let opened = super::open(&crate::bytes::Bytes::from(bytes), &recorded, &bundles).unwrap();
+    let decoded = opened.decode_indexed(&bundles, &|_| None).unwrap();
+    let (plain, built) = (decoded.index.clone().unwrap(), decoded.built.unwrap());
+    assert_eq!(built.encode(), plain.as_slice());
+}
+
+#[test]
 fn commits_after_a_derived_open_leave_the_index_encoded_until_a_search() {
     let (mut store, mut e) = setup();
     let s = e.take_derived().unwrap();
