@@ -2,7 +2,8 @@
 """Issue 15's figures, measured on the real binary as a user runs it.
 
 usage: speed.py <target dir, e.g. target/release> [--sizes 500,5000,20000] [--runs N]
-                [--edits N] [--work DIR] [--parts import,compile,cold,write,edit,foreign]
+                [--edits N] [--work DIR]
+                [--parts import,compile,cold,write,edit,foreign,node]
                 [--env K=V]...
 
 Per size: the reference corpus is generated (`langonrock-bench generate`, checked against
@@ -18,7 +19,11 @@ CHECKSUMS by the bench's own tests), then, each on a fresh data root where it sa
   of a unique marker followed by a search for it (the concept must come first): wall of
   write + search, p50 / p99;
 - `foreign`: a warm server, another process commits (CLI write), then the server's next
-  `search` answered (its refresh applies the difference): wall of that call.
+  `search` answered (its refresh applies the difference): wall of that call;
+- `node` (opt-in, needs the wasm package built: `bash scripts/wasm-build.sh`): the npm
+  package's files store imports the same tree into a fresh data root in Node
+  (pkg/bench/files-import.mjs); wall and CPU, the ratio to the native import's p50 (the
+  `import` part), and whether both gave the same snapshot.
 Prints one table row per figure and size; all times in ms.
 """
 import argparse
@@ -48,8 +53,8 @@ def du(path):
     return total
 
 
-def run_cpu(cmd, stdin=None):
-    """Runs cmd; returns (wall ms, CPU ms (user + system), stdout)."""
+def run_cpu(cmd, stdin=None, stderr=False):
+    """Runs cmd; returns (wall ms, CPU ms (user + system), stdout, or stderr as text)."""
     env = dict(os.environ, LANGONROCK_TODAY=TODAY, **EXTRA)
     out_f = tempfile.TemporaryFile()
     err_f = tempfile.TemporaryFile()
@@ -67,6 +72,8 @@ def run_cpu(cmd, stdin=None):
     err_f.seek(0)
     if p.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({p.returncode}): {err_f.read().decode()[:500]}")
+    if stderr:
+        return wall, (ru.ru_utime + ru.ru_stime) * 1000, err_f.read().decode()
     return wall, (ru.ru_utime + ru.ru_stime) * 1000, out_f.read()
 
 
@@ -180,15 +187,37 @@ def main():
             data = os.path.join(work, f"data-{size}")
             # import: fresh data root each run; the last one is kept for the rest.
             walls, cpus, sizes = [], [], []
+            native_snapshot = None
             for _ in range(a.runs if "import" in parts else 1):
                 shutil.rmtree(data, ignore_errors=True)
-                w, c, _ = run_cpu([binary, "import", tree, "--data", data, "--tenant", TENANT])
+                w, c, err = run_cpu([binary, "import", tree, "--data", data, "--tenant", TENANT],
+                                    stderr=True)
+                line = [x for x in err.splitlines() if x.startswith("snapshot ")]
+                native_snapshot = line[0].split()[1] if line else None
                 walls.append(w)
                 cpus.append(c)
                 sizes.append(du(data))
             if "import" in parts:
                 row(size, "import", walls, cpus,
                     f"| data root {statistics.median(sizes) / 1e6:.1f} MB")
+            if "node" in parts:
+                pkg = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "pkg")
+                nwalls, ncpus, same = [], [], True
+                for _ in range(a.runs):
+                    jsdata = os.path.join(work, f"js-data-{size}")
+                    shutil.rmtree(jsdata, ignore_errors=True)
+                    out = subprocess.run(["node", "bench/files-import.mjs", tree, jsdata, TENANT],
+                                         cwd=pkg, check=True, capture_output=True, text=True)
+                    r = json.loads(out.stdout.strip().splitlines()[-1])
+                    nwalls.append(r["wallMs"])
+                    ncpus.append(r["cpuMs"])
+                    same = same and native_snapshot is not None and \
+                        r["snapshot"].startswith(native_snapshot)
+                    shutil.rmtree(jsdata, ignore_errors=True)
+                ratio = statistics.median(nwalls) / statistics.median(walls)
+                cratio = statistics.median(ncpus) / statistics.median(cpus)
+                row(size, "Node files store import", nwalls, ncpus,
+                    f"| {ratio:.2f}x native wall, {cratio:.2f}x CPU; same snapshot: {same}")
             if "compile" in parts:
                 walls, cpus = [], []
                 for _ in range(a.runs):

@@ -883,9 +883,9 @@ pub fn markdown(a: &All, notes: &str) -> String {
     let _ = writeln!(
         w,
         "Over the core's memory store (the engine's own cost) and over the native files store \
-         through the binary's connection (`Conn`: writer lock; a commit's records staged \
-         together, made durable with one `syncfs`, renamed, one fsync per directory; head \
-         swapped). Edit to search: append a unique marker to a \
+         through the binary's connection (`Conn`: writer lock; a commit's new records written \
+         as one pack file, made durable by an fsync of the pack and one of `packs/`; head \
+         written, fsynced and swapped, docs/records.md \"Packs\"). Edit to search: append a unique marker to a \
          concept, commit, then a search must return that concept first and a `get` with `find` \
          must locate the marker; the first edit after opening is timed on its own (a connection \
          that opened from a derived record builds its incremental linker on its first commit), \
@@ -948,10 +948,10 @@ pub fn markdown(a: &All, notes: &str) -> String {
     }
     let _ = writeln!(
         w,
-        "\nOn-CPU time of the files store excludes the time the thread sleeps in `syncfs` and \
-         fsync while the device writes; the gap between the files wall clock and its CPU is \
-         mostly that wait. `syncfs` flushes the whole file system, so other programs' dirty \
-         pages on a shared disk add to it.\n"
+        "\nOn-CPU time of the files store excludes the time the thread sleeps in fsync while \
+         the device writes; the gap between the files wall clock and its CPU is mostly that \
+         wait. A commit fsyncs only the files it wrote and the folders that name them, so \
+         other programs' dirty pages do not add to it.\n"
     );
 
     // ---- Binary

@@ -326,12 +326,26 @@ impl Linker {
             by_place.insert((c.bundle.as_str(), c.path.as_str()), c);
         }
         let mut linker = Linker::new(ambiguity);
-        // By bundle and path; a later change of one key wins, as in `apply`.
-        let mut bundles: BTreeMap<String, BTreeMap<String, LinkInput>> = BTreeMap::new();
+        // By bundle and path; a later change of one key wins, as in `apply` (the changes
+        // come sorted and distinct from `TenantState::diff`: the maps are built in bulk).
+        let mut bundles: BTreeMap<String, Vec<(String, LinkInput)>> = BTreeMap::new();
         for c in docs {
             let doc = c.doc.ok_or_else(mismatch)?;
-            bundles.entry(c.bundle).or_default().insert(c.path, doc);
+            bundles.entry(c.bundle).or_default().push((c.path, doc));
         }
+        let bundles = bundles.into_iter().map(|(b, list)| {
+            let sorted = list.windows(2).all(|w| w[0].0 < w[1].0);
+            let list: BTreeMap<String, LinkInput> = if sorted {
+                list.into_iter().collect()
+            } else {
+                let mut m = BTreeMap::new();
+                for (p, d) in list {
+                    m.insert(p, d);
+                }
+                m
+            };
+            (b, list)
+        });
         let mut concepts = 0usize;
         for (bundle, list) in bundles {
             let paths: Vec<&str> = list
@@ -341,11 +355,11 @@ impl Linker {
                 .collect();
             let (ids, notes) = bundle_local_ids(&paths, Ambiguity::Serve)?;
             let mut locals = ids.into_iter().zip(notes);
-            let keys: BTreeMap<&str, Key> = list
+            let keys: HashMap<&str, Key> = list
                 .keys()
                 .map(|p| (p.as_str(), new_key(&bundle, p)))
                 .collect();
-            let mut entries: BTreeMap<String, Entry> = BTreeMap::new();
+            let mut entries: Vec<(String, Entry)> = Vec::with_capacity(list.len());
             for (path, (doc, parsed)) in &list {
                 let key = keys[path.as_str()].clone();
                 let mut entry = Entry {
@@ -390,9 +404,10 @@ impl Linker {
                     entry.concept = Some(c.clone());
                     concepts += 1;
                 }
-                entries.insert(path.clone(), entry);
+                entries.push((path.clone(), entry));
             }
-            linker.docs.insert(bundle, entries);
+            // In path order already (`list` is a map): a bulk build.
+            linker.docs.insert(bundle, entries.into_iter().collect());
         }
         if concepts != model.concepts.len() || linker.docs.keys().ne(model.bundles.iter()) {
             return Err(mismatch());
