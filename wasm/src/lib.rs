@@ -116,10 +116,11 @@ pub struct WasmLinkTargets(langonrock_core::compile::LinkTargets);
 
 #[wasm_bindgen(js_class = LinkTargets)]
 impl WasmLinkTargets {
-    /// Indexes `entries` (`[{bundle, path, id?}]`); throws `INVALID` for another shape.
+    /// Indexes the entries whose JSON text is `entries` (`[{bundle, path, id?}]`); throws
+    /// `INVALID` for another shape.
     #[wasm_bindgen(constructor)]
-    pub fn new(entries: JsValue) -> Result<WasmLinkTargets, JsValue> {
-        let docs = convert::link_documents(&entries).map_err(|e| error::to_js(&e))?;
+    pub fn new(entries: &str) -> Result<WasmLinkTargets, JsValue> {
+        let docs = convert::link_documents(entries).map_err(|e| error::to_js(&e))?;
         Ok(WasmLinkTargets(langonrock_core::compile::LinkTargets::new(
             docs,
         )))

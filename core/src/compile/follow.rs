@@ -13,7 +13,7 @@ use super::parse::{has_scheme, markdown_target};
 use super::{strip_md, underscore_spaces, Ambiguity};
 use crate::validate;
 use rustc_hash::FxHashMap as HashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What a link target names in a tenant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,14 +76,16 @@ pub(super) fn wiki_hit<N: Names>(
     }
 }
 
-/// One document of a tenant, as a host lists it (`listSource`'s entries).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One document of a tenant, as a host lists it (`listSource`'s entries; other fields are
+/// ignored when read from JSON).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct LinkDocument {
     /// The bundle.
     pub bundle: String,
     /// The bundle-relative path.
     pub path: String,
     /// The public id; `None` for a navigation document.
+    #[serde(default)]
     pub id: Option<String>,
 }
 
@@ -195,21 +197,26 @@ impl LinkTargets {
                 .map(|&i| t.docs[i].path.as_str())
                 .collect();
             if let Ok((ids, _)) = bundle_local_ids(&paths, Ambiguity::Serve) {
+                let locals = t.locals.entry(bundle).or_default();
+                locals.reserve(ids.len());
                 for (&i, local) in concepts[start..end].iter().zip(ids) {
-                    t.locals
-                        .entry(bundle.clone())
-                        .or_default()
-                        .entry(local)
-                        .or_insert(i);
+                    locals.entry(local).or_insert(i);
                 }
             }
             start = end;
         }
+        t.public.reserve(concepts.len());
         for (i, d) in t.docs.iter().enumerate() {
-            t.paths
-                .entry(d.bundle.clone())
-                .or_default()
-                .insert(d.path.clone(), i);
+            match t.paths.get_mut(&d.bundle) {
+                Some(paths) => {
+                    paths.insert(d.path.clone(), i);
+                }
+                None => {
+                    let mut paths = HashMap::default();
+                    paths.insert(d.path.clone(), i);
+                    t.paths.insert(d.bundle.clone(), paths);
+                }
+            }
             if let Some(id) = &d.id {
                 t.public.insert(id.clone(), i);
             }
