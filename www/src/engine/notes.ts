@@ -302,10 +302,12 @@ export class Notes {
    * nothing resolves is shown as broken and names the note that would resolve it.
    */
   private linkContext(bundle: string, path: string, self: string): LinkContext {
-    const targets = (this.targets ??= linkTargets(this.entries));
+    // Looked up at each call, not kept: a context made before an await may be used after a
+    // refresh has freed the index it would have kept.
+    const targets = () => (this.targets ??= linkTargets(this.entries));
     return {
-      markdown: (d) => targets.markdown(bundle, path, d),
-      wiki: (inner) => targets.wiki(bundle, inner),
+      markdown: (d) => targets().markdown(bundle, path, d),
+      wiki: (inner) => targets().wiki(bundle, inner),
       anchor: (fragment) => `${self}?anchor=${encodeURIComponent(fragment)}`,
     };
   }
