@@ -100,8 +100,9 @@ fn index_encoded(e: &Engine) -> Option<bool> {
     let slot = s.index_slot();
     match &*slot {
         super::super::served::IndexSlot::None => None,
-        super::super::served::IndexSlot::Encoded(_) => Some(true),
         super::super::served::IndexSlot::Built(ix) => Some(ix.has_encoded()),
+        // The record's bytes, not decoded yet.
+        _ => Some(true),
     }
 }
 
