@@ -101,7 +101,12 @@ fn commit() -> String {
 
 /// Runs this executable with `args` and parses its one JSON line.
 fn child<T: serde::de::DeserializeOwned>(args: &[&str]) -> Result<T, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+    let mut exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+    // The inner `cargo build` (build_binary) may have relinked this binary: Linux then names
+    // the running one "<path> (deleted)", and the new one at <path> is the same code.
+    if let Some(path) = exe.to_str().and_then(|p| p.strip_suffix(" (deleted)")) {
+        exe = path.into();
+    }
     let out = Command::new(&exe)
         .args(args)
         .output()
