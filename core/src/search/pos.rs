@@ -38,19 +38,32 @@ pub fn pos(body: &str, map: &Utf16Map, words: &[&str]) -> Option<usize> {
     if body.is_empty() || words.is_empty() {
         return None;
     }
-    // Rule 3: search lower-cased when that keeps the body's length.
-    let lowered = body.to_lowercase();
     let body_len = map.len16();
-    let (hay, words): (&str, Vec<String>) = if crate::text::utf16_len(&lowered) == body_len {
-        (&lowered, dedup(words.iter().map(|w| w.to_lowercase())))
+    let (occ, nwords) = if body.is_ascii() {
+        // Rule 3: lower-casing an ASCII body keeps its length, so the lower-cased words are
+        // looked for in the lower-cased body.
+        let words = dedup(words.iter().map(|w| w.to_lowercase()));
+        (ascii_occurrences(body.as_bytes(), &words), words.len())
     } else {
-        (body, dedup(words.iter().map(|w| w.to_string())))
+        // Rule 3: search lower-cased when that keeps the body's length.
+        let lowered = body.to_lowercase();
+        let (hay, words): (&str, Vec<String>) = if crate::text::utf16_len(&lowered) == body_len {
+            (&lowered, dedup(words.iter().map(|w| w.to_lowercase())))
+        } else {
+            (body, dedup(words.iter().map(|w| w.to_string())))
+        };
+        (occurrences(hay, &words), words.len())
     };
-    let occ = occurrences(hay, &words);
+    place(body, map, &occ, nwords)
+}
+
+/// Rules 5 and 6 over the occurrences, sorted by offset.
+fn place(body: &str, map: &Utf16Map, occ: &[Occ], words: usize) -> Option<usize> {
     if occ.is_empty() {
         return None;
     }
-    let (start, end) = densest(&occ, words.len());
+    let body_len = map.len16();
+    let (start, end) = densest(occ, words);
     // Rule 6.
     let len = end - start;
     let lead = WINDOW.saturating_sub(len) / 2;
@@ -63,6 +76,89 @@ pub fn pos(body: &str, map: &Utf16Map, words: &[&str]) -> Option<usize> {
         p -= 1;
     }
     Some(p)
+}
+
+/// [`occurrences`] for an ASCII body and lower-cased `words`: the body is lower-cased as
+/// bytes and its runs of letters and digits (bytes are characters and UTF-16 units here)
+/// come from word-wide bit masks, so no character is decoded. A word with a non-ASCII
+/// character cannot occur in an ASCII body; every other word is letters and digits (the
+/// lower-case mapping of a letter or digit that reaches ASCII is one).
+fn ascii_occurrences(body: &[u8], words: &[String]) -> Vec<Occ> {
+    let mut out = Vec::new();
+    let mut hay = body.to_vec();
+    hay.make_ascii_lowercase();
+    let wanted: Vec<(usize, &[u8])> = words
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| w.bytes().all(|b| b.is_ascii_alphanumeric()))
+        .map(|(i, w)| (i, w.as_bytes()))
+        .collect();
+    if wanted.is_empty() {
+        return out;
+    }
+    if wanted.len() <= 8 {
+        // Few words: each is looked for with a vectorised substring search, and a match
+        // counts when it is a whole run (rule 4). Matches of one word never overlap a whole
+        // run of it, so the leftmost-first search misses none.
+        let alnum = |at: usize| hay.get(at).is_some_and(u8::is_ascii_alphanumeric);
+        for &(i, w) in &wanted {
+            for s in memchr::memmem::find_iter(&hay, w) {
+                let e = s + w.len();
+                if !(s > 0 && alnum(s - 1)) && !alnum(e) {
+                    out.push(Occ {
+                        start: s,
+                        end: e,
+                        word: i,
+                    });
+                }
+            }
+        }
+        if wanted.len() > 1 {
+            out.sort_unstable();
+        }
+        return out;
+    }
+    // Many words: one pass over the runs, one hash look-up per run of a wanted length.
+    let mut lens = 0u64;
+    let mut long = false;
+    for (_, w) in &wanted {
+        if w.len() < 64 {
+            lens |= 1 << w.len();
+        } else {
+            long = true;
+        }
+    }
+    let by_text: HashMap<&[u8], usize, Fast> = wanted.iter().map(|&(i, w)| (w, i)).collect();
+    super::tokenize::token_runs(&hay, |s, e| {
+        let n = e - s;
+        if if n < 64 { lens >> n & 1 == 0 } else { !long } {
+            return;
+        }
+        if let Some(&word) = by_text.get(&hay[s..e]) {
+            out.push(Occ {
+                start: s,
+                end: e,
+                word,
+            });
+        }
+    });
+    out
+}
+
+/// The occurrences of the general path, for tests comparing it with the ASCII one.
+#[cfg(test)]
+pub(crate) fn pos_unicode(body: &str, map: &Utf16Map, words: &[&str]) -> Option<usize> {
+    if body.is_empty() || words.is_empty() {
+        return None;
+    }
+    let lowered = body.to_lowercase();
+    let (hay, words): (&str, Vec<String>) = if crate::text::utf16_len(&lowered) == map.len16() {
+        (&lowered, dedup(words.iter().map(|w| w.to_lowercase())))
+    } else {
+        (body, dedup(words.iter().map(|w| w.to_string())))
+    };
+    let occ = occurrences(hay, &words);
+    place(body, map, &occ, words.len())
 }
 
 fn dedup(words: impl Iterator<Item = String>) -> Vec<String> {
