@@ -263,31 +263,28 @@ fn accumulate(
     // order, each over names, description, meta and body, then its pairs the same way.
     for (ti, &u) in plan.terms.iter().enumerate() {
         let mark = ti as u32 + 1;
+        // The term's first list is the first to reach each of its postings' records with
+        // this mark, and the query's first list finds every record zero.
+        let mut seen = false;
         for f in 0..FIELDS {
             let df = index.df[u as usize][f];
             if df == 0 {
                 continue;
             }
             let idf = idf(big_n, df);
-            for part in index.posting_parts(u * FIELDS as u32 + f as u32) {
-                for p in part {
-                    let i = p.slot as usize;
-                    if i >= n || !keep(i) {
-                        continue;
-                    }
-                    let tf = f64::from(p.tf);
-                    let s = idf * tf * (K1 + 1.0) / (tf + knorm[i][f]);
-                    let a = &mut acc[i];
-                    if a.stamp != mark {
-                        if a.stamp == 0 {
-                            cands.push(i as u32);
-                        }
-                        a.stamp = mark;
-                        a.matched += 1;
-                    }
-                    a.sum += s;
-                }
+            let parts = index.posting_parts(u * FIELDS as u32 + f as u32);
+            let l = List {
+                idf,
+                f,
+                mark,
+                knorm,
+            };
+            match (seen, ti) {
+                (false, 0) => l.score::<true, true>(parts, acc, cands, &keep),
+                (false, _) => l.score::<true, false>(parts, acc, cands, &keep),
+                _ => l.score::<false, false>(parts, acc, cands, &keep),
             }
+            seen = true;
         }
     }
     // A pair's postings and a name sequence's slots hold the pair's or the run's terms,
@@ -327,6 +324,59 @@ fn accumulate(
             }
         }
     });
+}
+
+/// One term's posting list in one field, as the ranking reads it.
+struct List<'a> {
+    idf: f64,
+    f: usize,
+    mark: u32,
+    knorm: &'a [[f64; FIELDS]],
+}
+
+impl List<'_> {
+    /// Adds the list's BM25 terms. `FIRST`: no earlier list of this term reached these
+    /// records; `FRESH`: no earlier list at all did (every record is zero).
+    #[inline(always)]
+    fn score<const FIRST: bool, const FRESH: bool>(
+        &self,
+        parts: [&[super::index::Posting]; 2],
+        acc: &mut [Acc],
+        cands: &mut Vec<u32>,
+        keep: &impl Fn(usize) -> bool,
+    ) {
+        let n = acc.len();
+        let knorm = &self.knorm[..n];
+        let (idf, f, mark) = (self.idf, self.f, self.mark);
+        for part in parts {
+            for p in part {
+                let i = p.slot as usize;
+                if i >= n || !keep(i) {
+                    continue;
+                }
+                let tf = f64::from(p.tf);
+                let s = idf * tf * (K1 + 1.0) / (tf + knorm[i][f]);
+                let a = &mut acc[i];
+                if FRESH {
+                    cands.push(i as u32);
+                    *a = Acc {
+                        sum: 0.0 + s,
+                        stamp: mark,
+                        matched: 1,
+                    };
+                    continue;
+                }
+                if FIRST || a.stamp != mark {
+                    if a.stamp == 0 {
+                        cands.push(i as u32);
+                    }
+                    a.stamp = mark;
+                    a.matched += 1;
+                }
+                a.sum += s;
+            }
+        }
+    }
 }
 
 /// A candidate's place in the order: the exact id first, then score, then id.
