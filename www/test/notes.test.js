@@ -526,6 +526,37 @@ test('the list, the editor and the note view work from the keyboard', async () =
   assert.equal((await source(page, 'notes', 'beta.md')).content, BETA, 'typing and removing a character leaves the note as it was');
 });
 
+test('leaving an editor that is still reading its note asks nothing', async () => {
+  // The moment the editor's view is on screen it is reading the note from the worker; a
+  // change of route then leaves it without a prompt (it had nothing to lose).
+  await nav(page, '#/');
+  await page.waitForSelector('main h1');
+  const outcome = await page.evaluate(
+    () =>
+      new Promise((resolve) => {
+        const main = document.querySelector('main');
+        const seen = new MutationObserver(() => {
+          if (!main.querySelector('.editor-view')) return;
+          seen.disconnect();
+          location.hash = '#/c/alpha';
+          const wait = () => {
+            if (document.querySelector('dialog[open]')) resolve('a prompt: ' + document.querySelector('dialog[open]').textContent);
+            else if (document.querySelector('.concept[data-id="alpha"]')) resolve('left');
+            else requestAnimationFrame(wait);
+          };
+          wait();
+        });
+        seen.observe(main, { childList: true, subtree: true });
+        location.hash = '#/edit/notes/beta.md';
+      }),
+  );
+  assert.equal(outcome, 'left');
+  assert.equal(await page.evaluate(() => location.hash), '#/c/alpha');
+  // Back to the editor, loaded, as the next test expects to find the page.
+  await nav(page, '#/edit/notes/beta.md');
+  await bodyHas(page, 'quokka approval');
+});
+
 test('after a reload everything is still there, and the page works offline', async () => {
   await page.reload();
   await ready(page);

@@ -119,7 +119,9 @@ export function editorView(app: App, main: HTMLElement, params: EditorParams): V
 
   const body = () => editor?.state.doc.toString() ?? '';
   const stored = () => head + body();
-  const dirty = () => (base ? stored() !== base.content : body().trim() !== '' || head !== TEMPLATE_HEAD);
+  // Nothing to lose until the text is in (`load` makes the editor): leaving an editor that is
+  // still reading its note asks nothing.
+  const dirty = () => editor !== null && (base ? stored() !== base.content : body().trim() !== '' || head !== TEMPLATE_HEAD);
 
   const setMode = (m: Mode) => {
     // The pane a mode hides takes the focus with it: the focus moves to the pane left showing,

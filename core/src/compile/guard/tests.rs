@@ -11,7 +11,10 @@ fn deep_flow_nesting_is_refused_at_once() {
         let deep = format!("a: {}{}", open.repeat(100_000), close.repeat(100_000));
         let t = Instant::now();
         let d = check(&deep).expect("refused");
-        assert!(t.elapsed().as_millis() < 200, "{:?}", t.elapsed());
+        // Stops at the 129th level (the column below): a parser that descended 100,000
+        // levels would take far longer or overflow its stack. The bound is loose on purpose,
+        // so that a loaded machine never fails it.
+        assert!(t.elapsed().as_secs() < 5, "{:?}", t.elapsed());
         assert!(
             d.starts_with("invalid YAML frontmatter: flow collections nested deeper than 128 levels at line 1 column "),
             "{d}"

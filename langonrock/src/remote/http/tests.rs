@@ -163,7 +163,7 @@ fn silence_and_stalls_are_bounded() {
         if head.contains("/manifest") {
             let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nab");
         }
-        std::thread::sleep(Duration::from_millis(1500));
+        std::thread::sleep(Duration::from_secs(4));
     });
     let t = Transport::new(&dsn, short()).unwrap();
     let start = Instant::now();
@@ -171,7 +171,8 @@ fn silence_and_stalls_are_bounded() {
     assert!(m.ends_with("did not answer within 0.3 s"), "{m}");
     let m = store_message(t.send(wire::manifest("/v1/t", None, None)));
     assert!(m.ends_with("stalled mid-answer for 0.3 s"), "{m}");
-    assert!(start.elapsed() < Duration::from_millis(1400));
+    // Both gave up long before the peer would have answered (4 s).
+    assert!(start.elapsed() < Duration::from_secs(3));
     drop(t);
     peer.join().unwrap();
 }
