@@ -39,22 +39,71 @@ pub fn pos(body: &str, map: &Utf16Map, words: &[&str]) -> Option<usize> {
         return None;
     }
     let body_len = map.len16();
+    let lowered_words = || dedup(words.iter().map(|w| w.to_lowercase()));
     let (occ, nwords) = if body.is_ascii() {
         // Rule 3: lower-casing an ASCII body keeps its length, so the lower-cased words are
         // looked for in the lower-cased body.
-        let words = dedup(words.iter().map(|w| w.to_lowercase()));
+        let words = lowered_words();
         (ascii_occurrences(body.as_bytes(), &words), words.len())
+    } else if let Some((occ, n)) = separators_only(body, map, &lowered_words) {
+        (occ, n)
     } else {
         // Rule 3: search lower-cased when that keeps the body's length.
         let lowered = body.to_lowercase();
         let (hay, words): (&str, Vec<String>) = if crate::text::utf16_len(&lowered) == body_len {
-            (&lowered, dedup(words.iter().map(|w| w.to_lowercase())))
+            (&lowered, lowered_words())
         } else {
             (body, dedup(words.iter().map(|w| w.to_string())))
         };
         (occurrences(hay, &words), words.len())
     };
     place(body, map, &occ, nwords)
+}
+
+/// The byte path for a body whose non-ASCII characters are all neither letters nor numbers
+/// and lower-case to themselves (dashes, quotes, symbols, emoji): lower-casing it changes
+/// only ASCII letters, so its length holds (rule 3), its runs of letters and numbers are
+/// ASCII, and a word occurs exactly where [`ascii_occurrences`] finds it in its bytes; the
+/// offsets are then turned into UTF-16 units. `None` for any other body, for more than
+/// eight words (the run scanner would take those characters for letters), or when a
+/// lower-cased word holds a character that is not a letter or number (it might occur in
+/// such a body, and is searched for directly by the general path).
+fn separators_only(
+    body: &str,
+    map: &Utf16Map,
+    lowered_words: &impl Fn() -> Vec<String>,
+) -> Option<(Vec<Occ>, usize)> {
+    let bytes = body.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        if let Some(w) = bytes.get(at..at + 8) {
+            let w = <[u8; 8]>::try_from(w).map_or(0, u64::from_le_bytes);
+            if w & 0x8080_8080_8080_8080 == 0 {
+                at += 8;
+                continue;
+            }
+        }
+        if bytes[at] < 0x80 {
+            at += 1;
+            continue;
+        }
+        let c = body[at..].chars().next()?;
+        let mut lower = c.to_lowercase();
+        if is_letter_or_number(c) || lower.next() != Some(c) || lower.next().is_some() {
+            return None;
+        }
+        at += c.len_utf8();
+    }
+    let words = lowered_words();
+    if words.len() > 8 || words.iter().any(|w| !w.chars().all(is_letter_or_number)) {
+        return None;
+    }
+    let mut occ = ascii_occurrences(bytes, &words);
+    for o in &mut occ {
+        o.start = map.to_u16(body, o.start);
+        o.end = map.to_u16(body, o.end);
+    }
+    Some((occ, words.len()))
 }
 
 /// Rules 5 and 6 over the occurrences, sorted by offset.
@@ -104,7 +153,7 @@ fn ascii_occurrences(body: &[u8], words: &[String]) -> Vec<Occ> {
         for &(i, w) in &wanted {
             for s in memchr::memmem::find_iter(&hay, w) {
                 let e = s + w.len();
-                if !(s > 0 && alnum(s - 1)) && !alnum(e) {
+                if !(alnum(e) || s > 0 && alnum(s - 1)) {
                     out.push(Occ {
                         start: s,
                         end: e,

@@ -248,6 +248,8 @@ fn rank_in(
 /// Adds every unit's BM25 terms and the name bonuses into `acc`, noting candidates in
 /// `cands` in order of first match. `keep` says whether a slot may be returned.
 #[inline(always)]
+// `f` keys a posting list and a column of `knorm` alike.
+#[allow(clippy::needless_range_loop)]
 fn accumulate(
     index: &Index,
     plan: &Plan,
