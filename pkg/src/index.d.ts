@@ -169,6 +169,29 @@ export declare function endsWithMd(name: string): boolean;
 /** `s` in Unicode normalization form C, as the engine normalises names. */
 export declare function nfc(s: string): string;
 
+/** Where a link goes (compile.md §6.2–§6.3). */
+export type LinkTarget =
+  | { kind: 'external'; href: string }
+  | { kind: 'anchor'; fragment: string }
+  | { kind: 'concept'; id: string }
+  /** A navigation document: the compiler ignores the link, a host can still show it. */
+  | { kind: 'document'; bundle: string; path: string }
+  /** Nothing resolves it; `create` names the note that would, when one can. */
+  | { kind: 'unresolved'; create?: { bundle: string; path: string; title: string } };
+
+/** A tenant's documents, indexed to follow links as the compiler resolves them. */
+export interface LinkTargets {
+  /** A Markdown link destination, written in `bundle`/`path`. */
+  markdown(bundle: string, path: string, destination: string): LinkTarget;
+  /** A wiki link: the text between `[[` and `]]`, written in `bundle`. */
+  wiki(bundle: string, inner: string): LinkTarget;
+  /** Releases it now rather than when it is collected. */
+  free(): void;
+}
+
+/** Indexes `listSource()`'s entries (or any `{bundle, path, id?}` list) to follow links; throws `INVALID` for another shape. */
+export declare function linkTargets(entries: ReadonlyArray<Pick<SourceEntry, 'bundle' | 'path' | 'id'>>): LinkTargets;
+
 // ---------------------------------------------------------------------------------------
 // The connection (js.md §1, §3, §5, §6).
 

@@ -26,6 +26,7 @@ import {
   checkDocumentPath as wasmCheckDocumentPath,
   endsWithMd as wasmEndsWithMd,
   nfc as wasmNfc,
+  LinkTargets as WasmLinkTargets,
 } from '../gen/langonrock_wasm.js';
 import { LangonrockError, invalidError } from './errors.js';
 import { loadSdk } from './sdk.js';
@@ -73,6 +74,22 @@ export function endsWithMd(name) {
 /** `s` in Unicode normalization form C, as the engine normalises names. */
 export function nfc(s) {
   return wasmNfc(String(s));
+}
+
+/**
+ * Where links go, as the compiler resolves them (compile.md §6.2–§6.3), among `entries`
+ * (`listSource()`'s answer, or any `[{bundle, path, id?}]`): `markdown(bundle, path,
+ * destination)` for a Markdown link written in `bundle`/`path`, `wiki(bundle, inner)` for the
+ * text between `[[` and `]]`. Each answers `{kind: 'external', href}`, `{kind: 'anchor',
+ * fragment}`, `{kind: 'concept', id}`, `{kind: 'document', bundle, path}` (a navigation
+ * document) or `{kind: 'unresolved', create?: {bundle, path, title}}` (the note that would
+ * resolve it). `free()` releases it at once (otherwise the garbage collector does).
+ */
+export function linkTargets(entries) {
+  ready();
+  // One JSON text of the three fields crosses into wasm, not 20,000 objects read field by field.
+  const json = Array.isArray(entries) ? JSON.stringify(entries, ['bundle', 'path', 'id']) : 'null';
+  return new WasmLinkTargets(json);
 }
 
 const CLOSED = 'connection is closed';

@@ -560,3 +560,15 @@ pub fn folder_plan(p: &langonrock_core::folder::Plan) -> Result<JsValue, Error> 
     }
     to_js(&v)
 }
+
+/// `listSource`'s entries (`[{bundle, path, id?}]`, other fields ignored) as the documents
+/// links are followed among, from the JSON text of them (one string across the boundary: a
+/// field-by-field read of 20,000 entries took hundreds of milliseconds); throws `INVALID`
+/// naming the shape.
+pub fn link_documents(json: &str) -> Result<Vec<langonrock_core::compile::LinkDocument>, Error> {
+    serde_json::from_str(json).map_err(|_| {
+        Error::Invalid(
+            "link targets take listSource's entries: an array of {bundle, path, id?}".into(),
+        )
+    })
+}

@@ -9,7 +9,8 @@
 //! - [`store`]: what the JS stores take from the core: the files layout and the memory
 //!   store's head check.
 //!
-//! This file holds only the free exported functions.
+//! This file holds the free exported functions, and `LinkTargets` (the core's rule of where
+//! a link goes, for a host that follows one).
 
 pub mod convert;
 pub mod engine;
@@ -103,6 +104,43 @@ pub fn no_resource(uri: &str) -> String {
 #[wasm_bindgen]
 pub fn nfc(s: &str) -> String {
     validate::nfc(s)
+}
+
+/// A tenant's documents, indexed to follow links as the compiler resolves them (core
+/// `compile::LinkTargets`, docs/compile.md §6.2–§6.3): built from `listSource`'s entries,
+/// each answer `{kind: "external", href} | {kind: "anchor", fragment} | {kind: "concept",
+/// id} | {kind: "document", bundle, path} | {kind: "unresolved", create?: {bundle, path,
+/// title}}`.
+#[wasm_bindgen(js_name = LinkTargets)]
+pub struct WasmLinkTargets(langonrock_core::compile::LinkTargets);
+
+#[wasm_bindgen(js_class = LinkTargets)]
+impl WasmLinkTargets {
+    /// Indexes the entries whose JSON text is `entries` (`[{bundle, path, id?}]`); throws
+    /// `INVALID` for another shape.
+    #[wasm_bindgen(constructor)]
+    pub fn new(entries: &str) -> Result<WasmLinkTargets, JsValue> {
+        let docs = convert::link_documents(entries).map_err(|e| error::to_js(&e))?;
+        Ok(WasmLinkTargets(langonrock_core::compile::LinkTargets::new(
+            docs,
+        )))
+    }
+
+    /// Where the Markdown link destination `destination`, written in `bundle`/`path`, goes.
+    pub fn markdown(
+        &self,
+        bundle: &str,
+        path: &str,
+        destination: &str,
+    ) -> Result<JsValue, JsValue> {
+        convert::to_js(&self.0.markdown(bundle, path, destination)).map_err(|e| error::to_js(&e))
+    }
+
+    /// Where the wiki link whose text between `[[` and `]]` is `inner`, written in `bundle`,
+    /// goes.
+    pub fn wiki(&self, bundle: &str, inner: &str) -> Result<JsValue, JsValue> {
+        convert::to_js(&self.0.wiki(bundle, inner)).map_err(|e| error::to_js(&e))
+    }
 }
 
 /// Whether a file name ends in `.md` (any case), the documents a folder read takes.

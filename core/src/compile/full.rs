@@ -6,12 +6,10 @@
 //! closure: every concept is new, so every id is computed once and every link resolved once,
 //! with borrowed keys into hash maps. The incremental pass's property test compares the two.
 
+use super::follow::{wiki_hit, Hit, Names};
 use super::linker::bundle_local_ids;
-use super::{
-    underscore_spaces, Ambiguity, Concept, LinkInput, Model, ParsedDoc, RawLink, SourceDoc,
-};
+use super::{Ambiguity, Concept, LinkInput, Model, ParsedDoc, RawLink, SourceDoc};
 use crate::error::Result;
-use crate::validate;
 use rustc_hash::FxHashMap as HashMap;
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -108,15 +106,6 @@ pub(super) fn sort_dedup<T>(values: Vec<T>, key: impl Fn(&T) -> (&str, &str)) ->
         .collect()
 }
 
-/// What a link target names.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Found {
-    /// A concept, by index in the concepts.
-    Concept(usize),
-    Nav,
-    Nothing,
-}
-
 /// Lookups over the whole tenant, borrowing from the items.
 struct Tables<'a> {
     /// `(bundle, path)` -> concept index, or `None` for a navigation document.
@@ -127,33 +116,24 @@ struct Tables<'a> {
     public: HashMap<&'a str, usize>,
 }
 
-impl Tables<'_> {
-    fn find_path(&self, bundle: &str, path: &str) -> Found {
+impl Names for Tables<'_> {
+    /// A concept's index in the concepts.
+    type Doc = usize;
+
+    fn at_path(&self, bundle: &str, path: &str) -> Hit<usize> {
         match self.paths.get(&(bundle, path)) {
-            Some(Some(c)) => Found::Concept(*c),
-            Some(None) => Found::Nav,
-            None => Found::Nothing,
+            Some(Some(c)) => Hit::Concept(*c),
+            Some(None) => Hit::Nav,
+            None => Hit::Nothing,
         }
     }
 
-    /// One try of a wiki target (compile.md §6.3 steps 1–3); `buf` is scratch space.
-    fn wiki_once(&self, bundle: &str, target: &str, buf: &mut String) -> Found {
-        buf.clear();
-        buf.push_str(target);
-        if !validate::ends_with_md(target) {
-            buf.push_str(".md");
-        }
-        match self.find_path(bundle, buf) {
-            Found::Nothing => {}
-            f => return f,
-        }
-        if let Some(&c) = self.locals.get(&(bundle, target)) {
-            return Found::Concept(c);
-        }
-        if let Some(&c) = self.public.get(target) {
-            return Found::Concept(c);
-        }
-        Found::Nothing
+    fn local(&self, bundle: &str, id: &str) -> Option<usize> {
+        self.locals.get(&(bundle, id)).copied()
+    }
+
+    fn public(&self, id: &str) -> Option<usize> {
+        self.public.get(id).copied()
     }
 }
 
@@ -271,21 +251,16 @@ pub(super) fn full_pass(items: Vec<Item<'_>>, ambiguity: Ambiguity) -> Result<Fu
         unresolved.clear();
         for l in &parsed.links {
             let found = match l {
-                RawLink::Markdown { target: None, .. } => Found::Nothing,
+                RawLink::Markdown { target: None, .. } => Hit::Nothing,
                 RawLink::Markdown {
                     target: Some(p), ..
-                } => tables.find_path(bundle, p),
-                RawLink::Wiki { target, .. } => match tables.wiki_once(bundle, target, &mut buf) {
-                    Found::Nothing if target.chars().any(char::is_whitespace) => {
-                        tables.wiki_once(bundle, &underscore_spaces(target), &mut buf)
-                    }
-                    f => f,
-                },
+                } => tables.at_path(bundle, p),
+                RawLink::Wiki { target, .. } => wiki_hit(&tables, bundle, target, &mut buf),
             };
             match found {
-                Found::Concept(k) if k != c => ids.push(public[k].as_str()),
-                Found::Concept(_) | Found::Nav => {}
-                Found::Nothing => unresolved.push(match l {
+                Hit::Concept(k) if k != c => ids.push(public[k].as_str()),
+                Hit::Concept(_) | Hit::Nav => {}
+                Hit::Nothing => unresolved.push(match l {
                     RawLink::Markdown { dest, .. } => dest.as_str(),
                     RawLink::Wiki { text, .. } => text.as_str(),
                 }),

@@ -8,6 +8,7 @@
 //! `Arc<Concept>` values of the model, is kept. The result always equals a from-scratch pass
 //! over the same documents (a property test checks it).
 
+use super::follow::{wiki_hit, Hit, Names};
 use super::{
     full, local_ids, strip_md, underscore_spaces, Ambiguity, Concept, LinkInput, Model, ParsedDoc,
     RawLink, SourceDoc,
@@ -187,10 +188,28 @@ pub(super) fn bundle_local_ids(
     Ok((ids, notes))
 }
 
-enum Found {
-    Concept(Key),
-    Nav,
-    Nothing,
+/// The linker's answers to a wiki target's lookups (compile.md §6.3), by document key.
+impl Names for Linker {
+    type Doc = Key;
+
+    fn at_path(&self, bundle: &str, path: &str) -> Hit<Key> {
+        match self.docs.get(bundle).and_then(|b| b.get(path)) {
+            Some(e) if e.parsed.is_some() => Hit::Concept(e.key.clone()),
+            Some(_) => Hit::Nav,
+            None => Hit::Nothing,
+        }
+    }
+
+    fn local(&self, bundle: &str, id: &str) -> Option<Key> {
+        self.local_keys
+            .get(id)
+            .and_then(|keys| keys.iter().find(|k| k.0 == bundle))
+            .cloned()
+    }
+
+    fn public(&self, id: &str) -> Option<Key> {
+        self.public.get(id).cloned()
+    }
 }
 
 impl Linker {
@@ -909,34 +928,6 @@ impl Linker {
         renamed
     }
 
-    fn find_path(&self, bundle: &str, path: &str) -> Found {
-        match self.docs.get(bundle).and_then(|b| b.get(path)) {
-            Some(e) if e.parsed.is_some() => Found::Concept(e.key.clone()),
-            Some(_) => Found::Nav,
-            None => Found::Nothing,
-        }
-    }
-
-    fn wiki_once(&self, bundle: &str, target: &str) -> Found {
-        let mut p = target.to_string();
-        if !validate::ends_with_md(&p) {
-            p.push_str(".md");
-        }
-        match self.find_path(bundle, &p) {
-            Found::Nothing => {}
-            f => return f,
-        }
-        if let Some(keys) = self.local_keys.get(target) {
-            if let Some(k) = keys.iter().find(|k| k.0 == bundle) {
-                return Found::Concept(k.clone());
-            }
-        }
-        if let Some(k) = self.public.get(target) {
-            return Found::Concept(k.clone());
-        }
-        Found::Nothing
-    }
-
     /// Resolves one concept's links: (sorted link ids, sorted unresolved texts, Markdown
     /// keys, wiki names).
     fn resolve(&self, key: &Key) -> (Vec<String>, Vec<String>, Vec<Key>, Vec<String>) {
@@ -947,9 +938,10 @@ impl Linker {
         let mut unresolved: BTreeSet<&str> = BTreeSet::new();
         let mut md_keys: BTreeSet<Key> = BTreeSet::new();
         let mut wiki_keys: BTreeSet<String> = BTreeSet::new();
+        let mut buf = String::new();
         for l in &parsed.links {
             let found = match l {
-                RawLink::Markdown { target: None, .. } => Found::Nothing,
+                RawLink::Markdown { target: None, .. } => Hit::Nothing,
                 RawLink::Markdown {
                     target: Some(p), ..
                 } => {
@@ -957,28 +949,23 @@ impl Linker {
                     let target = self.docs.get(bundle).and_then(|b| b.get(p.as_str()));
                     md_keys.insert(target.map_or_else(|| new_key(bundle, p), |e| e.key.clone()));
                     match target {
-                        Some(e) if e.parsed.is_some() => Found::Concept(e.key.clone()),
-                        Some(_) => Found::Nav,
-                        None => Found::Nothing,
+                        Some(e) if e.parsed.is_some() => Hit::Concept(e.key.clone()),
+                        Some(_) => Hit::Nav,
+                        None => Hit::Nothing,
                     }
                 }
                 RawLink::Wiki { target, .. } => {
                     wiki_keys.extend(wiki_names(target));
-                    match self.wiki_once(bundle, target) {
-                        Found::Nothing if target.chars().any(char::is_whitespace) => {
-                            self.wiki_once(bundle, &underscore_spaces(target))
-                        }
-                        f => f,
-                    }
+                    wiki_hit(self, bundle, target, &mut buf)
                 }
             };
             match found {
-                Found::Concept(k) if &k != key => {
+                Hit::Concept(k) if &k != key => {
                     let target = self.entry(&k).expect("found");
                     ids.insert(target.public.as_str());
                 }
-                Found::Concept(_) | Found::Nav => {}
-                Found::Nothing => {
+                Hit::Concept(_) | Hit::Nav => {}
+                Hit::Nothing => {
                     unresolved.insert(match l {
                         RawLink::Markdown { dest, .. } => dest.as_str(),
                         RawLink::Wiki { text, .. } => text.as_str(),

@@ -4,12 +4,14 @@
 //! cached by the engine per source hash. [`link`] is the tenant pass: local ids, public ids,
 //! link resolution and the diagnostics that depend on other documents.
 
+mod follow;
 mod front;
 mod full;
 mod guard;
 mod linker;
 mod parse;
 
+pub use follow::{Create, LinkDocument, LinkTargets, Target};
 pub use linker::{Change, LinkDelta, Linker};
 
 pub use parse::{

@@ -293,7 +293,7 @@ fn percent_decode(s: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-fn has_scheme(dest: &str) -> bool {
+pub(super) fn has_scheme(dest: &str) -> bool {
     let b = dest.as_bytes();
     if b.is_empty() || !b[0].is_ascii_alphabetic() {
         return false;
@@ -361,7 +361,7 @@ fn plain_target(cut: &str, doc_path: &str) -> Option<Option<String>> {
 
 /// Resolves a Markdown destination against the linking document (compile.md §6.2 rules
 /// 3–6). `None` means the link is skipped; `Some(None)` means it climbed out of the bundle.
-fn markdown_target(dest: &str, doc_path: &str) -> Option<Option<String>> {
+pub(super) fn markdown_target(dest: &str, doc_path: &str) -> Option<Option<String>> {
     if has_scheme(dest) || dest.starts_with('#') {
         return None;
     }

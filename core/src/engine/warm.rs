@@ -3,20 +3,25 @@
 //! A connection that opened from a derived record (engine.md §9.1 rule 4) serves reads at
 //! once but has no incremental linker yet: its first commit checks every served text and
 //! builds the linker from the decoded parses ("the first edit after opening",
-//! docs/benchmarks.md). `warm` does that work when the host chooses (a page's worker when it
-//! is idle after opening), so the first commit costs what every later one does.
+//! docs/benchmarks.md), and its search index, whose posting lists stay encoded until read,
+//! decodes all of them before its first update. `warm` does that work when the host chooses
+//! (a page's worker when it is idle after opening), so the first commit costs what every
+//! later one does.
 
 use super::step::{Op, Progress};
 use super::Engine;
 
 impl Engine {
     /// Checks the served texts and builds the incremental linker, exactly as the first
-    /// commit after a derived-record open would (see `advance`). Returns whether it did
-    /// anything: false when the linker is ready already, or when a served text fails its
-    /// check (that failure is kept, and the next read or commit reports it as it would have).
+    /// commit after a derived-record open would (see `advance`), and decodes the posting
+    /// lists of a search index the derived record left encoded, which the first update of
+    /// the index would (`Served::materialize_index`). Returns whether it did anything:
+    /// false when both are ready already, or when a served text fails its check (that
+    /// failure is kept, and the next read or commit reports it as it would have).
     pub fn warm(&mut self) -> bool {
+        let index = self.served.materialize_index();
         if self.linker_ready {
-            return false;
+            return index;
         }
         let served = self.served.clone();
         if served.check_all_texts().is_err() {

@@ -800,6 +800,11 @@ impl Index {
         [base, extra]
     }
 
+    /// Whether some posting lists are still encoded (an index from `decode_shared`).
+    pub(crate) fn has_encoded(&self) -> bool {
+        self.encoded.is_some()
+    }
+
     /// Folds the posting lists still encoded into `base`, so the index can be updated.
     pub(crate) fn materialize(&mut self) {
         if self.encoded.is_none() {

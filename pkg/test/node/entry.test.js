@@ -18,7 +18,7 @@ test('the Node entry loads the wasm module and returns the package version', () 
 });
 
 test('the Node entry exports the shared API and the files store, not IndexedDB', () => {
-  assert.deepEqual(Object.keys(langonrock).sort(), ['CODES', 'LangonrockError', 'checkBundleName', 'checkDocumentPath', 'createMcpServer', 'endsWithMd', 'exportFolder', 'files', 'importFolder', 'memory', 'nfc', 'open', 'planFolder', 'version']);
+  assert.deepEqual(Object.keys(langonrock).sort(), ['CODES', 'LangonrockError', 'checkBundleName', 'checkDocumentPath', 'createMcpServer', 'endsWithMd', 'exportFolder', 'files', 'importFolder', 'linkTargets', 'memory', 'nfc', 'open', 'planFolder', 'version']);
 });
 
 test('the name rules of compile.md §10 are callable before any connection, with the exact messages', () => {

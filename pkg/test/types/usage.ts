@@ -1,8 +1,8 @@
 // Type-checks the package's declarations (`npm run typecheck`): every call of js.md §1–§6
 // and the stores, used as a caller would. Nothing here runs.
 
-import { files, memory, version, open, createMcpServer, importFolder, exportFolder, planFolder, LangonrockError, CODES } from 'langonrock';
-import type { Connection, ErrorCode, FolderPlan, Slice, Store, SwapOutcome, TenantStore, Tool } from 'langonrock';
+import { files, memory, version, open, createMcpServer, importFolder, exportFolder, planFolder, linkTargets, LangonrockError, CODES } from 'langonrock';
+import type { Connection, ErrorCode, FolderPlan, LinkTarget, Slice, SourceEntry, Store, SwapOutcome, TenantStore, Tool } from 'langonrock';
 import { indexedDb } from '../../src/browser.js';
 import type { IndexedDbTenantStore } from '../../src/browser.js';
 
@@ -117,3 +117,11 @@ void ((t: TenantStore) => t.get({ kind: 'blob', digest: '' }));
 void ((c: Connection) => c.transact({ changes: [{ operation: 'delete', bundle: 'b', path: 'p.md' }] }));
 
 void [v, codes, stores, connection, remote, errors];
+
+// Following links.
+export function follow(entries: SourceEntry[]): string {
+  const t = linkTargets(entries);
+  const to: LinkTarget = t.wiki('sales', 'orders');
+  t.free();
+  return to.kind === 'concept' ? to.id : to.kind;
+}

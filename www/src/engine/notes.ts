@@ -4,11 +4,11 @@
 // worker (src/engine/worker.ts), so opening, searching, rendering and committing never block
 // the page; the page receives only what it draws.
 
-import type { Connection, Diagnostic, IndexedDbTenantStore, ManifestRows, SnapshotInfo, SourceEntry, RevisionResult } from 'langonrock';
+import type { Connection, Diagnostic, IndexedDbTenantStore, LinkTargets, ManifestRows, SnapshotInfo, SourceEntry, RevisionResult } from 'langonrock';
+import { linkTargets } from 'langonrock';
 import { zipSync } from 'fflate';
 import type { Row } from 'langonrock';
 import { outlineOf } from '../lib/rows.js';
-import { indexDocuments, resolveMarkdown, resolveWiki, type Documents } from '../lib/links.js';
 import { render, cutAt, lineOf, linkUses, type LinkContext } from '../lib/markdown.js';
 import { split } from '../lib/frontmatter.js';
 import { RevisionReader } from '../lib/revisions.js';
@@ -46,6 +46,22 @@ const CONTEXTS_PER_BACKLINK = 3;
 const WINDOW = 2000;
 
 const key = (bundle: string, path: string) => `${bundle}\n${path}`;
+
+/** The listed documents by `<bundle>\n<path>` and by public id. */
+interface Documents {
+  byPath: Map<string, SourceEntry>;
+  byId: Map<string, SourceEntry>;
+}
+
+function indexDocuments(entries: SourceEntry[]): Documents {
+  const byPath = new Map<string, SourceEntry>();
+  const byId = new Map<string, SourceEntry>();
+  for (const e of entries) {
+    byPath.set(key(e.bundle, e.path), e);
+    if (e.id !== undefined) byId.set(e.id, e);
+  }
+  return { byPath, byId };
+}
 
 interface Name {
   id: string;
@@ -148,8 +164,7 @@ export class Notes {
    */
   async openQuick(): Promise<void> {
     const [entries, snapshot] = await Promise.all([this.conn.listSource(), this.conn.snapshot()]);
-    this.entries = entries;
-    this.docs = indexDocuments(entries);
+    this.setEntries(entries);
     this.snapshotInfo = snapshot;
     this.bundles = [...new Set(entries.map((e) => e.bundle))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     void this.refresh('local');
@@ -194,8 +209,7 @@ export class Notes {
     }
     this.backlinks = back;
     this.byBundle = byBundle;
-    this.entries = entries;
-    this.docs = indexDocuments(entries);
+    this.setEntries(entries);
     this.snapshotInfo = snapshot;
     this.rebuildNames();
   }
@@ -272,10 +286,28 @@ export class Notes {
     return ids.filter((id) => this.rows.has(id)).map((id) => this.ref(id));
   }
 
-  private linkContext(bundle: string, path: string, links: readonly string[], self: string): LinkContext {
+  /** The package's index of where links go, over the listing last read; built when first needed. */
+  private targets: LinkTargets | null = null;
+
+  private setEntries(entries: SourceEntry[]): void {
+    this.entries = entries;
+    this.docs = indexDocuments(entries);
+    this.targets?.free();
+    this.targets = null;
+  }
+
+  /**
+   * Where the links of a document in `bundle`/`path` go: the compiler's rule, through the
+   * package (`linkTargets`, docs/compile.md §6.2–§6.3), over the listed documents. A link
+   * nothing resolves is shown as broken and names the note that would resolve it.
+   */
+  private linkContext(bundle: string, path: string, self: string): LinkContext {
+    // Looked up at each call, not kept: a context made before an await may be used after a
+    // refresh has freed the index it would have kept.
+    const targets = () => (this.targets ??= linkTargets(this.entries));
     return {
-      markdown: (d) => resolveMarkdown(this.docs, bundle, path, d),
-      wiki: (inner) => resolveWiki(this.docs, bundle, links, inner),
+      markdown: (d) => targets().markdown(bundle, path, d),
+      wiki: (inner) => targets().wiki(bundle, inner),
       anchor: (fragment) => `${self}?anchor=${encodeURIComponent(fragment)}`,
     };
   }
@@ -292,7 +324,7 @@ export class Notes {
     const path = source.path;
     const row = this.rows.get(id) ?? info;
     const self = `#/c/${encodeURIComponent(id)}`;
-    const ctx = this.linkContext(bundle, path, [...(row?.links ?? []), id], self);
+    const ctx = this.linkContext(bundle, path, self);
 
     let hit: ConceptModel['hit'] = null;
     let limit = options.renderLimit ?? RENDER_LIMIT;
@@ -333,10 +365,9 @@ export class Notes {
   async renderMore(id: string, from: number, limit: number): Promise<{ html: string; renderedTo: number } | null> {
     const body = (await this.conn.get([id])).get(id);
     if (!body) return null;
-    const row = this.rows.get(id);
     const e = this.entryOf(id);
     if (!e) return null;
-    const ctx = this.linkContext(e.bundle, e.path, [...(row?.links ?? []), id], `#/c/${encodeURIComponent(id)}`);
+    const ctx = this.linkContext(e.bundle, e.path, `#/c/${encodeURIComponent(id)}`);
     const cut = cutAt(body.text, from, limit);
     return { html: render(body.text.slice(from, cut), ctx, lineOf(body.text, from)), renderedTo: cut };
   }
@@ -353,7 +384,7 @@ export class Notes {
       const row = this.rows.get(other);
       const e = this.entryOf(other);
       if (b && row && e) {
-        const ctx = this.linkContext(e.bundle, e.path, [...row.links, other], '');
+        const ctx = this.linkContext(e.bundle, e.path, '');
         for (const use of linkUses(b.text, ctx)) {
           if (use.target.kind === 'concept' && use.target.id === id) {
             contexts.push(sentence(use.text, use.start, use.end));
@@ -368,21 +399,16 @@ export class Notes {
   async documentView(bundle: string, path: string): Promise<DocumentModel | null> {
     const source = await this.conn.readSource(bundle, path);
     if (!source) return null;
-    const ids = [...this.rows.keys()];
     const body = split(source.content).body;
     const cut = cutAt(body, 0, RENDER_LIMIT);
-    return { bundle, path, hash: source.hash, html: render(body.slice(0, cut), this.linkContext(bundle, path, ids, `#/d/${encodeURIComponent(bundle)}/${path}`)) };
+    return { bundle, path, hash: source.hash, html: render(body.slice(0, cut), this.linkContext(bundle, path, `#/d/${encodeURIComponent(bundle)}/${path}`)) };
   }
 
   /** The editor's preview of unsaved text, rendered as the note would be. */
   preview(bundle: string, path: string, text: string, limit: number): PreviewModel {
-    const e = this.docs.byPath.get(key(bundle, path));
-    const row = e?.id ? this.rows.get(e.id) : undefined;
-    // Unsaved text may link anywhere: resolve against every concept (the engine decides on save).
-    const links = row ? [...row.links, ...this.rows.keys()] : [...this.rows.keys()];
     const body = split(text).body;
     const cut = cutAt(body, 0, limit);
-    return { html: render(body.slice(0, cut), this.linkContext(bundle, path, links, '#')), renderedTo: cut, length: body.length };
+    return { html: render(body.slice(0, cut), this.linkContext(bundle, path, '#')), renderedTo: cut, length: body.length };
   }
 
   async search(query: string): Promise<SearchAnswer> {

@@ -3,12 +3,12 @@
 // HTML (DOMPurify, src/lib/sanitize.ts) before it shows it. Every block carries the body line
 // it starts on (`data-line`), so the page can scroll to a section or a search hit. Links
 // become routes of the page: Markdown links by path, wiki links (`[[target|label]]`) by path
-// or id; a link the engine left unresolved is shown as broken, and clicking it creates the
-// note it names.
+// or id, by the compiler's rule (the package's `linkTargets`, docs/compile.md §6.2–§6.3);
+// a link nothing resolves is shown as broken, and clicking it creates the note it names.
 
 import MarkdownIt, { type StateInline, type Token } from 'markdown-it';
 import footnote from 'markdown-it-footnote';
-import { href, type Target } from './links.js';
+import type { LinkTarget as Target } from 'langonrock';
 
 export interface LinkContext {
   markdown(destination: string): Target;
@@ -55,6 +55,21 @@ md.core.ruler.push('source_lines', (state) => {
 });
 
 const escape = md.utils.escapeHtml;
+
+/** The page's route of a link target (none for an anchor or a broken link). */
+export function href(target: Target): string | null {
+  switch (target.kind) {
+    case 'external':
+      return target.href;
+    case 'concept':
+      return `#/c/${encodeURIComponent(target.id)}`;
+    case 'document':
+      return `#/d/${encodeURIComponent(target.bundle)}/${target.path.split('/').map(encodeURIComponent).join('/')}`;
+    case 'anchor':
+    case 'unresolved':
+      return null;
+  }
+}
 
 /** The route that creates the note a broken link names. */
 export function createRoute(bundle: string, path: string, title: string): string {

@@ -1,9 +1,8 @@
 // What the page builds on top of the package's structured rows (`manifestRows`, `searchRows`
 // and `concept`, with titles, whole descriptions and section ranges): the outline, whose
 // entries are the engine's sections with each heading as a person reads it. The page parses
-// no manifest or search TSV and reads no frontmatter for titles; the one compiler rule it
-// still stands in for is where a link goes (src/lib/links.ts), until the package answers that
-// too. It runs in the engine worker.
+// no manifest or search TSV and reads no frontmatter for titles, and where a link goes is the
+// package's answer too (`linkTargets`). It runs in the engine worker.
 
 import { lineOf, plainHeading } from './markdown.js';
 import type { OutlineEntry } from '../engine/types.js';

@@ -93,3 +93,57 @@ fn a_compiled_state_has_nothing_to_warm() {
     run(&mut e, &mut store, op).unwrap();
     assert!(!e.warm());
 }
+
+/// Whether the served state's search index still holds posting lists encoded.
+fn index_encoded(e: &Engine) -> Option<bool> {
+    let s = e.read().unwrap();
+    let slot = s.index_slot();
+    match &*slot {
+        super::super::served::IndexSlot::None => None,
+        super::super::served::IndexSlot::Built(ix) => Some(ix.has_encoded()),
+        // The record's bytes, not decoded yet.
+        _ => Some(true),
+    }
+}
+
+#[test]
+fn warm_decodes_the_index_a_derived_record_left_encoded_and_searches_agree() {
+    let mut cold_store = stored();
+    let mut warm_store = cold_store.clone();
+    let mut cold = open(&mut cold_store);
+    let mut warm = open(&mut warm_store);
+    assert_eq!(
+        index_encoded(&warm),
+        Some(true),
+        "served from the record's index bytes"
+    );
+    let query = "orders customers";
+    let opts = crate::search::SearchOptions::default();
+    let before = warm
+        .read()
+        .unwrap()
+        .search("acme", query, &opts, TODAY)
+        .unwrap();
+    assert_eq!(
+        index_encoded(&warm),
+        Some(true),
+        "a search decodes only what it reads"
+    );
+    assert!(warm.warm());
+    assert_eq!(index_encoded(&warm), Some(false), "every list decoded");
+    assert!(!warm.warm(), "once");
+    let search = |e: &Engine| {
+        e.read()
+            .unwrap()
+            .search("acme", query, &opts, TODAY)
+            .unwrap()
+    };
+    assert_eq!(search(&warm), before);
+    assert_eq!(search(&warm), search(&cold));
+    // The first commit after it updates the index as a cold first commit does.
+    assert_eq!(
+        after_edit(&mut warm, &mut warm_store),
+        after_edit(&mut cold, &mut cold_store)
+    );
+    assert_eq!(search(&warm), search(&cold));
+}
