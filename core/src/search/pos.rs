@@ -38,19 +38,81 @@ pub fn pos(body: &str, map: &Utf16Map, words: &[&str]) -> Option<usize> {
     if body.is_empty() || words.is_empty() {
         return None;
     }
-    // Rule 3: search lower-cased when that keeps the body's length.
-    let lowered = body.to_lowercase();
     let body_len = map.len16();
-    let (hay, words): (&str, Vec<String>) = if crate::text::utf16_len(&lowered) == body_len {
-        (&lowered, dedup(words.iter().map(|w| w.to_lowercase())))
+    let lowered_words = || dedup(words.iter().map(|w| w.to_lowercase()));
+    let (occ, nwords) = if body.is_ascii() {
+        // Rule 3: lower-casing an ASCII body keeps its length, so the lower-cased words are
+        // looked for in the lower-cased body.
+        let words = lowered_words();
+        (ascii_occurrences(body.as_bytes(), &words), words.len())
+    } else if let Some((occ, n)) = separators_only(body, map, &lowered_words) {
+        (occ, n)
     } else {
-        (body, dedup(words.iter().map(|w| w.to_string())))
+        // Rule 3: search lower-cased when that keeps the body's length.
+        let lowered = body.to_lowercase();
+        let (hay, words): (&str, Vec<String>) = if crate::text::utf16_len(&lowered) == body_len {
+            (&lowered, lowered_words())
+        } else {
+            (body, dedup(words.iter().map(|w| w.to_string())))
+        };
+        (occurrences(hay, &words), words.len())
     };
-    let occ = occurrences(hay, &words);
+    place(body, map, &occ, nwords)
+}
+
+/// The byte path for a body whose non-ASCII characters are all neither letters nor numbers
+/// and lower-case to themselves (dashes, quotes, symbols, emoji): lower-casing it changes
+/// only ASCII letters, so its length holds (rule 3), its runs of letters and numbers are
+/// ASCII, and a word occurs exactly where [`ascii_occurrences`] finds it in its bytes; the
+/// offsets are then turned into UTF-16 units. `None` for any other body, for more than
+/// eight words (the run scanner would take those characters for letters), or when a
+/// lower-cased word holds a character that is not a letter or number (it might occur in
+/// such a body, and is searched for directly by the general path).
+fn separators_only(
+    body: &str,
+    map: &Utf16Map,
+    lowered_words: &impl Fn() -> Vec<String>,
+) -> Option<(Vec<Occ>, usize)> {
+    let bytes = body.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        if let Some(w) = bytes.get(at..at + 8) {
+            let w = <[u8; 8]>::try_from(w).map_or(0, u64::from_le_bytes);
+            if w & 0x8080_8080_8080_8080 == 0 {
+                at += 8;
+                continue;
+            }
+        }
+        if bytes[at] < 0x80 {
+            at += 1;
+            continue;
+        }
+        let c = body[at..].chars().next()?;
+        let mut lower = c.to_lowercase();
+        if is_letter_or_number(c) || lower.next() != Some(c) || lower.next().is_some() {
+            return None;
+        }
+        at += c.len_utf8();
+    }
+    let words = lowered_words();
+    if words.len() > 8 || words.iter().any(|w| !w.chars().all(is_letter_or_number)) {
+        return None;
+    }
+    let mut occ = ascii_occurrences(bytes, &words);
+    for o in &mut occ {
+        o.start = map.to_u16(body, o.start);
+        o.end = map.to_u16(body, o.end);
+    }
+    Some((occ, words.len()))
+}
+
+/// Rules 5 and 6 over the occurrences, sorted by offset.
+fn place(body: &str, map: &Utf16Map, occ: &[Occ], words: usize) -> Option<usize> {
     if occ.is_empty() {
         return None;
     }
-    let (start, end) = densest(&occ, words.len());
+    let body_len = map.len16();
+    let (start, end) = densest(occ, words);
     // Rule 6.
     let len = end - start;
     let lead = WINDOW.saturating_sub(len) / 2;
@@ -63,6 +125,89 @@ pub fn pos(body: &str, map: &Utf16Map, words: &[&str]) -> Option<usize> {
         p -= 1;
     }
     Some(p)
+}
+
+/// [`occurrences`] for an ASCII body and lower-cased `words`: the body is lower-cased as
+/// bytes and its runs of letters and digits (bytes are characters and UTF-16 units here)
+/// come from word-wide bit masks, so no character is decoded. A word with a non-ASCII
+/// character cannot occur in an ASCII body; every other word is letters and digits (the
+/// lower-case mapping of a letter or digit that reaches ASCII is one).
+fn ascii_occurrences(body: &[u8], words: &[String]) -> Vec<Occ> {
+    let mut out = Vec::new();
+    let mut hay = body.to_vec();
+    hay.make_ascii_lowercase();
+    let wanted: Vec<(usize, &[u8])> = words
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| w.bytes().all(|b| b.is_ascii_alphanumeric()))
+        .map(|(i, w)| (i, w.as_bytes()))
+        .collect();
+    if wanted.is_empty() {
+        return out;
+    }
+    if wanted.len() <= 8 {
+        // Few words: each is looked for with a vectorised substring search, and a match
+        // counts when it is a whole run (rule 4). Matches of one word never overlap a whole
+        // run of it, so the leftmost-first search misses none.
+        let alnum = |at: usize| hay.get(at).is_some_and(u8::is_ascii_alphanumeric);
+        for &(i, w) in &wanted {
+            for s in memchr::memmem::find_iter(&hay, w) {
+                let e = s + w.len();
+                if !(alnum(e) || s > 0 && alnum(s - 1)) {
+                    out.push(Occ {
+                        start: s,
+                        end: e,
+                        word: i,
+                    });
+                }
+            }
+        }
+        if wanted.len() > 1 {
+            out.sort_unstable();
+        }
+        return out;
+    }
+    // Many words: one pass over the runs, one hash look-up per run of a wanted length.
+    let mut lens = 0u64;
+    let mut long = false;
+    for (_, w) in &wanted {
+        if w.len() < 64 {
+            lens |= 1 << w.len();
+        } else {
+            long = true;
+        }
+    }
+    let by_text: HashMap<&[u8], usize, Fast> = wanted.iter().map(|&(i, w)| (w, i)).collect();
+    super::tokenize::token_runs(&hay, |s, e| {
+        let n = e - s;
+        if if n < 64 { lens >> n & 1 == 0 } else { !long } {
+            return;
+        }
+        if let Some(&word) = by_text.get(&hay[s..e]) {
+            out.push(Occ {
+                start: s,
+                end: e,
+                word,
+            });
+        }
+    });
+    out
+}
+
+/// The occurrences of the general path, for tests comparing it with the ASCII one.
+#[cfg(test)]
+pub(crate) fn pos_unicode(body: &str, map: &Utf16Map, words: &[&str]) -> Option<usize> {
+    if body.is_empty() || words.is_empty() {
+        return None;
+    }
+    let lowered = body.to_lowercase();
+    let (hay, words): (&str, Vec<String>) = if crate::text::utf16_len(&lowered) == map.len16() {
+        (&lowered, dedup(words.iter().map(|w| w.to_lowercase())))
+    } else {
+        (body, dedup(words.iter().map(|w| w.to_string())))
+    };
+    let occ = occurrences(hay, &words);
+    place(body, map, &occ, words.len())
 }
 
 fn dedup(words: impl Iterator<Item = String>) -> Vec<String> {

@@ -184,10 +184,15 @@ pub(crate) fn rank(index: &Index, query: &str, filter: Filter, k: usize) -> Vec<
         return Vec::new();
     }
     let plan = Plan::new(index, query);
+    by_unit(index, &plan, filter, k)
+}
+
+/// The term-at-a-time ranking, over the thread's scratch.
+fn by_unit(index: &Index, plan: &Plan, filter: Filter, k: usize) -> Vec<(u32, f64)> {
     SCRATCH.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut scratch) => rank_in(index, &plan, filter, k, &mut scratch),
+        Ok(mut scratch) => rank_in(index, plan, filter, k, &mut scratch),
         // Only a ranking inside a ranking on this thread gets here.
-        Err(_) => rank_in(index, &plan, filter, k, &mut Scratch::default()),
+        Err(_) => rank_in(index, plan, filter, k, &mut Scratch::default()),
     })
 }
 
@@ -198,7 +203,6 @@ fn rank_in(
     k: usize,
     scratch: &mut Scratch,
 ) -> Vec<(u32, f64)> {
-    let big_n = index.len() as f64;
     let slots = index.slots();
     if scratch.busy {
         scratch.acc.fill(Acc::default());
@@ -207,71 +211,107 @@ fn rank_in(
         scratch.acc.resize(slots, Acc::default());
     }
     scratch.busy = true;
-    scratch.cands.clear();
+    // A local vector keeps its length in a register in the hot loop.
+    let mut cands = std::mem::take(&mut scratch.cands);
+    cands.clear();
     let acc = &mut scratch.acc[..slots];
-    let cands = &mut scratch.cands;
-    let keep = |slot: u32| {
-        index.is_alive(slot)
-            && match filter {
-                // The bundle filter applies before the cut.
-                Filter::Bundle(b) => index.doc(slot).bundle == b,
-                _ => true,
+    let alive = &index.alive[..slots];
+    // One loop per kind of filter, so an index without tombstones and without a bundle
+    // filter tests nothing per posting.
+    match filter {
+        // The bundle filter applies before the cut.
+        Filter::Bundle(b) => accumulate(index, plan, acc, &mut cands, |i| {
+            alive[i] && index.docs[i].bundle == b
+        }),
+        _ if index.len() == slots => accumulate(index, plan, acc, &mut cands, |_| true),
+        _ => accumulate(index, plan, acc, &mut cands, |i| alive[i]),
+    }
+    let exact = plan.exact(index);
+    // Each candidate's record is read and zeroed in one pass.
+    let top = top_k(
+        index,
+        cands.iter().map(|&s| {
+            let a = std::mem::take(&mut acc[s as usize]);
+            Scored {
+                slot: s,
+                score: f64::from(a.matched) * a.sum,
+                first: !exact.is_empty() && exact.binary_search(&s).is_ok(),
             }
-    };
+        }),
+        k,
+    );
+    scratch.cands = cands;
+    scratch.busy = false;
+    top
+}
+
+/// Adds every unit's BM25 terms and the name bonuses into `acc`, noting candidates in
+/// `cands` in order of first match. `keep` says whether a slot may be returned.
+#[inline(always)]
+// `f` keys a posting list and a column of `knorm` alike.
+#[allow(clippy::needless_range_loop)]
+fn accumulate(
+    index: &Index,
+    plan: &Plan,
+    acc: &mut [Acc],
+    cands: &mut Vec<u32>,
+    keep: impl Fn(usize) -> bool,
+) {
+    let big_n = index.len() as f64;
+    let n = acc.len();
+    // As long as `acc`, so one comparison bounds every access of a posting.
+    let knorm = &index.knorm[..n];
     // Each unit's lists are read field by field, so every S(d) adds its terms in query
     // order, each over names, description, meta and body, then its pairs the same way.
-    #[inline(always)]
-    fn bm25(
-        index: &Index,
-        big_n: f64,
-        keep: &impl Fn(u32) -> bool,
-        u: u32,
-        f: usize,
-        mut on: impl FnMut(usize, f64),
-    ) {
-        let n = index.df[u as usize][f];
-        if n == 0 {
-            return;
-        }
-        let idf = idf(big_n, n);
-        for part in index.posting_parts(u * FIELDS as u32 + f as u32) {
-            for p in part {
-                if !keep(p.slot) {
-                    continue;
-                }
-                let i = p.slot as usize;
-                let tf = f64::from(p.tf);
-                let s = idf * tf * (K1 + 1.0) / (tf + index.knorm[i][f]);
-                on(i, s);
-            }
-        }
-    }
     for (ti, &u) in plan.terms.iter().enumerate() {
         let mark = ti as u32 + 1;
+        // The term's first list is the first to reach each of its postings' records with
+        // this mark, and the query's first list finds every record zero.
+        let mut seen = false;
         for f in 0..FIELDS {
-            bm25(index, big_n, &keep, u, f, |i, s| {
-                let a = &mut acc[i];
-                if a.stamp != mark {
-                    if a.stamp == 0 {
-                        cands.push(i as u32);
-                    }
-                    a.stamp = mark;
-                    a.matched += 1;
-                }
-                a.sum += s;
-            });
+            let df = index.df[u as usize][f];
+            if df == 0 {
+                continue;
+            }
+            let idf = idf(big_n, df);
+            let parts = index.posting_parts(u * FIELDS as u32 + f as u32);
+            let l = List {
+                idf,
+                f,
+                mark,
+                knorm,
+            };
+            match (seen, ti) {
+                (false, 0) => l.score::<true, true>(parts, acc, cands, &keep),
+                (false, _) => l.score::<true, false>(parts, acc, cands, &keep),
+                _ => l.score::<false, false>(parts, acc, cands, &keep),
+            }
+            seen = true;
         }
     }
     // A pair's postings and a name sequence's slots hold the pair's or the run's terms,
     // so they are candidates already; the stamp check keeps the scratch clean regardless.
     for &u in &plan.pairs {
         for f in 0..FIELDS {
-            bm25(index, big_n, &keep, u, f, |i, s| {
-                let a = &mut acc[i];
-                if a.stamp != 0 {
-                    a.sum += s;
+            let df = index.df[u as usize][f];
+            if df == 0 {
+                continue;
+            }
+            let idf = idf(big_n, df);
+            for part in index.posting_parts(u * FIELDS as u32 + f as u32) {
+                for p in part {
+                    let i = p.slot as usize;
+                    if i >= n || !keep(i) {
+                        continue;
+                    }
+                    let tf = f64::from(p.tf);
+                    let s = idf * tf * (K1 + 1.0) / (tf + knorm[i][f]);
+                    let a = &mut acc[i];
+                    if a.stamp != 0 {
+                        a.sum += s;
+                    }
                 }
-            });
+            }
         }
     }
     plan.runs(index, |run, list| {
@@ -280,31 +320,65 @@ fn rank_in(
             bonus += idf(big_n, index.df[t as usize][NAMES]);
         }
         for &slot in list {
-            let a = &mut acc[slot as usize];
-            if keep(slot) && a.stamp != 0 {
-                a.sum += bonus;
+            let i = slot as usize;
+            if i < n && keep(i) && acc[i].stamp != 0 {
+                acc[i].sum += bonus;
             }
         }
     });
-    let exact = plan.exact(index);
-    let first = |s: u32| !exact.is_empty() && exact.binary_search(&s).is_ok();
-    let top = top_k(
-        index,
-        cands.iter().map(|&s| {
-            let a = acc[s as usize];
-            Scored {
-                slot: s,
-                score: f64::from(a.matched) * a.sum,
-                first: first(s),
+}
+
+/// One term's posting list in one field, as the ranking reads it.
+struct List<'a> {
+    idf: f64,
+    f: usize,
+    mark: u32,
+    knorm: &'a [[f64; FIELDS]],
+}
+
+impl List<'_> {
+    /// Adds the list's BM25 terms. `FIRST`: no earlier list of this term reached these
+    /// records; `FRESH`: no earlier list at all did (every record is zero).
+    #[inline(always)]
+    fn score<const FIRST: bool, const FRESH: bool>(
+        &self,
+        parts: [&[super::index::Posting]; 2],
+        acc: &mut [Acc],
+        cands: &mut Vec<u32>,
+        keep: &impl Fn(usize) -> bool,
+    ) {
+        let n = acc.len();
+        let knorm = &self.knorm[..n];
+        let (idf, f, mark) = (self.idf, self.f, self.mark);
+        for part in parts {
+            for p in part {
+                let i = p.slot as usize;
+                if i >= n || !keep(i) {
+                    continue;
+                }
+                let tf = f64::from(p.tf);
+                let s = idf * tf * (K1 + 1.0) / (tf + knorm[i][f]);
+                let a = &mut acc[i];
+                if FRESH {
+                    cands.push(i as u32);
+                    *a = Acc {
+                        sum: 0.0 + s,
+                        stamp: mark,
+                        matched: 1,
+                    };
+                    continue;
+                }
+                if FIRST || a.stamp != mark {
+                    if a.stamp == 0 {
+                        cands.push(i as u32);
+                    }
+                    a.stamp = mark;
+                    a.matched += 1;
+                }
+                a.sum += s;
             }
-        }),
-        k,
-    );
-    for &s in cands.iter() {
-        acc[s as usize] = Acc::default();
+        }
     }
-    scratch.busy = false;
-    top
 }
 
 /// A candidate's place in the order: the exact id first, then score, then id.
@@ -329,10 +403,16 @@ fn top_k(index: &Index, scored: impl Iterator<Item = Scored>, k: usize) -> Vec<(
     if k <= 64 {
         // A bounded insertion: most candidates lose to the current k-th on score alone.
         top = Vec::with_capacity(k + 1);
+        // Once `top` is full, a candidate that is not an exact id and scores below `bar`
+        // (the k-th's score, or infinity when the k-th is an exact id) cannot enter.
+        let mut bar = f64::NEG_INFINITY;
         for c in scored {
+            if c.score < bar && !c.first {
+                continue;
+            }
             if top.len() == k {
                 let last = top[k - 1];
-                if !c.first && (last.first || c.score < last.score) {
+                if !c.first && last.first {
                     continue;
                 }
                 if cmp(&c, &last) != Ordering::Less {
@@ -342,6 +422,14 @@ fn top_k(index: &Index, scored: impl Iterator<Item = Scored>, k: usize) -> Vec<(
             let at = top.partition_point(|x| cmp(x, &c) == Ordering::Less);
             top.insert(at, c);
             top.truncate(k);
+            if top.len() == k {
+                let last = top[k - 1];
+                bar = if last.first {
+                    f64::INFINITY
+                } else {
+                    last.score
+                };
+            }
         }
     } else {
         top = scored.collect();

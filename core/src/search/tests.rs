@@ -1274,6 +1274,90 @@ fn pos_unit_rules() {
     assert_eq!(pos(body, &map(body), &["bb", "BB"]), Some(0));
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// An ASCII body takes the byte path of `pos`; it must place every query exactly as
+    /// the general path does (words with other characters, repeats, case, few and many
+    /// words, bodies longer than a window).
+    #[test]
+    fn pos_of_an_ascii_body_equals_the_general_path(
+        parts in proptest::collection::vec(
+            prop_oneof![
+                Just("Orders"), Just("orders"), Just("ORDERS"), Just("x"), Just("a1"),
+                Just("refund"), Just(" "), Just(", "), Just("-"), Just("\n"), Just("_"),
+                Just("2024"), Just("ordersx"), Just("xorders"),
+            ],
+            0..400,
+        ),
+        filler in 0usize..3000,
+        query in proptest::collection::vec(
+            prop_oneof![
+                Just("orders"), Just("Orders"), Just("x"), Just("refund"), Just("2024"),
+                Just("café"), Just("İ"), Just("a1"), Just("\u{212A}"), Just("zz"),
+            ],
+            0..12,
+        ),
+        many in any::<bool>(),
+    ) {
+        let mut body = parts.concat();
+        body.insert_str(body.len() / 2, &" x".repeat(filler));
+        let mut q = query.join(" ");
+        if many {
+            // More than eight distinct words: the hash look-up.
+            for i in 0..10 {
+                q.push_str(&format!(" w{i}"));
+            }
+            body.push_str(" w3 w7");
+        }
+        let words = query_words(&q);
+        let map = crate::text::Utf16Map::new(&body);
+        prop_assert_eq!(pos(&body, &map, &words), pos::pos_unicode(&body, &map, &words));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// A body whose other characters are separators that lower-case to themselves takes
+    /// the byte path too; bodies with non-ASCII letters, with characters whose lower case
+    /// differs (`Ⓐ`, `Σ`, `İ`) or with a lone combining mark fall back to the general path.
+    /// Either way `pos` must equal the general path's.
+    #[test]
+    fn pos_of_a_body_with_non_ascii_separators_equals_the_general_path(
+        parts in proptest::collection::vec(
+            prop_oneof![
+                Just("Orders"), Just("orders"), Just("x"), Just("refund"), Just(" "),
+                Just("—"), Just("’"), Just("“"), Just("😀"), Just("\u{a0}"), Just("·"),
+                Just("i"), Just("2024"), Just("-"),
+            ],
+            0..400,
+        ),
+        spoil in proptest::option::of(proptest::sample::select(
+            &["é", "Ⓐ", "Σ", "İ", "\u{307}", "Ω"][..],
+        )),
+        filler in 0usize..3000,
+        query in proptest::collection::vec(
+            prop_oneof![
+                Just("orders"), Just("Orders"), Just("x"), Just("refund"), Just("2024"),
+                Just("café"), Just("İ"), Just("i"), Just("ⓐ"), Just("σ"),
+            ],
+            0..6,
+        ),
+    ) {
+        let mut body = parts.concat();
+        let mid = (0..=body.len() / 2).rev().find(|&i| body.is_char_boundary(i)).unwrap_or(0);
+        body.insert_str(mid, &" —x".repeat(filler));
+        if let Some(c) = spoil {
+            body.insert_str(mid, c);
+        }
+        let q = query.join(" ");
+        let words = query_words(&q);
+        let map = crate::text::Utf16Map::new(&body);
+        prop_assert_eq!(pos(&body, &map, &words), pos::pos_unicode(&body, &map, &words));
+    }
+}
+
 // ---- §7 Empty and wordless queries ----
 
 #[test]

@@ -338,6 +338,55 @@ fn scan_runs<S: Sink>(text: &str, sink: &mut S) {
     }
 }
 
+/// Calls `f(start, end)` for every maximal run of token bytes (ASCII letters and digits,
+/// and non-ASCII bytes) of `bytes`, in order, found 64 bytes at a time as [`scan_runs`]
+/// finds them.
+pub(crate) fn token_runs(bytes: &[u8], mut f: impl FnMut(usize, usize)) {
+    let n = bytes.len();
+    let mut open: Option<usize> = None;
+    let mut base = 0;
+    while base < n {
+        let mut bits = 0u64;
+        if let Some(block) = bytes.get(base..base + 64) {
+            for (c, w) in block.chunks_exact(8).enumerate() {
+                let w = <[u8; 8]>::try_from(w).map_or(0, u64::from_le_bytes);
+                bits |= movemask(classify(w)) << (8 * c);
+            }
+        } else {
+            let mut tail = [0u8; 64];
+            tail[..n - base].copy_from_slice(&bytes[base..]);
+            for (c, w) in tail.chunks_exact(8).enumerate() {
+                let w = <[u8; 8]>::try_from(w).map_or(0, u64::from_le_bytes);
+                bits |= movemask(classify(w)) << (8 * c);
+            }
+        }
+        if let Some(s) = open {
+            let ones = bits.trailing_ones() as usize;
+            if ones == 64 {
+                base += 64;
+                continue;
+            }
+            open = None;
+            f(s, base + ones);
+            bits &= !((1u64 << ones) - 1);
+        }
+        while bits != 0 {
+            let s = bits.trailing_zeros() as usize;
+            let len = (bits >> s).trailing_ones() as usize;
+            if s + len == 64 {
+                open = Some(base + s);
+                break;
+            }
+            f(base + s, base + s + len);
+            bits &= bits.wrapping_add(bits & bits.wrapping_neg());
+        }
+        base += 64;
+    }
+    if let Some(s) = open {
+        f(s, n);
+    }
+}
+
 struct ScanState {
     buf: String,
     sigma_checked: bool,
