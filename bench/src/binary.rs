@@ -228,11 +228,13 @@ pub struct CliRun {
     pub stdout: String,
 }
 
-/// `langonrock import <dir> --data <data> --tenant bench`.
+/// `langonrock import <dir> --data <data> --tenant bench`, with the read date pinned to
+/// [`EVAL_DATE`] like the servers', so its derived record is dated as they read.
 pub fn import(bin: &Path, dir: &Path, data: &Path) -> Result<CliRun, String> {
     let c0 = children_cpu_ms();
     let t = Instant::now();
     let out = Command::new(bin)
+        .env("LANGONROCK_TODAY", EVAL_DATE)
         .arg("import")
         .arg(dir)
         .arg("--data")

@@ -521,16 +521,29 @@ impl Served {
                 if index.today() != today {
                     // Re-dating re-reads the concepts whose status changes with the date.
                     let was = index.today().to_string();
-                    let dated = self.model.concepts.iter().filter(|c| {
-                        c.parsed.stale_after.is_some()
-                            && crate::manifest::status_for(c, &was)
-                                != crate::manifest::status_for(c, today)
-                    });
-                    if let Err(e) = self.check_texts(dated.map(|c| &**c)) {
-                        *guard = IndexSlot::Built(Box::new(index));
-                        return Err(e);
+                    let dated: Vec<&Concept> = self
+                        .model
+                        .concepts
+                        .iter()
+                        .filter(|c| {
+                            c.parsed.stale_after.is_some()
+                                && crate::manifest::status_for(c, &was)
+                                    != crate::manifest::status_for(c, today)
+                        })
+                        .map(|c| &**c)
+                        .collect();
+                    if dated.is_empty() {
+                        // No status changes with the date, so no posting does: the index
+                        // is the new date's as it is, and lists still in a derived record's
+                        // bytes stay there (docs/search.md §8 rule 6).
+                        index.today = today.to_string();
+                    } else {
+                        if let Err(e) = self.check_texts(dated) {
+                            *guard = IndexSlot::Built(Box::new(index));
+                            return Err(e);
+                        }
+                        index.update(&self.model, &self.model, today);
                     }
-                    index.update(&self.model, &self.model, today);
                 }
                 index
             }

@@ -17,13 +17,23 @@ fn docs() -> serde_json::Value {
 
 /// A store with one revision and its derived record, as a writable connection leaves it.
 fn stored() -> MemoryStore {
+    stored_with(&docs())
+}
+
+/// An engine that compiled `docs` (no derived record), with the store it wrote.
+fn compiled(docs: &serde_json::Value) -> (Engine, MemoryStore) {
     let mut store = MemoryStore::new();
     let mut e = Engine::new("acme").unwrap();
     let op = e.open();
     run(&mut e, &mut store, op).unwrap();
-    let txn = super::super::parse_transaction(&docs()).unwrap();
+    let txn = super::super::parse_transaction(docs).unwrap();
     let op = e.transact(txn, T0);
     run(&mut e, &mut store, op).unwrap();
+    (e, store)
+}
+
+fn stored_with(docs: &serde_json::Value) -> MemoryStore {
+    let (mut e, mut store) = compiled(docs);
     let s = e.take_derived().unwrap();
     let (key, bytes) = s.derived_record(TODAY, true).unwrap();
     store.put("acme", &key, &bytes).unwrap();
@@ -146,4 +156,48 @@ fn warm_decodes_the_index_a_derived_record_left_encoded_and_searches_agree() {
         after_edit(&mut cold, &mut cold_store)
     );
     assert_eq!(search(&warm), search(&cold));
+}
+
+/// A derived record read on a later day (docs/search.md §8 rule 6): when no status changes
+/// between the two dates the index only takes the new date, and its lists stay in the
+/// record's bytes; when one does, the index is updated. Either way a search answers as on a
+/// state compiled afresh and searched that day.
+#[test]
+fn a_derived_index_serves_a_later_day() {
+    const LATER: &str = "2026-08-01";
+    let query = "orders customers";
+    let opts = crate::search::SearchOptions::default();
+    let search = |e: &Engine, today: &str| {
+        e.read()
+            .unwrap()
+            .search("acme", query, &opts, today)
+            .unwrap()
+    };
+
+    let mut store = stored();
+    let derived = open(&mut store);
+    let (fresh, _) = compiled(&docs());
+    assert_eq!(search(&derived, LATER), search(&fresh, LATER));
+    assert_eq!(
+        index_encoded(&derived),
+        Some(true),
+        "no status changed: the lists are still the record's bytes"
+    );
+    assert_eq!(search(&derived, TODAY), search(&fresh, TODAY), "and back");
+
+    // A note that goes stale between the two dates.
+    let mut with_stale = docs();
+    with_stale["changes"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"operation": "write", "bundle": "sales", "path": "refunds.md",
+            "content": "---\ntype: table\nstale_after: 2026-07-01\n---\nRefunds of orders, by customers.\n"}));
+    let mut store = stored_with(&with_stale);
+    let derived = open(&mut store);
+    assert!(derived.read().unwrap().from_derived());
+    let (fresh, _) = compiled(&with_stale);
+    let later = search(&derived, LATER);
+    assert!(later.contains("stale"), "{later}");
+    assert_eq!(later, search(&fresh, LATER));
+    assert_eq!(search(&derived, TODAY), search(&fresh, TODAY));
 }
