@@ -858,7 +858,9 @@ impl Play<'_> {
                     return fail("putTimeMoves needs a record");
                 };
                 let before = self.put_time(store, &key)?;
-                self.call(Call::Pause { ms: 3 })?;
+                // Longer than a clock tick: a file's modification time comes from the
+                // kernel's coarse clock, which moves on in steps of 1-10 ms.
+                self.call(Call::Pause { ms: 25 })?;
                 match self.call(Call::Put { store, key, bytes })? {
                     Reply::Done => {}
                     other => return fail(format!("put: {other:?}")),
