@@ -475,6 +475,19 @@ pub fn snapshot(s: &langonrock_core::snapshot::Snapshot) -> JsValue {
     o.into()
 }
 
+/// The total length of the contents of a documents list for import, in UTF-16 units (0
+/// when it is not one).
+pub fn documents_len(v: &JsValue) -> usize {
+    if !Array::is_array(v) {
+        return 0;
+    }
+    Array::from(v)
+        .iter()
+        .filter_map(|d| get(&d, "content").dyn_into::<JsString>().ok())
+        .map(|s| s.length() as usize)
+        .sum()
+}
+
 /// A documents list for import: `[{bundle, path, content}]`, contents as read from files.
 pub fn documents(v: &JsValue) -> Result<Vec<langonrock_core::compile::SourceDoc>, Error> {
     let bad =

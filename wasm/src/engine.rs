@@ -442,6 +442,9 @@ impl WasmEngine {
     /// `import` (cli.md §4), a commit: `documents` is `[{bundle, path, content}]` as read
     /// from the folder, `location` its key.
     pub fn import(&self, location: String, documents: JsValue, strict: bool) -> WasmConnOp {
+        // The texts arrive as UTF-16 strings: about their length in UTF-8 bytes, copied in
+        // once, then about three times that for the compile, the index and the records.
+        crate::heap::expect(4 * convert::documents_len(&documents));
         refusing(true, || {
             let documents = convert::documents(&documents)?;
             Ok(WasmConnOp::js(connection::import(ImportRequest {
