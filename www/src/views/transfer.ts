@@ -22,9 +22,13 @@ interface Picked {
   file: File;
 }
 
-/** A slice of the hand-over: at most this many milliseconds on this thread, or files. */
-const SLICE_MS = 10;
-const SLICE_FILES = 500;
+/**
+ * The hand-over's slices: each holds this thread for about this many milliseconds, its
+ * number of files set from the time the last slice took per file (the first one is small).
+ */
+const SLICE_MS = 8;
+const FIRST_SLICE = 32;
+const MOST_PER_SLICE = 4000;
 
 /** A picked folder's file's path inside the folder. */
 const relativePath = (file: File) => file.webkitRelativePath.slice(file.webkitRelativePath.indexOf('/') + 1);
@@ -130,34 +134,37 @@ export function transferView(app: App, main: HTMLElement): View {
       folder: choice.folder,
     };
     try {
-      // The files cross to the worker as Blobs made of them, a slice at a time, each slice
-      // cut after a few milliseconds on this thread (a File's size can cost the browser a trip
-      // to disk the first time it is asked, and a Blob of many Files costs its making and its
-      // cloning): the page never holds still for long, however many files. A picked folder's
-      // paths are read here too, not in the event that brought them.
-      let parts: File[] = [];
-      let meta: Array<{ rel: string; size: number }> = [];
+      // The files cross to the worker as they are (File objects, which the worker opens and
+      // measures: a File's size can cost the browser a trip to disk the first time it is
+      // asked), a slice at a time, each slice as many files as the last one's time per file
+      // says fit in a few milliseconds on this thread, the message included: the page never
+      // holds still for long, however many files and however loaded the machine. A picked
+      // folder's paths are read here too, not in the event that brought them.
       let handed = 0;
-      const send = async () => {
-        await app.call('importFiles', job, new Blob(parts), meta);
-        parts = [];
-        meta = [];
-      };
-      let sliceStart = performance.now();
-      for (const f of choice.files) {
-        const rel = f.rel ?? relativePath(f.file);
-        if (rel.split('/').some((s) => s.startsWith('.'))) continue;
-        const md = /\.md$/i.test(rel);
-        meta.push({ rel, size: md ? f.file.size : 0 });
-        if (md) parts.push(f.file);
-        handed++;
-        if (meta.length >= SLICE_FILES || performance.now() - sliceStart > SLICE_MS) {
-          await send();
-          progressText.textContent = `Handing over the files: ${handed.toLocaleString('en-US')} of ${choice.files.length.toLocaleString('en-US')}`;
-          sliceStart = performance.now();
+      let perFile = SLICE_MS / FIRST_SLICE;
+      let want = FIRST_SLICE;
+      let at = 0;
+      while (at < choice.files.length) {
+        const started = performance.now();
+        // At most twice the last slice: one fast slice does not make the next one huge.
+        want = Math.max(1, Math.min(MOST_PER_SLICE, 2 * want, Math.floor(SLICE_MS / perFile)));
+        const slice: Array<{ rel: string; file: File | null }> = [];
+        const from = at;
+        const end = Math.min(choice.files.length, at + want);
+        for (; at < end; at++) {
+          const f = choice.files[at];
+          const rel = f.rel ?? relativePath(f.file);
+          if (rel.split('/').some((s) => s.startsWith('.'))) continue;
+          slice.push({ rel, file: /\.md$/i.test(rel) ? f.file : null });
         }
+        handed += slice.length;
+        const answer = app.call('importFiles', job, slice);
+        // The message is cloned inside call(): this slice's time includes it.
+        const took = performance.now() - started;
+        perFile = Math.max(took / (end - from), 1e-4);
+        await answer;
+        progressText.textContent = `Handing over the files: ${handed.toLocaleString('en-US')} of ${choice.files.length.toLocaleString('en-US')}`;
       }
-      if (meta.length) await send();
       window.__notesPerf.marks.importPosted = performance.now();
       const p = await app.call('importPlan', job, options);
       if (disposed) return;
