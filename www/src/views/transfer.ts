@@ -35,6 +35,13 @@ const relativePath = (file: File) => file.webkitRelativePath.slice(file.webkitRe
 
 interface Choice {
   files: Picked[];
+  /**
+   * A picked folder's files as the input holds them, not yet copied into `files`: the first
+   * hand-over copies them a slice at a time (copying 20,000 at once in the input's event
+   * holds the page for a long task), then calls `drained` (which clears the input).
+   */
+  pending?: FileList;
+  drained?: () => void;
   folder: string;
   loose: boolean;
 }
@@ -127,7 +134,7 @@ export function transferView(app: App, main: HTMLElement): View {
     job = nextJob++;
     fill(planArea);
     cancel.hidden = false;
-    progressText.textContent = `Reading ${plural(choice.files.length, 'file')}…`;
+    progressText.textContent = `Reading ${plural(choice.pending?.length ?? choice.files.length, 'file')}…`;
     const options: ImportOptions = {
       bundle: choice.loose || oneBundle.checked ? bundleName.value.trim() || choice.folder : null,
       loose: choice.loose,
@@ -144,15 +151,20 @@ export function transferView(app: App, main: HTMLElement): View {
       let perFile = SLICE_MS / FIRST_SLICE;
       let want = FIRST_SLICE;
       let at = 0;
-      while (at < choice.files.length) {
+      const pending = choice.pending;
+      if (pending) choice.files = [];
+      const total = pending ? pending.length : choice.files.length;
+      while (at < total) {
         const started = performance.now();
         // At most twice the last slice: one fast slice does not make the next one huge.
         want = Math.max(1, Math.min(MOST_PER_SLICE, 2 * want, Math.floor(SLICE_MS / perFile)));
         const slice: Array<{ rel: string; file: File | null }> = [];
         const from = at;
-        const end = Math.min(choice.files.length, at + want);
+        const end = Math.min(total, at + want);
         for (; at < end; at++) {
-          const f = choice.files[at];
+          let f: Picked;
+          if (pending) choice.files.push((f = { file: pending[at] }));
+          else f = choice.files[at];
           const rel = f.rel ?? relativePath(f.file);
           if (rel.split('/').some((s) => s.startsWith('.'))) continue;
           slice.push({ rel, file: /\.md$/i.test(rel) ? f.file : null });
@@ -163,7 +175,11 @@ export function transferView(app: App, main: HTMLElement): View {
         const took = performance.now() - started;
         perFile = Math.max(took / (end - from), 1e-4);
         await answer;
-        progressText.textContent = `Handing over the files: ${handed.toLocaleString('en-US')} of ${choice.files.length.toLocaleString('en-US')}`;
+        progressText.textContent = `Handing over the files: ${handed.toLocaleString('en-US')} of ${total.toLocaleString('en-US')}`;
+      }
+      if (pending) {
+        choice.pending = undefined;
+        choice.drained?.();
       }
       window.__notesPerf.marks.importPosted = performance.now();
       const p = await app.call('importPlan', job, options);
@@ -344,17 +360,17 @@ export function transferView(app: App, main: HTMLElement): View {
 
   folderInput.addEventListener('change', () => {
     window.__notesPerf.marks.importPicked = performance.now();
-    // The files as they are: their paths are read in the hand-over's slices (at 20,000
-    // files, reading them all here would hold the page for a long task).
-    const files = Array.from(folderInput.files ?? []);
-    const folder = files[0]?.webkitRelativePath.split('/')[0] ?? 'folder';
-    const picked = files.map((file) => ({ file }));
-    folderInput.value = '';
+    // The files as the input holds them: the hand-over copies them and reads their paths in
+    // its slices (at 20,000 files, doing either here would hold the page for a long task),
+    // then clears the input, so that the same folder can be chosen again.
+    const list = folderInput.files;
+    if (!list || list.length === 0) return;
+    const folder = list[0].webkitRelativePath.split('/')[0] || 'folder';
     if (!oneBundle.checked || bundleName.value.trim() === '' || bundleName.dataset.auto === 'true') {
       bundleName.value = folder.toLowerCase().replace(/[^a-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 64) || 'notes';
       bundleName.dataset.auto = 'true';
     }
-    void plan({ files: picked, folder, loose: false });
+    void plan({ files: [], pending: list, drained: () => (folderInput.value = ''), folder, loose: false });
   });
   bundleName.addEventListener('input', () => (bundleName.dataset.auto = 'false'));
   filesInput.addEventListener('change', () => {
