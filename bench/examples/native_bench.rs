@@ -1,7 +1,8 @@
 //! The native half of `scripts/wasm-bench.sh`: times the core on a folder of OKF bundles
 //! in-process, as pkg/bench/node.mjs times the same work through the wasm package in Node.
-//! Prints one JSON object of figures (milliseconds) and a digest of every search answer, so
-//! the two halves can be checked for equal output.
+//! Prints one JSON object of figures (milliseconds; the import's CPU time of every thread
+//! beside its wall time, as the core parses on every core here and on one in wasm) and a
+//! digest of every search answer, so the two halves can be checked for equal output.
 //!
 //! Usage: `cargo run --release -p langonrock-bench --example native_bench -- <dir> <queries.json>`
 
@@ -47,6 +48,12 @@ fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1000.0
 }
 
+/// The process's CPU time so far (every thread), in milliseconds.
+fn cpu_ms() -> f64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    t.tv_sec as f64 * 1000.0 + t.tv_nsec as f64 / 1e6
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let dir = Path::new(
@@ -79,11 +86,13 @@ fn main() {
     }
 
     let mut imports = Vec::new();
+    let mut import_cpus = Vec::new();
     let mut engine = None;
     for _ in 0..3 {
         let mut store = MemoryStore::new();
         let mut e = Engine::new("bench").expect("a tenant");
         let t = Instant::now();
+        let c = cpu_ms();
         let op = e.refresh();
         run(&mut e, &mut store, op).expect("open");
         let op = e.import(
@@ -96,6 +105,7 @@ fn main() {
         );
         run(&mut e, &mut store, op).expect("the import commits");
         imports.push(ms(t));
+        import_cpus.push(cpu_ms() - c);
         engine = Some(e);
     }
     let engine = engine.expect("an engine");
@@ -126,6 +136,7 @@ fn main() {
             "concepts": concepts,
             "compileMs": median(compiles),
             "importMs": median(imports),
+            "importCpuMs": median(import_cpus),
             "firstSearchMs": first_ms,
             "searchMs": median(per_query),
             "searchDigest": digest,

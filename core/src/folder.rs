@@ -346,6 +346,14 @@ pub fn walk_error(problem: WalkProblem, path: &str, reason: &str) -> Error {
     })
 }
 
+/// A planned document's bytes as its text, or the refusal of a file that is not UTF-8,
+/// worded once for every host (docs/import.md): `<bundle>/<path>: source must contain
+/// valid UTF-8`.
+pub fn source_text<'a>(bundle: &str, path: &str, bytes: &'a [u8]) -> Result<&'a str> {
+    std::str::from_utf8(bytes)
+        .map_err(|_| Error::Invalid(format!("{bundle}/{path}: source must contain valid UTF-8")))
+}
+
 /// The paths of the entries that `keep` holds for, sorted (messages list them in order).
 fn sorted_paths<'a>(entries: &[Entry<'a>], keep: impl Fn(&Entry<'a>) -> bool) -> Vec<&'a str> {
     let mut v: Vec<&str> = entries.iter().filter(|e| keep(e)).map(|e| e.path).collect();

@@ -178,17 +178,12 @@ pub fn read_folder_with(
         let texts = langonrock_core::par::map(&chunk, |d| {
             let file = &found[d.entry].file;
             let bytes = fs::read(file).map_err(|e| cannot_read(file, &e))?;
-            String::from_utf8(bytes).map_err(|_| {
-                Error::Invalid(format!(
-                    "{}/{}: source must contain valid UTF-8",
-                    d.bundle, d.path
-                ))
-            })
+            folder::source_text(&d.bundle, &d.path, &bytes).map(Arc::<str>::from)
         });
         for (d, text) in chunk.into_iter().zip(texts) {
             let text = text?;
             docs.push(ReadDoc {
-                doc: SourceDoc::new(d.bundle, d.path, Arc::<str>::from(text)),
+                doc: SourceDoc::new(d.bundle, d.path, text),
                 file: found[d.entry].file.clone(),
             });
             progress(docs.len(), total);

@@ -21,13 +21,20 @@ const read = await readFolder(dir);
 const documents = read.docs.map(({ bundle, path, content }) => ({ bundle, path, content }));
 
 const imports = [];
+const importCpus = [];
+const cpuMs = () => {
+  const c = process.cpuUsage();
+  return (c.user + c.system) / 1000;
+};
 let conn;
 for (let i = 0; i < 3; i++) {
   await conn?.close();
   const t = performance.now();
+  const c = cpuMs();
   conn = await open({ tenant: 'bench', store: memory({ strict: false }), now });
   await conn.importDocuments('/bench', documents);
   imports.push(performance.now() - t);
+  importCpus.push(cpuMs() - c);
 }
 const concepts = (await conn.snapshot()).concepts;
 let t = performance.now();
@@ -85,6 +92,7 @@ console.log(
     documents: documents.length,
     concepts,
     importMs: median(imports),
+    importCpuMs: median(importCpus),
     firstSearchMs,
     searchMs: median(direct),
     connectionSearchMs: median(perQuery),

@@ -32,6 +32,7 @@ import { LangonrockError, invalidError } from './errors.js';
 import { loadSdk } from './sdk.js';
 import { serial, serveNeed } from './host.js';
 import { openDsn } from './dsn.js';
+import { importSources } from './internal.js';
 
 export { CODES, LangonrockError } from './errors.js';
 export { memory } from './stores/memory.js';
@@ -93,6 +94,15 @@ export function linkTargets(entries) {
 }
 
 const CLOSED = 'connection is closed';
+
+// An import's `check` as a commit hook: a message from it fails the commit.
+const folderCheck = (check) =>
+  check
+    ? async () => {
+        const m = await check();
+        return m ? { outcome: { failed: { kind: 'failed', message: m } } } : undefined;
+      }
+    : undefined;
 
 const isoDate = (d) => d.toISOString().slice(0, 10);
 
@@ -440,13 +450,12 @@ class Connection {
    * after the commit is prepared and before it is stored, and a message from it aborts.
    */
   importDocuments(location, documents, { strict = false, check } = {}) {
-    const onCommit = check
-      ? async () => {
-          const m = await check();
-          return m ? { outcome: { failed: { kind: 'failed', message: m } } } : undefined;
-        }
-      : undefined;
-    return this.#op((e) => e.import(location, documents, strict), { onCommit });
+    return this.#op((e) => e.import(location, documents, strict), { onCommit: folderCheck(check) });
+  }
+
+  /** `importDocuments` of a folder read into a `WasmSources` (src/folder.js), which it empties. */
+  [importSources](location, sources, { strict = false, check } = {}) {
+    return this.#op((e) => e.importSources(location, sources, strict), { onCommit: folderCheck(check) });
   }
 
   /** Every document as `{bundle, path, content}`, sorted by bundle then path (for export). */

@@ -344,10 +344,24 @@ pub fn need(n: &Need) -> JsValue {
                 &p.expected.as_deref().map_or(JsValue::NULL, bytes),
             );
             set(&o, "head", &bytes(&p.head));
+            // One copy out of the module for all the records' bytes (a commit of an import
+            // holds every document), each record's bytes a view of it.
+            let total: usize = p.records.iter().map(|(_, b)| b.len()).sum();
+            let all = Uint8Array::new_with_length(total as u32);
+            let mut at = 0u32;
             let records: Array = p
                 .records
                 .iter()
-                .map(|(k, b)| JsValue::from(record(k, b)))
+                .map(|(k, b)| {
+                    let end = at + b.len() as u32;
+                    let view = all.subarray(at, end);
+                    view.copy_from(b);
+                    let o = Object::new();
+                    set(&o, "key", &key(k));
+                    set(&o, "bytes", &view);
+                    at = end;
+                    JsValue::from(o)
+                })
                 .collect();
             set(&o, "records", &records);
             set(&o, "revision", &JsValue::from_str(&p.revision.to_hex()));
@@ -459,6 +473,19 @@ pub fn snapshot(s: &langonrock_core::snapshot::Snapshot) -> JsValue {
     set(&o, "snapshot", &JsValue::from_str(&s.snapshot));
     set(&o, "concepts", &JsValue::from_f64(s.concepts as f64));
     o.into()
+}
+
+/// The total length of the contents of a documents list for import, in UTF-16 units (0
+/// when it is not one).
+pub fn documents_len(v: &JsValue) -> usize {
+    if !Array::is_array(v) {
+        return 0;
+    }
+    Array::from(v)
+        .iter()
+        .filter_map(|d| get(&d, "content").dyn_into::<JsString>().ok())
+        .map(|s| s.length() as usize)
+        .sum()
 }
 
 /// A documents list for import: `[{bundle, path, content}]`, contents as read from files.

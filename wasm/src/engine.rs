@@ -96,6 +96,7 @@ impl WasmOp {
     /// Advances the operation: `answer` is undefined on the first call, then the answer to
     /// the last step. Returns the next step (`{need: …}`) or `{done: value}`.
     pub fn resume(&mut self, engine: &mut WasmEngine, answer: JsValue) -> JsResult<JsValue> {
+        crate::heap::step();
         let answer = if answer.is_undefined() {
             None
         } else {
@@ -233,6 +234,7 @@ impl WasmEngine {
     /// its source records out in place: every store but the files store).
     #[wasm_bindgen(js_name = takeDerived)]
     pub fn take_derived(&mut self, today: &str, texts: bool) -> Option<js_sys::Object> {
+        crate::heap::step();
         let (key, bytes) = self.engine.take_derived()?.derived_record(today, texts)?;
         Some(convert::record(&key, &bytes))
     }
@@ -440,6 +442,9 @@ impl WasmEngine {
     /// `import` (cli.md §4), a commit: `documents` is `[{bundle, path, content}]` as read
     /// from the folder, `location` its key.
     pub fn import(&self, location: String, documents: JsValue, strict: bool) -> WasmConnOp {
+        // The texts arrive as UTF-16 strings: about their length in UTF-8 bytes, copied in
+        // once, then about three times that for the compile, the index and the records.
+        crate::heap::expect(4 * convert::documents_len(&documents));
         refusing(true, || {
             let documents = convert::documents(&documents)?;
             Ok(WasmConnOp::js(connection::import(ImportRequest {
@@ -447,6 +452,93 @@ impl WasmEngine {
                 documents,
                 strict,
             })))
+        })
+    }
+
+    /// `import` of a folder's documents as a host read them into a `WasmSources` (which
+    /// this empties): one crossing of their bytes instead of one string per document.
+    #[wasm_bindgen(js_name = importSources)]
+    pub fn import_sources(
+        &self,
+        location: String,
+        sources: &mut WasmSources,
+        strict: bool,
+    ) -> WasmConnOp {
+        let documents = std::mem::take(&mut sources.docs);
+        // The compile, the index and the commit's records take about three times the text.
+        crate::heap::expect(3 * std::mem::take(&mut sources.bytes));
+        refusing(true, || {
+            Ok(WasmConnOp::js(connection::import(ImportRequest {
+                location,
+                documents,
+                strict,
+            })))
+        })
+    }
+}
+
+/// A folder's documents as a host read them, held in the module for an import: their
+/// bundles and paths, and one buffer of all their bytes with each one's length, checked as
+/// UTF-8 as they come in (docs/import.md: the first document in their order that is not
+/// UTF-8 is the error).
+#[wasm_bindgen]
+pub struct WasmSources {
+    docs: Vec<langonrock_core::compile::SourceDoc>,
+    bytes: usize,
+}
+
+#[wasm_bindgen]
+impl WasmSources {
+    /// `bundles[i]`/`paths[i]` is the document whose bytes are the next `lens[i]` of `bytes`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        bundles: Vec<String>,
+        paths: Vec<String>,
+        bytes: &[u8],
+        lens: &[u32],
+    ) -> JsResult<WasmSources> {
+        js(Self::read(bundles, paths, bytes, lens))
+    }
+
+    /// How many documents it holds.
+    #[wasm_bindgen(getter)]
+    pub fn length(&self) -> usize {
+        self.docs.len()
+    }
+}
+
+impl WasmSources {
+    fn read(
+        bundles: Vec<String>,
+        paths: Vec<String>,
+        bytes: &[u8],
+        lens: &[u32],
+    ) -> Result<WasmSources, Error> {
+        let total: u64 = lens.iter().map(|&n| u64::from(n)).sum();
+        if bundles.len() != lens.len() || paths.len() != lens.len() || total != bytes.len() as u64 {
+            return Err(Error::Invalid(
+                "import sources: one bundle, path and length per document, the lengths adding \
+                 up to the bytes"
+                    .into(),
+            ));
+        }
+        // The texts are copied once more, into one allocation each.
+        crate::heap::expect(bytes.len());
+        let mut docs = Vec::with_capacity(lens.len());
+        let mut at = 0;
+        for ((bundle, path), &n) in bundles.into_iter().zip(paths).zip(lens) {
+            let end = at + n as usize;
+            let text = langonrock_core::folder::source_text(&bundle, &path, &bytes[at..end])?;
+            docs.push(langonrock_core::compile::SourceDoc::new(
+                bundle,
+                path,
+                Arc::<str>::from(text),
+            ));
+            at = end;
+        }
+        Ok(WasmSources {
+            docs,
+            bytes: bytes.len(),
         })
     }
 }
@@ -592,11 +684,13 @@ impl WasmConnOp {
         busy: bool,
         read_only: bool,
     ) -> JsResult<JsValue> {
+        crate::heap::step();
         self.advance(&mut engine.engine, None, busy, read_only)
     }
 
     /// Advances the op with the answer to its last step.
     pub fn resume(&mut self, engine: &mut WasmEngine, answer: JsValue) -> JsResult<JsValue> {
+        crate::heap::step();
         let e = &mut engine.engine;
         let a = if has(&answer, "refreshed") {
             ConnAnswer::Refreshed(Ok(get(&answer, "refreshed").is_truthy()))

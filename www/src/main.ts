@@ -3,7 +3,7 @@
 // main thread draws; the worker does everything else. Every tab has its own worker; the
 // store tells each of them when another moved the head, and they re-read.
 
-import { Engine } from './engine/client.js';
+import { engine, DATABASE, TENANT } from './boot.js';
 import { App } from './app.js';
 import { h, fill } from './lib/dom.js';
 import { renderSidebar, sidebarKeys } from './sidebar.js';
@@ -28,15 +28,12 @@ declare global {
       interactive?: number;
       /** The page's long tasks (over 50 ms on the main thread): start and duration. */
       longTasks: Array<{ start: number; duration: number }>;
+      /** The open's early reads (src/engine/prefetch.ts): records named by the hint, and reads they answered. */
+      early?: { hinted: number; served: number } | null;
     };
     notes?: App;
   }
 }
-
-const params = new URLSearchParams(location.search);
-/** The IndexedDB database and the tenant; `?db=` and `?tenant=` choose others. */
-const DATABASE = params.get('db') || 'langonrock-notes';
-const TENANT = params.get('tenant') || 'notes';
 
 window.__notesPerf = { search: [], marks: { module: performance.now() }, longTasks: [] };
 try {
@@ -72,8 +69,6 @@ document.addEventListener('keydown', (e) => {
   }
 });
 
-const engine = new Engine();
-
 /**
  * A view whose code loads when first shown (the editor and CodeMirror stay out of the
  * page's first load); until then it has nothing to lose and nothing to say.
@@ -104,10 +99,11 @@ function lazy(load: () => Promise<View>): View {
 }
 
 async function start(): Promise<void> {
-  const summary = await engine.call('open', DATABASE, TENANT);
+  const summary = await engine.opened;
   window.__notesPerf.marks.opened = performance.now();
   const app = new App(engine, DATABASE, TENANT, summary);
   Object.assign(window.__notesPerf.marks, engine.marks);
+  window.__notesPerf.early = engine.early;
   engine.addEventListener('ready', () => Object.assign(window.__notesPerf.marks, engine.marks));
 
   let view: View | null = null;

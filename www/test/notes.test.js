@@ -581,6 +581,43 @@ test('after a reload everything is still there, and the page works offline', asy
   }
 });
 
+test('an open reads ahead what the last one read and wrote, and opens as well when that is gone', async () => {
+  const p = await newPage(env.browser);
+  const db = `early-${randomBytes(4).toString('hex')}`;
+  const TEXT = '---\ntitle: Early\n---\nRead ahead of the engine.\n';
+  const hintKey = `langonrock-notes:open:${db}:notes`;
+  const early = () => p.evaluate(() => window.__notesPerf.early);
+  try {
+    await go(p, url, `?db=${db}#/`);
+    // A save, then its derived record written: the worker remembers the head's revision
+    // record (the save wrote it) and the derived record (written on the page's request).
+    await p.evaluate((t) => window.notes.call('write', 'notes', 'early.md', t, undefined), TEXT);
+    await p.evaluate(() => window.notes.call('flushDerived'));
+    const hint = await p.evaluate((k) => JSON.parse(localStorage.getItem(k)), hintKey);
+    assert.deepEqual(hint.map((k) => k.split('/')[0]).sort(), ['derived', 'revision']);
+    // The next open is answered from the two early reads.
+    await p.reload();
+    await ready(p);
+    assert.deepEqual(await early(), { hinted: 2, served: 2 });
+    assert.equal((await source(p, 'notes', 'early.md')).content, TEXT);
+    // Records that are not there (the head moved on elsewhere): nothing served early, and the
+    // open reads what it needs.
+    await p.evaluate((k) => localStorage.setItem(k, JSON.stringify([`revision/${'0'.repeat(64)}`, `derived/${'1'.repeat(64)}`])), hintKey);
+    await p.reload();
+    await ready(p);
+    assert.deepEqual(await early(), { hinted: 2, served: 0 });
+    assert.equal((await source(p, 'notes', 'early.md')).content, TEXT);
+    // A hint that is not one: ignored.
+    await p.evaluate((k) => localStorage.setItem(k, '{not json'), hintKey);
+    await p.reload();
+    await ready(p);
+    assert.deepEqual(await early(), { hinted: 0, served: 0 });
+    assert.equal((await source(p, 'notes', 'early.md')).content, TEXT);
+  } finally {
+    await p.context().close();
+  }
+});
+
 test('a new note at a taken path shows both versions; a note is deleted, and history shows it', async () => {
   await nav(page, '#/new');
   await page.waitForSelector('.cm-content');

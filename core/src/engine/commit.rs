@@ -36,12 +36,14 @@ fn reason_message(r: ConflictReason) -> String {
 
 /// Checks §5.3 rules 1–3 against `old` and applies the changes. `single` marks a one-change
 /// request (write, delete), whose conflict carries `reason`; a transaction's carries
-/// `changes`.
+/// `changes`. `hashes`, when given, holds each change's written text's source hash (an
+/// import has them already), one per change.
 pub(crate) fn apply_changes(
     old: &Served,
     changes: &[Change],
     expected: Option<Digest>,
     single: bool,
+    hashes: Option<&[Option<Digest>]>,
 ) -> Result<Editor> {
     if let Some(e) = expected {
         if old.revision != Some(e) {
@@ -76,11 +78,14 @@ pub(crate) fn apply_changes(
     // Every written text is hashed, and parsed unless the document already holds it, in one
     // pass over the changes (on every core with the `parallel` feature, crate::par); a
     // document an earlier change of this request replaced is parsed again below.
-    let parsed: Vec<Option<(Digest, Option<Doc>)>> = crate::par::map(changes, |c| {
+    let indexed: Vec<(usize, &Change)> = changes.iter().enumerate().collect();
+    let parsed: Vec<Option<(Digest, Option<Doc>)>> = crate::par::map(&indexed, |&(i, c)| {
         let Operation::Write(text) = &c.operation else {
             return None;
         };
-        let hash = Digest::of(text.as_bytes());
+        let hash = hashes
+            .and_then(|h| h.get(i).copied().flatten())
+            .unwrap_or_else(|| Digest::of(text.as_bytes()));
         let held = state
             .find_bundle(&c.bundle)
             .and_then(|b| state.doc(b, &c.path))
@@ -418,7 +423,7 @@ fn commit_changes<T: 'static>(
     check_created(created)?;
     ensure_current(eng, ctx)?;
     let old = eng.served.clone();
-    let edit = apply_changes(&old, changes, expected, single)?;
+    let edit = apply_changes(&old, changes, expected, single, None)?;
     Ok(
         match stage(eng, ctx, edit, Ambiguity::Refuse, created, None)? {
             Staged::NoOp => Progress::Done(result(&Outcome {
@@ -649,19 +654,23 @@ impl Engine {
                     }
                 }
             }
-            let mut folder: BTreeMap<(String, String), &SourceDoc> = BTreeMap::new();
-            for d in &req.documents {
-                folder.insert((d.bundle.to_ascii_lowercase(), d.path.clone()), d);
+            // Each folder document's source hash, once (on every core with `parallel`).
+            let hashed: Vec<Digest> =
+                crate::par::map(&req.documents, |d| Digest::of(d.text.as_bytes()));
+            let mut folder: BTreeMap<(String, String), (&SourceDoc, Digest)> = BTreeMap::new();
+            for (d, h) in req.documents.iter().zip(&hashed) {
+                folder.insert((d.bundle.to_ascii_lowercase(), d.path.clone()), (d, *h));
             }
             let mut targets: Vec<&(String, String)> =
                 baseline.keys().chain(folder.keys()).collect();
             targets.sort();
             targets.dedup();
             let mut changes = Vec::new();
+            let mut change_hashes = Vec::new();
             for t in targets {
                 let p = baseline.get(t).map(|x| x.1);
-                let f_doc = folder.get(t);
-                let f = f_doc.map(|d| Digest::of(d.text.as_bytes()));
+                let f_doc = folder.get(t).map(|x| x.0);
+                let f = folder.get(t).map(|x| x.1);
                 let shown = f_doc
                     .map(|d| d.bundle.clone())
                     .or_else(|| baseline.get(t).map(|x| x.0.clone()))
@@ -690,18 +699,14 @@ impl Engine {
                     path: t.1.clone(),
                     replaces: dcur,
                 });
+                change_hashes.push(f);
             }
-            let edit = apply_changes(&old, &changes, None, false)?;
+            let edit = apply_changes(&old, &changes, None, false, Some(&change_hashes))?;
             let documents: Vec<(String, String, Digest)> = req
                 .documents
                 .iter()
-                .map(|d| {
-                    (
-                        d.bundle.clone(),
-                        d.path.clone(),
-                        Digest::of(d.text.as_bytes()),
-                    )
-                })
+                .zip(&hashed)
+                .map(|(d, h)| (d.bundle.clone(), d.path.clone(), *h))
                 .collect::<std::collections::BTreeSet<_>>()
                 .into_iter()
                 .collect();

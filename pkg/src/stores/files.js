@@ -254,6 +254,16 @@ class FilesTenant {
     return join(this.dir, recordPath(key.kind, key.digest));
   }
 
+  // Which of `kinds` have a folder of records in files of their own (the layout before
+  // packs), looked at once per call, so a tenant without them costs no lookup per record.
+  async #looseKinds(kinds) {
+    const found = new Set();
+    for (const kind of new Set(kinds)) {
+      if (await exists(join(this.dir, layout().folders[kind]))) found.add(kind);
+    }
+    return found;
+  }
+
   #generation(g) {
     return join(this.heads, String(g));
   }
@@ -438,7 +448,8 @@ class FilesTenant {
         return rest;
       };
       const rest = await fromPacks(keys.map((_, i) => i));
-      const loose = await Promise.all(rest.map((i) => readOrNull(this.#path(keys[i]))));
+      const looseKinds = await this.#looseKinds(rest.map((i) => keys[i].kind));
+      const loose = await Promise.all(rest.map((i) => (looseKinds.has(keys[i].kind) ? readOrNull(this.#path(keys[i])) : null)));
       const missing = [];
       rest.forEach((i, j) => {
         out[i] = loose[j];
@@ -474,6 +485,7 @@ class FilesTenant {
       const fresh = [];
       const single = [];
       const touch = new Map();
+      const looseKinds = await this.#looseKinds(items.map((it) => it.key.kind));
       for (const it of items) {
         if (!packable(it.key.kind)) {
           single.push(it);
@@ -485,6 +497,10 @@ class FilesTenant {
           if (!sameBytes(old, it.bytes)) throw this.#different(it.key);
           if (!touch.has(p.path)) touch.set(p.path, []);
           touch.get(p.path).push(it);
+          continue;
+        }
+        if (!looseKinds.has(it.key.kind)) {
+          fresh.push(it);
           continue;
         }
         const path = this.#path(it.key);

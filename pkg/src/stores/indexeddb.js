@@ -175,6 +175,13 @@ function abortReason(error) {
   return error.message || error.name || 'aborted';
 }
 
+/**
+ * A stored value's bytes. Each read gets its own copy from IndexedDB (a structured clone), so
+ * a Uint8Array is handed out as it came: copying it again would cost a derived record's tens
+ * of megabytes once more.
+ */
+const bytesOf = (v) => (v.bytes instanceof Uint8Array ? v.bytes : new Uint8Array(v.bytes));
+
 const request = (req, onSuccess, api) => {
   req.onsuccess = () => {
     try {
@@ -208,7 +215,7 @@ class IdbTenant {
     if (await injected(this.failAt, 'readHead')) throw injectedError('readHead');
     const db = await this.#db();
     return transact(db, ['heads'], 'readonly', (tx, api) => {
-      request(tx.objectStore('heads').get(this.tenant), (v) => api.finish(v ? new Uint8Array(v.bytes) : null), api);
+      request(tx.objectStore('heads').get(this.tenant), (v) => api.finish(v ? bytesOf(v) : null), api);
     });
   }
 
@@ -224,7 +231,7 @@ class IdbTenant {
     return transact(db, ['records'], 'readonly', (tx, api) => {
       const out = new Array(names.length).fill(null);
       const os = tx.objectStore('records');
-      names.forEach((k, i) => request(os.get([this.tenant, k]), (v) => (out[i] = v ? new Uint8Array(v.bytes) : null), api));
+      names.forEach((k, i) => request(os.get([this.tenant, k]), (v) => (out[i] = v ? bytesOf(v) : null), api));
       api.finish(out);
     });
   }

@@ -67,7 +67,7 @@ test('the browser entry loads the wasm module and returns the package version', 
   assert.equal(await page.evaluate(() => window.harness.version()), pkg.version);
   const exported = await page.evaluate(() => window.harness.exports());
   assert.deepEqual(exported, ['CODES', 'LangonrockError', 'checkBundleName', 'checkDocumentPath', 'createMcpServer', 'endsWithMd', 'indexedDb', 'linkTargets', 'memory', 'nfc', 'open', 'planFolder', 'version']);
-  assert.deepEqual(declaredValues('index.d.ts', 'browser.d.ts'), exported, 'the browser types declare exactly these values');
+  assert.deepEqual(declaredValues('index.d.ts', 'browser.d.ts', 'indexeddb.d.ts'), exported, 'the browser types declare exactly these values');
   assert.deepEqual(pageErrors, []);
 });
 

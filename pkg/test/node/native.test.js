@@ -5,6 +5,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -92,6 +93,55 @@ test('parity: ordinary folders import alike from Node and from the native binary
     assert.deepEqual((await one.listSource()).map((e) => `${e.bundle}/${e.path}`), ['flat-notes/a.md', 'flat-notes/b.md']);
   } finally {
     await one.close();
+  }
+});
+
+// The folder read is the package's (one buffer of every file, checked as UTF-8 in the
+// module); its refusals are the native binary's, word for word, and commit nothing.
+test('parity: a folder with files that are not UTF-8 is refused alike, naming the first in the plan', async () => {
+  const dir = join(root, 'bad-utf8');
+  await mkdir(join(dir, 'zeta'), { recursive: true });
+  await mkdir(join(dir, 'alpha'), { recursive: true });
+  await writeFile(join(dir, 'alpha', 'a.md'), '# A\n');
+  await writeFile(join(dir, 'alpha', 'b.md'), Buffer.from([0x23, 0x20, 0xc3, 0x28, 0x0a]));
+  await writeFile(join(dir, 'zeta', 'c.md'), Buffer.from([0xff, 0xfe, 0x0a]));
+  const n = await cli(['import', dir, '--data', join(root, 'bad-utf8-native'), '--tenant', 't']);
+  const conn = await open({ tenant: 't', store: files({ dataRoot: join(root, 'bad-utf8-js') }), now });
+  try {
+    const e = await importFolder(conn, dir).catch((x) => x);
+    assert.equal(e.code, 'INVALID');
+    assert.equal(e.message, 'alpha/b.md: source must contain valid UTF-8');
+    assert.deepEqual([n.code, n.stderr], [1, `error: ${e.message}\n`]);
+    assert.equal((await conn.history()).revisions.length, 0, 'nothing committed');
+    // Fixed, the same folder imports; a file changed while the import runs (here, once the
+    // documents are read: the connection asks for the time before it commits) fails it.
+    await writeFile(join(dir, 'alpha', 'b.md'), '# B\n');
+    await writeFile(join(dir, 'zeta', 'c.md'), '# C\n');
+    let touch = false;
+    const racing = await open({
+      tenant: 'race',
+      store: files({ dataRoot: join(root, 'bad-utf8-js') }),
+      now: () => {
+        if (touch) {
+          touch = false;
+          writeFileSync(join(dir, 'zeta', 'c.md'), '# C, changed meanwhile\n');
+        }
+        return now();
+      },
+    });
+    try {
+      touch = true;
+      const raced = await importFolder(racing, dir).catch((x) => x);
+      assert.equal(raced.message, `folder changed during import: ${join(dir, 'zeta', 'c.md')}; scan it again`);
+      assert.equal((await racing.history()).revisions.length, 0, 'nothing committed');
+      const ok = await importFolder(racing, dir);
+      assert.equal(ok.committed, true);
+      assert.equal(ok.concepts, 3);
+    } finally {
+      await racing.close();
+    }
+  } finally {
+    await conn.close();
   }
 });
 

@@ -5,6 +5,8 @@ import { files, memory, version, open, createMcpServer, importFolder, exportFold
 import type { Connection, ErrorCode, FolderPlan, LinkTarget, Slice, SourceEntry, Store, SwapOutcome, TenantStore, Tool } from 'langonrock';
 import { indexedDb } from '../../src/browser.js';
 import type { IndexedDbTenantStore } from '../../src/browser.js';
+import { indexedDb as indexedDbAlone } from 'langonrock/indexeddb';
+import type { IndexedDbStore } from 'langonrock/indexeddb';
 
 
 const v: string = version();
@@ -16,6 +18,9 @@ async function stores(): Promise<void> {
   const f = files({ dataRoot: '/tmp/x', failAt: async (point, detail) => point === 'swap:mid' && detail?.generation === 2 });
   const root: string = f.dataRoot;
   const db = indexedDb({ name: 'notes' });
+  // The store alone, without the WebAssembly module (`langonrock/indexeddb`).
+  const alone: IndexedDbStore = indexedDbAlone({ name: 'notes' });
+  const aloneTenant: IndexedDbTenantStore = await alone.open('acme');
   const t: TenantStore = await m.open('acme');
   const head: Uint8Array | null = await t.readHead();
   const one: Uint8Array | null = await t.get({ kind: 'source', digest: 'a'.repeat(64) });

@@ -116,15 +116,11 @@ export class Importer {
     private readonly progress: (job: number, p: ImportProgress) => void,
   ) {}
 
-  /** Takes the chosen files, as one Blob of their bytes in order; resolves how many the job has. */
-  add(job: number, blob: Blob, files: Array<{ rel: string; size: number }>): number {
+  /** Takes a slice of the chosen files (a File for each `.md` one); resolves how many the job has. */
+  add(job: number, files: Array<{ rel: string; file: File | null }>): number {
     let list = this.picked.get(job);
     if (!list) this.picked.set(job, (list = []));
-    let at = 0;
-    for (const f of files) {
-      list.push({ rel: f.rel, file: blob.slice(at, at + f.size) });
-      at += f.size;
-    }
+    for (const f of files) list.push({ rel: f.rel, file: f.file ?? new Blob() });
     return list.length;
   }
 

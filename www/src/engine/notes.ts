@@ -122,6 +122,8 @@ export class Notes {
     } catch {
       // Unreadable here: the refresh below reports it.
     }
+    // The engine may load the new head afresh, forgetting which sources it has read.
+    this.readying.clear();
     await this.refresh('elsewhere');
   }
 
@@ -468,14 +470,46 @@ export class Notes {
   // ---------------------------------------------------------------------------------------
   // Writes
 
+  /** The stored source of a document (the editor's text); readies its bundle for a save. */
   async readSource(bundle: string, path: string) {
-    return this.conn.readSource(bundle, path);
+    const source = await this.conn.readSource(bundle, path);
+    void this.readyBundle(bundle);
+    return source;
+  }
+
+  /** Bundles whose stored sources are being read ahead of a save (see `readyBundle`). */
+  private readying = new Map<string, Promise<void>>();
+
+  /**
+   * Reads the stored sources of a bundle's documents now, while the person edits one of
+   * them. A connection that opened from a derived record checks, at the first commit that
+   * touches a bundle, every source the new revision keeps from it against the store
+   * (docs/engine.md §9.1 rule 1): at 20,000 notes that is 500 records, read here instead of
+   * while the save waits. A read with `source` checks them the same way, once per open.
+   */
+  readyBundle(bundle: string): Promise<void> {
+    let r = this.readying.get(bundle);
+    if (!r) {
+      const ids = (this.byBundle.get(bundle) ?? []).map((row) => row.id);
+      const navigation = this.entries.filter((e) => e.bundle === bundle && e.id === undefined);
+      r = (async () => {
+        for (let i = 0; i < ids.length; i += READ_BATCH) await this.conn.get(ids.slice(i, i + READ_BATCH), { source: true, limit: 0 });
+        for (const e of navigation) await this.conn.readSource(e.bundle, e.path);
+      })().catch(() => {
+        // A failure here is met again, and reported, by the save.
+        this.readying.delete(bundle);
+      });
+      this.readying.set(bundle, r);
+    }
+    return r;
   }
 
   /** A save; the page hears of the new state by the `data` event that follows. */
   async write(bundle: string, path: string, content: string, replaces: string | undefined) {
     // A refresh due from an earlier save waits for this one (and then serves both).
     this.holdRefresh();
+    // Sources being read ahead of this save are not read twice.
+    await this.readying.get(bundle);
     let result;
     try {
       result = await this.conn.write(bundle, path, content, replaces);

@@ -21,7 +21,8 @@ export type Reply = { id: number; ok: true; value: unknown } | { id: number; ok:
 export type WorkerEvent =
   | { event: 'data'; summary: Summary; cause: 'local' | 'elsewhere' }
   | { event: 'progress'; job: number; progress: ImportProgress }
-  | { event: 'ready'; marks: Record<string, number> };
+  | { event: 'ready'; marks: Record<string, number>; early?: { hinted: number; served: number } }
+  | { event: 'remember'; keys: string[] };
 
 /** One bundle as the sidebar and the start page show it. */
 export interface BundleSummary {
@@ -245,7 +246,8 @@ export interface AgentModel {
 
 /** The worker's API: each method's arguments and answer. */
 export interface EngineApi {
-  open(database: string, tenant: string): Summary;
+  /** `hint`: the records the last open read, as the worker remembered them (src/engine/prefetch.ts). */
+  open(database: string, tenant: string, hint: unknown): Summary;
   /** Builds the search index and readies the first commit (once; later calls wait for it). */
   warmUp(): void;
   summary(): Summary;
@@ -275,10 +277,10 @@ export interface EngineApi {
   callTool(name: string, args: unknown): CallToolResult;
   exportZip(): { bytes: Uint8Array; files: number };
   /**
-   * Hands the worker the chosen files: their bytes as one Blob made of them (cloned once,
-   * however many files), with each one's path and size in order.
+   * Hands the worker a slice of the chosen files: each one's path, with the File itself for a
+   * `.md` one (the worker reads its size and bytes, not the page).
    */
-  importFiles(job: number, blob: Blob, files: Array<{ rel: string; size: number }>): number;
+  importFiles(job: number, files: Array<{ rel: string; file: File | null }>): number;
   importPlan(job: number, options: ImportOptions): ImportPlan;
   importCommit(job: number, choices: ImportChoices): ImportOutcome;
   importCancel(job: number): boolean;

@@ -3,14 +3,18 @@
 // (src/engine/client.ts) by method name. Opening, every read, every commit, imports and the
 // derived record's encoding all run here, off the page's main thread. Each tab has its own
 // worker; the store's BroadcastChannel tells the others when one moved the head.
+//
+// This module is the worker's entry and loads nothing heavy itself: it takes requests at
+// once, and the first (`open`) starts reading the tenant from IndexedDB (src/engine/prefetch.ts)
+// while the package's module is fetched and compiled (src/engine/session.ts, imported here
+// without waiting). Requests wait for the package, then run in the order they came.
 
-import { open, indexedDb } from 'langonrock';
-import { Notes } from './notes.js';
-import { Importer } from './importer.js';
-import type { Request, Reply, WireError, WorkerEvent, Summary } from './types.js';
+import { indexedDb } from 'langonrock/indexeddb';
+import { prefetch, type Prefetch } from './prefetch.js';
+import type { Reply, Request, WorkerEvent } from './types.js';
 
 const scope = self as unknown as {
-  postMessage(message: Reply | WorkerEvent, transfer?: Transferable[]): void;
+  postMessage(message: Reply | WorkerEvent): void;
   onmessage: ((e: MessageEvent<Request>) => void) | null;
 };
 
@@ -18,96 +22,26 @@ const scope = self as unknown as {
 const stamp = () => performance.timeOrigin + performance.now();
 const marks: Record<string, number> = { workerLoaded: stamp() };
 
-let notes: Notes | null = null;
-let importer: Importer | null = null;
-let opening: Promise<Summary> | null = null;
+const session = import('./session.js').then((s) => {
+  marks.packageLoaded = stamp();
+  return s;
+});
+session.catch(() => undefined);
 
-function emit(event: WorkerEvent): void {
-  scope.postMessage(event);
-}
+let early: Prefetch | null = null;
 
-async function openNotes(database: string, tenant: string): Promise<Summary> {
-  const store = indexedDb({ name: database });
-  // The derived record (61 MB at 20,000 notes: a second or two of encoding here) is written
-  // 5 s after an operation rather than 1 s, so that a person's next save seldom waits for it;
-  // an import writes it at once, and the page asks for it when it is hidden.
-  const conn = await open({ tenant, store, derivedDelayMs: 5_000 });
-  marks.open = stamp();
-  const tenantStore = await store.open(conn.tenant);
-  notes = new Notes(conn, tenantStore, database, (summary, cause) => emit({ event: 'data', summary, cause }));
-  importer = new Importer(notes, (job, progress) => emit({ event: 'progress', job, progress }));
-  await notes.openQuick();
-  marks.data = stamp();
-  emit({ event: 'ready', marks });
-  return notes.summary();
-}
-
-let warming: Promise<void> | null = null;
-
-/**
- * The engine builds its search index on the first search, and readies its first commit when
- * asked: the page asks for both once it has drawn its first screen (the reads that screen
- * needs would otherwise wait behind them), so that neither the first keystroke nor the first
- * save waits.
- */
-function warmUp(): Promise<void> {
-  return (warming ??= (async () => {
-    await notes!.conn.search('warm');
-    marks.searchReady = stamp();
-    await notes!.conn.warm();
-    marks.warm = stamp();
-    emit({ event: 'ready', marks });
-  })().catch((e) => console.warn('warm', e)));
-}
-
-/** What crosses back of a failure: the package's error fields, and whether storage is full. */
-async function wire(error: unknown): Promise<WireError> {
-  const e = (error ?? {}) as Record<string, unknown>;
-  const out: WireError = { name: String(e.name ?? 'Error'), message: String(e.message ?? error) };
-  for (const k of ['code', 'reason', 'revision'] as const) if (typeof e[k] === 'string') out[k] = e[k] as string;
-  if (Array.isArray(e.changes)) out.changes = e.changes as WireError['changes'];
-  if (out.code === 'STORE' || out.name === 'QuotaExceededError') {
-    let full = /quota/i.test(out.message);
-    if (!full && navigator.storage?.estimate) {
-      const { usage = 0, quota = Infinity } = await navigator.storage.estimate().catch(() => ({ usage: 0, quota: Infinity }));
-      full = quota - usage < 1024 * 1024;
+scope.onmessage = (e: MessageEvent<Request>) => {
+  const { method, args } = e.data;
+  if (method === 'open' && early === null) {
+    const [database, tenant, hint] = args as [string, string, unknown];
+    try {
+      early = prefetch(indexedDb({ name: database }), tenant, hint, (keys) => scope.postMessage({ event: 'remember', keys }));
+    } catch {
+      // A name the store refuses: the open below reports it.
     }
-    if (full) out.quota = true;
   }
-  return out;
-}
-
-const methods: Record<string, (...args: never[]) => unknown> = {
-  open: (database: string, tenant: string) => (opening ??= openNotes(database, tenant)),
-  warmUp: () => warmUp(),
-  importFiles: (...args: Parameters<Importer['add']>) => importer!.add(...args),
-  importPlan: (...args: Parameters<Importer['plan']>) => importer!.plan(...args),
-  importCommit: (...args: Parameters<Importer['commit']>) => importer!.commit(...args),
-  importCancel: (job: number) => importer!.cancel(job),
-  importDiscard: (job: number) => importer!.discard(job),
+  void session.then(
+    (s) => s.handle(e.data, marks, early),
+    (error) => scope.postMessage({ id: e.data.id, ok: false, error: { name: 'Error', message: `The notes engine failed to load: ${error instanceof Error ? error.message : String(error)}` } }),
+  );
 };
-
-scope.onmessage = async (e: MessageEvent<Request>) => {
-  const { id, method, args } = e.data;
-  try {
-    let value: unknown;
-    const own = methods[method];
-    if (own) value = await (own as (...a: unknown[]) => unknown)(...args);
-    else {
-      if (!notes) throw new Error('the notes are not open yet');
-      const f = (notes as unknown as Record<string, unknown>)[method];
-      if (typeof f !== 'function' || method.startsWith('_')) throw new Error(`no such request: ${method}`);
-      value = await (f as (...a: unknown[]) => unknown).apply(notes, args);
-    }
-    const transfer: Transferable[] = [];
-    if (value && typeof value === 'object' && 'bytes' in value && (value as { bytes: unknown }).bytes instanceof Uint8Array) {
-      transfer.push((value as { bytes: Uint8Array }).bytes.buffer);
-    }
-    scope.postMessage({ id, ok: true, value }, transfer);
-  } catch (error) {
-    if (!(error instanceof Error && error.name === 'CancelledError')) console.warn(method, error);
-    scope.postMessage({ id, ok: false, error: await wire(error) });
-  }
-};
-
-emit({ event: 'ready', marks });

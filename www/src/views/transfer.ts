@@ -22,15 +22,26 @@ interface Picked {
   file: File;
 }
 
-/** A slice of the hand-over: at most this many milliseconds on this thread, or files. */
-const SLICE_MS = 10;
-const SLICE_FILES = 500;
+/**
+ * The hand-over's slices: each holds this thread for about this many milliseconds, its
+ * number of files set from the time the last slice took per file (the first one is small).
+ */
+const SLICE_MS = 8;
+const FIRST_SLICE = 32;
+const MOST_PER_SLICE = 4000;
 
 /** A picked folder's file's path inside the folder. */
 const relativePath = (file: File) => file.webkitRelativePath.slice(file.webkitRelativePath.indexOf('/') + 1);
 
 interface Choice {
   files: Picked[];
+  /**
+   * A picked folder's files as the input holds them, not yet copied into `files`: the first
+   * hand-over copies them a slice at a time (copying 20,000 at once in the input's event
+   * holds the page for a long task), then calls `drained` (which clears the input).
+   */
+  pending?: FileList;
+  drained?: () => void;
   folder: string;
   loose: boolean;
 }
@@ -123,41 +134,53 @@ export function transferView(app: App, main: HTMLElement): View {
     job = nextJob++;
     fill(planArea);
     cancel.hidden = false;
-    progressText.textContent = `Reading ${plural(choice.files.length, 'file')}…`;
+    progressText.textContent = `Reading ${plural(choice.pending?.length ?? choice.files.length, 'file')}…`;
     const options: ImportOptions = {
       bundle: choice.loose || oneBundle.checked ? bundleName.value.trim() || choice.folder : null,
       loose: choice.loose,
       folder: choice.folder,
     };
     try {
-      // The files cross to the worker as Blobs made of them, a slice at a time, each slice
-      // cut after a few milliseconds on this thread (a File's size can cost the browser a trip
-      // to disk the first time it is asked, and a Blob of many Files costs its making and its
-      // cloning): the page never holds still for long, however many files. A picked folder's
-      // paths are read here too, not in the event that brought them.
-      let parts: File[] = [];
-      let meta: Array<{ rel: string; size: number }> = [];
+      // The files cross to the worker as they are (File objects, which the worker opens and
+      // measures: a File's size can cost the browser a trip to disk the first time it is
+      // asked), a slice at a time, each slice as many files as the last one's time per file
+      // says fit in a few milliseconds on this thread, the message included: the page never
+      // holds still for long, however many files and however loaded the machine. A picked
+      // folder's paths are read here too, not in the event that brought them.
       let handed = 0;
-      const send = async () => {
-        await app.call('importFiles', job, new Blob(parts), meta);
-        parts = [];
-        meta = [];
-      };
-      let sliceStart = performance.now();
-      for (const f of choice.files) {
-        const rel = f.rel ?? relativePath(f.file);
-        if (rel.split('/').some((s) => s.startsWith('.'))) continue;
-        const md = /\.md$/i.test(rel);
-        meta.push({ rel, size: md ? f.file.size : 0 });
-        if (md) parts.push(f.file);
-        handed++;
-        if (meta.length >= SLICE_FILES || performance.now() - sliceStart > SLICE_MS) {
-          await send();
-          progressText.textContent = `Handing over the files: ${handed.toLocaleString('en-US')} of ${choice.files.length.toLocaleString('en-US')}`;
-          sliceStart = performance.now();
+      let perFile = SLICE_MS / FIRST_SLICE;
+      let want = FIRST_SLICE;
+      let at = 0;
+      const pending = choice.pending;
+      if (pending) choice.files = [];
+      const total = pending ? pending.length : choice.files.length;
+      while (at < total) {
+        const started = performance.now();
+        // At most twice the last slice: one fast slice does not make the next one huge.
+        want = Math.max(1, Math.min(MOST_PER_SLICE, 2 * want, Math.floor(SLICE_MS / perFile)));
+        const slice: Array<{ rel: string; file: File | null }> = [];
+        const from = at;
+        const end = Math.min(total, at + want);
+        for (; at < end; at++) {
+          let f: Picked;
+          if (pending) choice.files.push((f = { file: pending[at] }));
+          else f = choice.files[at];
+          const rel = f.rel ?? relativePath(f.file);
+          if (rel.split('/').some((s) => s.startsWith('.'))) continue;
+          slice.push({ rel, file: /\.md$/i.test(rel) ? f.file : null });
         }
+        handed += slice.length;
+        const answer = app.call('importFiles', job, slice);
+        // The message is cloned inside call(): this slice's time includes it.
+        const took = performance.now() - started;
+        perFile = Math.max(took / (end - from), 1e-4);
+        await answer;
+        progressText.textContent = `Handing over the files: ${handed.toLocaleString('en-US')} of ${total.toLocaleString('en-US')}`;
       }
-      if (meta.length) await send();
+      if (pending) {
+        choice.pending = undefined;
+        choice.drained?.();
+      }
       window.__notesPerf.marks.importPosted = performance.now();
       const p = await app.call('importPlan', job, options);
       if (disposed) return;
@@ -337,17 +360,17 @@ export function transferView(app: App, main: HTMLElement): View {
 
   folderInput.addEventListener('change', () => {
     window.__notesPerf.marks.importPicked = performance.now();
-    // The files as they are: their paths are read in the hand-over's slices (at 20,000
-    // files, reading them all here would hold the page for a long task).
-    const files = Array.from(folderInput.files ?? []);
-    const folder = files[0]?.webkitRelativePath.split('/')[0] ?? 'folder';
-    const picked = files.map((file) => ({ file }));
-    folderInput.value = '';
+    // The files as the input holds them: the hand-over copies them and reads their paths in
+    // its slices (at 20,000 files, doing either here would hold the page for a long task),
+    // then clears the input, so that the same folder can be chosen again.
+    const list = folderInput.files;
+    if (!list || list.length === 0) return;
+    const folder = list[0].webkitRelativePath.split('/')[0] || 'folder';
     if (!oneBundle.checked || bundleName.value.trim() === '' || bundleName.dataset.auto === 'true') {
       bundleName.value = folder.toLowerCase().replace(/[^a-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 64) || 'notes';
       bundleName.dataset.auto = 'true';
     }
-    void plan({ files: picked, folder, loose: false });
+    void plan({ files: [], pending: list, drained: () => (folderInput.value = ''), folder, loose: false });
   });
   bundleName.addEventListener('input', () => (bundleName.dataset.auto = 'false'));
   filesInput.addEventListener('change', () => {
