@@ -60,12 +60,12 @@ fn main() {
     }
     let dec = derived::decode(&bytes, &rev.snapshot, &rev.bundles).expect("it decodes");
     let t = Instant::now();
-    let ix = langonrock_core::search::Index::decode(dec.index_bytes().unwrap()).unwrap();
+    let ix = langonrock_core::search::Index::decode(&dec.index_bytes().unwrap()).unwrap();
     let index = ms(t);
     println!(
         "record {} bytes (payload {plen}, index {}), {} concepts, {} terms, {} postings",
         bytes.len(),
-        dec.index_bytes().map_or(0, <[u8]>::len),
+        dec.index_bytes().map_or(0, |b| b.len()),
         dec.concepts(),
         ix.term_count(),
         ix.posting_count()

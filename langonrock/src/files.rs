@@ -155,6 +155,13 @@ impl FileStore {
             fs::create_dir_all(&d).map_err(|e| io_error("cannot create", &d, &e))?;
             for m in missing.iter().rev() {
                 if let Some(parent) = m.parent() {
+                    // A relative data root of one component has the empty path as its
+                    // parent: the working directory.
+                    let parent = if parent.as_os_str().is_empty() {
+                        Path::new(".")
+                    } else {
+                        parent
+                    };
                     sync_dir(parent).map_err(|e| io_error("cannot sync", parent, &e))?;
                 }
             }

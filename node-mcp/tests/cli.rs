@@ -622,3 +622,34 @@ fn search_prints_the_tsv_with_pos_and_stats() {
         "error: no bundle \"ops\" in this tenant: found sales\n",
     );
 }
+
+#[test]
+fn a_relative_data_root_of_one_component_is_made_in_the_working_directory() {
+    // `--data data` where `data` does not exist yet: its parent is the working directory
+    // (it once failed "cannot sync : No such file or directory").
+    let tmp = TempDir::new("relative");
+    use std::io::Write;
+    let mut child = std::process::Command::new(common::bin())
+        .current_dir(tmp.path())
+        .args([
+            "write", "ops", "a.md", "--create", "--data", "data", "--tenant", "acme",
+        ])
+        .env("LANGONROCK_TODAY", "2026-06-01")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn langonrock");
+    if let Some(mut input) = child.stdin.take() {
+        let _ = input.write_all(DOC.as_bytes());
+    }
+    let out = child.wait_with_output().expect("wait for langonrock");
+    let (code, _, err) = text(&out);
+    assert_eq!(code, 0, "{err}");
+    assert!(tmp
+        .path()
+        .join("data")
+        .join("tenants")
+        .join("acme")
+        .is_dir());
+}

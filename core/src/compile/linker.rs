@@ -83,6 +83,11 @@ pub struct Linker {
     wiki_refs: HashMap<String, BTreeSet<Key>>,
     // Public id -> concepts linking to it.
     backlinks: HashMap<String, BTreeSet<Key>>,
+    // Whether the three dependency indexes above (and each entry's `md_keys`, `wiki_keys`
+    // and `link_ids`) are kept. A restored linker starts without them: `apply` then finds
+    // the concepts that depend on a changed name by one pass over the documents, until
+    // `index_dependencies` builds them. The results are the same either way.
+    refs: bool,
     model: Model,
     // Whether an empty linker takes the from-scratch pass (tests turn it off to compare).
     use_full_pass: bool,
@@ -137,6 +142,19 @@ fn wiki_names(target: &str) -> Vec<String> {
     v.sort();
     v.dedup();
     v
+}
+
+/// Whether a wiki link to `target` tries one of `names` (one of [`wiki_names`]'s names),
+/// without building them.
+fn wiki_tries(target: &str, names: &BTreeSet<String>) -> bool {
+    let tries = |t: &str| {
+        names.contains(t)
+            || (!validate::ends_with_md(t)
+                && names
+                    .iter()
+                    .any(|n| n.len() == t.len() + 3 && n.starts_with(t) && n.ends_with(".md")))
+    };
+    tries(target) || (target.chars().any(char::is_whitespace) && tries(&underscore_spaces(target)))
 }
 
 /// Local ids of one bundle's concept paths (sorted), with the ambiguity note of each
@@ -223,6 +241,7 @@ impl Linker {
             md_refs: HashMap::default(),
             wiki_refs: HashMap::default(),
             backlinks: HashMap::default(),
+            refs: true,
             model: Model::default(),
             use_full_pass: true,
         }
@@ -261,6 +280,7 @@ impl Linker {
         self.md_refs.clear();
         self.wiki_refs.clear();
         self.backlinks.clear();
+        self.refs = true;
         let model = full.model();
         let mut concepts = full.concepts.into_iter().peekable();
         // Every document's key, and where to find it by `(bundle, path)`.
@@ -332,11 +352,13 @@ impl Linker {
 
     /// A linker holding `docs` (every document of a tenant as changes that add it, the way
     /// [`Linker::apply`] takes them to an empty linker) whose tenant pass is known to give `model` (a model served from a derived
-    /// record, linked from exactly these documents): the dependency indexes are rebuilt from
-    /// the model's ids and links and the documents' raw links, without resolving any link
-    /// again, and the model's concepts are kept as they are. The result equals a linker that
-    /// applied `docs` to an empty one (a test holds them equal). Fails when the model does
-    /// not fit the documents (then apply them instead).
+    /// record, linked from exactly these documents): the names (local and public ids) are
+    /// taken from the model without resolving any link again, and the model's concepts are
+    /// kept as they are. The dependency indexes are left out until
+    /// [`Linker::index_dependencies`] (a one-shot command applies one or two changes, which
+    /// find their dependents by a pass over the documents instead). The result equals a
+    /// linker that applied `docs` to an empty one (a test holds them equal). Fails when the
+    /// model does not fit the documents (then apply them instead).
     pub fn restore(ambiguity: Ambiguity, docs: Vec<Change>, model: &Model) -> Result<Linker> {
         let mismatch = || Error::Invalid("the model does not fit the documents".into());
         let mut by_place: HashMap<(&str, &str), &Arc<Concept>> = HashMap::default();
@@ -345,6 +367,7 @@ impl Linker {
             by_place.insert((c.bundle.as_str(), c.path.as_str()), c);
         }
         let mut linker = Linker::new(ambiguity);
+        linker.refs = false;
         // By bundle and path; a later change of one key wins, as in `apply` (the changes
         // come sorted and distinct from `TenantState::diff`: the maps are built in bulk).
         let mut bundles: BTreeMap<String, Vec<(String, LinkInput)>> = BTreeMap::new();
@@ -401,11 +424,6 @@ impl Linker {
                     if !Arc::ptr_eq(&c.parsed, p) && c.parsed != *p {
                         return Err(mismatch());
                     }
-                    let (md_keys, wiki_keys) = link_keys(&p.links, |t| match keys.get(t) {
-                        Some(k) => k.clone(),
-                        None => new_key(&bundle, t),
-                    });
-                    linker.register(&key, &md_keys, &wiki_keys, &c.links);
                     linker
                         .local_keys
                         .entry(local.clone())
@@ -417,9 +435,6 @@ impl Linker {
                     entry.local = local;
                     entry.public = c.id.clone();
                     entry.ambiguity_note = note;
-                    entry.md_keys = md_keys;
-                    entry.wiki_keys = wiki_keys;
-                    entry.link_ids = c.links.clone();
                     entry.concept = Some(c.clone());
                     concepts += 1;
                 }
@@ -433,6 +448,95 @@ impl Linker {
         }
         linker.model = model.clone();
         Ok(linker)
+    }
+
+    /// Builds the dependency indexes that [`Linker::restore`] leaves out (a linker that
+    /// keeps serving commits finds a change's dependents faster with them). Nothing it
+    /// answers changes.
+    pub fn index_dependencies(&mut self) {
+        if self.refs {
+            return;
+        }
+        let mut regs = Vec::with_capacity(self.model.concepts.len());
+        for (bundle, list) in &self.docs {
+            for e in list.values() {
+                let (Some(p), Some(c)) = (&e.parsed, &e.concept) else {
+                    continue;
+                };
+                let (md_keys, wiki_keys) = link_keys(&p.links, |t| match list.get(t) {
+                    Some(x) => x.key.clone(),
+                    None => new_key(bundle, t),
+                });
+                regs.push((e.key.clone(), md_keys, wiki_keys, c.links.clone()));
+            }
+        }
+        self.refs = true;
+        for (key, md_keys, wiki_keys, links) in regs {
+            self.register(&key, &md_keys, &wiki_keys, &links);
+            if let Some(e) = self.entry_mut(&key) {
+                e.md_keys = md_keys;
+                e.wiki_keys = wiki_keys;
+                e.link_ids = links;
+            }
+        }
+    }
+
+    /// The concepts whose links can resolve differently when the documents at `paths`
+    /// come or go, the names `names` change holders, or the public ids `ids` change: from
+    /// the dependency indexes, or, without them, by one pass over the documents (the same
+    /// concepts: those whose Markdown links reach one of `paths` in their bundle, whose wiki
+    /// links try one of `names`, or that link to one of `ids`).
+    fn dependents(
+        &self,
+        paths: &[Key],
+        names: &BTreeSet<String>,
+        ids: &HashSet<&str>,
+        out: &mut BTreeSet<Key>,
+    ) {
+        if self.refs {
+            for k in paths {
+                if let Some(set) = self.md_refs.get(k) {
+                    out.extend(set.iter().cloned());
+                }
+            }
+            for name in names {
+                if let Some(set) = self.wiki_refs.get(name) {
+                    out.extend(set.iter().cloned());
+                }
+            }
+            for id in ids {
+                if let Some(set) = self.backlinks.get(*id) {
+                    out.extend(set.iter().cloned());
+                }
+            }
+            return;
+        }
+        if paths.is_empty() && names.is_empty() && ids.is_empty() {
+            return;
+        }
+        for (bundle, list) in &self.docs {
+            let here: Vec<&str> = paths
+                .iter()
+                .filter(|k| k.0 == *bundle)
+                .map(|k| k.1.as_str())
+                .collect();
+            for e in list.values() {
+                let Some(p) = &e.parsed else { continue };
+                let hit = p.links.iter().any(|l| match l {
+                    RawLink::Markdown {
+                        target: Some(t), ..
+                    } => here.contains(&t.as_str()),
+                    RawLink::Markdown { target: None, .. } => false,
+                    RawLink::Wiki { target, .. } => !names.is_empty() && wiki_tries(target, names),
+                }) || e
+                    .concept
+                    .as_ref()
+                    .is_some_and(|c| c.links.iter().any(|l| ids.contains(l.as_str())));
+                if hit {
+                    out.insert(e.key.clone());
+                }
+            }
+        }
     }
 
     /// Every document it holds, as the changes that add it to an empty linker.
@@ -453,6 +557,11 @@ impl Linker {
     /// A canonical dump of everything the linker holds (for tests that compare two).
     #[cfg(test)]
     pub(crate) fn dump(&self) -> String {
+        if !self.refs {
+            let mut indexed = self.clone();
+            indexed.index_dependencies();
+            return indexed.dump();
+        }
         fn sets<K: std::fmt::Debug + Ord>(m: &HashMap<K, BTreeSet<Key>>) -> Vec<String> {
             let mut v: Vec<(&K, &BTreeSet<Key>)> = m.iter().collect();
             v.sort_by(|a, b| a.0.cmp(b.0));
@@ -694,24 +803,12 @@ impl Linker {
         }
 
         // Phase 4: which concepts must resolve their links again.
-        for k in &path_changes {
-            if let Some(set) = self.md_refs.get(k) {
-                to_resolve.extend(set.iter().cloned());
-            }
-        }
-        for name in &names_changed {
-            if let Some(set) = self.wiki_refs.get(name) {
-                to_resolve.extend(set.iter().cloned());
-            }
-        }
-        for old in old_public
+        let old_ids: HashSet<&str> = old_public
             .values()
             .chain(renamed_keys.iter().map(|(_, old)| old))
-        {
-            if let Some(set) = self.backlinks.get(old) {
-                to_resolve.extend(set.iter().cloned());
-            }
-        }
+            .map(String::as_str)
+            .collect();
+        self.dependents(&path_changes, &names_changed, &old_ids, &mut to_resolve);
         to_resolve.extend(renamed_keys.iter().map(|(k, _)| k.clone()));
         to_resolve.retain(|k| self.entry(k).is_some_and(|e| e.parsed.is_some()));
 
@@ -742,11 +839,16 @@ impl Linker {
                 links: links.clone(),
                 diagnostics,
             });
-            self.register(key, &md_keys, &wiki_keys, &links);
+            let refs = self.refs;
+            if refs {
+                self.register(key, &md_keys, &wiki_keys, &links);
+            }
             let e = self.entry_mut(key).expect("retained above");
-            e.md_keys = md_keys;
-            e.wiki_keys = wiki_keys;
-            e.link_ids = links;
+            if refs {
+                e.md_keys = md_keys;
+                e.wiki_keys = wiki_keys;
+                e.link_ids = links;
+            }
             let unchanged = e.concept.as_ref().is_some_and(|c| **c == *concept);
             if !unchanged {
                 if let Some(old) = e.concept.replace(concept.clone()) {

@@ -9,7 +9,11 @@
 //! state, a wrong digest, a malformed payload) decodes to `None`: the engine then compiles
 //! from the sources, so a derived record can never make a read differ or fail.
 //!
-//! The payload is stored compressed (LZ4 block format) when that makes it smaller. The
+//! The payload is stored in sections, each compressed on its own (LZ4 block format) when
+//! that makes it smaller: the bundles and documents, the concepts in chunks of [`CHUNK`],
+//! and the search index. So the chunks decompress and decode on every core (`par::map`),
+//! and the index is decompressed only when it is decoded (beside the model for a host that
+//! serves searches, on the first search otherwise, never by a one-shot command). The
 //! documents' texts are not in it: a store that can hand out its source records in place
 //! (the files stores: they are ranges of a pack) gives them to the engine at open, without a
 //! copy, and a record for another store carries them after the payload. Either way each text
@@ -38,15 +42,17 @@ use std::sync::Arc;
 pub const MAGIC: &[u8; 4] = b"LRDR";
 /// The version of this encoding (not the compiler version, which the header also holds).
 /// 2: the payload may be compressed, and the texts may be left to the store.
-pub const FORMAT: u32 = 2;
+/// 3: the payload is stored in sections compressed one by one (the concepts in chunks of
+/// [`CHUNK`], the index on its own).
+pub const FORMAT: u32 = 3;
 /// The header's length: magic, format, compiler version, recorded snapshot id, state
 /// digest, stored payload digest, stored payload length, payload length, flags.
 pub const HEADER: usize = 4 + 4 + 4 + 32 + 32 + 32 + 8 + 8 + 4;
-/// Flag: the stored payload is LZ4-compressed (block format).
-pub const COMPRESSED: u32 = 1;
 /// Flag: the documents' texts follow the payload (else the store's source records are the
 /// texts).
 pub const TEXTS: u32 = 2;
+/// How many concepts one chunk of the payload holds (the last one holds the rest).
+pub const CHUNK: usize = 2048;
 /// A document entry's flag: the document is a concept (not a navigation document).
 const DOC_CONCEPT: u8 = 1;
 /// A document entry's flag: its text is ASCII (its offset maps need no scan).
@@ -133,11 +139,14 @@ impl W {
 /// `texts`, the documents' texts follow the payload; without, opening asks the store for the
 /// source records (a store that hands them out in place: docs/records.md).
 pub fn encode(s: &Served, recorded: &Digest, index: Option<&[u8]>, texts: bool) -> Vec<u8> {
-    let cap = s.model.concepts.len() * 512 + index.map_or(0, <[u8]>::len) + 64;
-    let mut w = W(Vec::with_capacity(cap));
+    let mut w = W(Vec::with_capacity(s.model.concepts.len() * 96 + 64));
     let mut text_bytes: Vec<&[u8]> = Vec::new();
 
-    // Bundles and documents, by name and path; the position of each concept's document.
+    // The first section: the concept count, the snapshot root, whether an index follows,
+    // then the bundles and documents, by name and path.
+    w.u32(s.model.concepts.len());
+    w.digest(&s.tree.root());
+    w.u8(u8::from(index.is_some()));
     let mut at: rustc_hash::FxHashMap<(&str, &str), (usize, usize)> = Default::default();
     w.u32(s.state.bundles.len());
     for (bi, (name, b)) in s.state.bundles.iter().enumerate() {
@@ -163,72 +172,44 @@ pub fn encode(s: &Served, recorded: &Digest, index: Option<&[u8]>, texts: bool) 
             }
         }
     }
+    let mut sections: Vec<Vec<u8>> = vec![w.0];
 
-    // Concepts in model order, each with its snapshot leaf.
-    w.u32(s.model.concepts.len());
-    for (c, leaf) in s.model.concepts.iter().zip(s.tree.leaves()) {
-        let (bi, di) = at
-            .get(&(c.bundle.as_str(), c.path.as_str()))
-            .copied()
-            .unwrap_or((u32::MAX as usize, 0));
-        w.u32(bi);
-        w.u32(di);
-        w.str(&c.id);
-        w.digest(leaf);
-        let p = &*c.parsed;
-        w.str(&p.kind);
-        w.str(&p.status);
-        w.str(&p.grain);
-        w.str(&p.summary);
-        w.opt(p.summary_source.as_deref());
-        w.opt(p.title.as_deref());
-        w.opt(p.stale_after.as_deref());
-        w.u32(p.sections.len());
-        for sec in &p.sections {
-            w.str(&sec.name);
-            w.u32(sec.start);
-            w.u32(sec.end);
+    // The concepts in model order, each with its snapshot leaf, in chunks of CHUNK.
+    let concepts: Vec<(&Arc<Concept>, &[u8; 32])> =
+        s.model.concepts.iter().zip(s.tree.leaves()).collect();
+    for chunk in concepts.chunks(CHUNK) {
+        let mut w = W(Vec::with_capacity(chunk.len() * 512));
+        for (c, leaf) in chunk {
+            let (bi, di) = at
+                .get(&(c.bundle.as_str(), c.path.as_str()))
+                .copied()
+                .unwrap_or((u32::MAX as usize, 0));
+            encode_concept(&mut w, c, leaf, bi, di);
         }
-        w.u32(p.body_start);
-        w.u32(p.links.len());
-        for l in &p.links {
-            match l {
-                RawLink::Markdown { dest, target } => {
-                    w.u8(0);
-                    w.str(dest);
-                    w.opt(target.as_deref());
-                }
-                RawLink::Wiki { text, target } => {
-                    w.u8(1);
-                    w.str(text);
-                    w.str(target);
-                }
-            }
-        }
-        w.strs(&p.head_diagnostics);
-        w.u8(u8::from(p.stale_after_diagnostic));
-        w.strs(&c.links);
-        w.strs(&c.diagnostics);
+        sections.push(w.0);
     }
-    w.digest(&s.tree.root());
-    match index {
-        None => w.u8(0),
-        Some(ix) => {
-            w.u8(1);
-            w.u64(ix.len() as u64);
-            w.0.extend_from_slice(ix);
-        }
+
+    // Each section compressed on its own when that makes it smaller (in parallel: each
+    // result depends on its section alone).
+    let mut parts: Vec<&[u8]> = sections.iter().map(Vec::as_slice).collect();
+    parts.extend(index);
+    let packed: Vec<Option<Vec<u8>>> = crate::par::map(&parts, |raw| {
+        let p = lz4_flex::block::compress(raw);
+        (p.len() < raw.len()).then_some(p)
+    });
+    let mut stored = Vec::with_capacity(4 + parts.len() * 16);
+    stored.extend_from_slice(&(parts.len() as u32).to_le_bytes());
+    let mut raw_total = 0u64;
+    for (raw, p) in parts.iter().zip(&packed) {
+        raw_total += raw.len() as u64;
+        stored.extend_from_slice(&(raw.len() as u64).to_le_bytes());
+        let len = p.as_ref().map_or(raw.len(), Vec::len);
+        stored.extend_from_slice(&(len as u64).to_le_bytes());
     }
-    let payload = w.0;
-    let packed = lz4_flex::block::compress(&payload);
-    let (stored, mut flags) = if packed.len() < payload.len() {
-        (packed.as_slice(), COMPRESSED)
-    } else {
-        (payload.as_slice(), 0)
-    };
-    if texts {
-        flags |= TEXTS;
+    for (raw, p) in parts.iter().zip(&packed) {
+        stored.extend_from_slice(p.as_deref().unwrap_or(raw));
     }
+    let flags = if texts { TEXTS } else { 0 };
 
     let total: usize = text_bytes.iter().map(|t| t.len()).sum();
     let mut out = Vec::with_capacity(HEADER + stored.len() + total);
@@ -237,15 +218,58 @@ pub fn encode(s: &Served, recorded: &Digest, index: Option<&[u8]>, texts: bool) 
     out.extend_from_slice(&super::COMPILER_VERSION.to_le_bytes());
     out.extend_from_slice(&recorded.0);
     out.extend_from_slice(&served_state(&s.state).0);
-    out.extend_from_slice(&Digest::of(stored).0);
+    out.extend_from_slice(&Digest::of(&stored).0);
     out.extend_from_slice(&(stored.len() as u64).to_le_bytes());
-    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    out.extend_from_slice(&raw_total.to_le_bytes());
     out.extend_from_slice(&flags.to_le_bytes());
-    out.extend_from_slice(stored);
+    out.extend_from_slice(&stored);
     for t in text_bytes {
         out.extend_from_slice(t);
     }
     out
+}
+
+/// One concept of a chunk: the positions of its bundle and document, its id and snapshot
+/// leaf, its parse, its resolved links and its diagnostics.
+fn encode_concept(w: &mut W, c: &Concept, leaf: &[u8; 32], bi: usize, di: usize) {
+    w.u32(bi);
+    w.u32(di);
+    w.str(&c.id);
+    w.digest(leaf);
+    let p = &*c.parsed;
+    w.str(&p.kind);
+    w.str(&p.status);
+    w.str(&p.grain);
+    w.str(&p.summary);
+    w.opt(p.summary_source.as_deref());
+    w.opt(p.title.as_deref());
+    w.opt(p.stale_after.as_deref());
+    w.u32(p.sections.len());
+    for sec in &p.sections {
+        w.str(&sec.name);
+        w.u32(sec.start);
+        w.u32(sec.end);
+    }
+    w.u32(p.body_start);
+    w.u32(p.links.len());
+    for l in &p.links {
+        match l {
+            RawLink::Markdown { dest, target } => {
+                w.u8(0);
+                w.str(dest);
+                w.opt(target.as_deref());
+            }
+            RawLink::Wiki { text, target } => {
+                w.u8(1);
+                w.str(text);
+                w.str(target);
+            }
+        }
+    }
+    w.strs(&p.head_diagnostics);
+    w.u8(u8::from(p.stale_after_diagnostic));
+    w.strs(&c.links);
+    w.strs(&c.diagnostics);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -257,7 +281,8 @@ pub struct Decoded {
     pub(crate) model: Model,
     pub(crate) tree: SnapshotTree,
     pub(crate) state: TenantState,
-    pub(crate) index: Option<Bytes>,
+    /// The index's section, not decompressed yet.
+    pub(crate) index: Option<Packed>,
     /// The index, already decoded ([`Opened::decode_indexed`]).
     pub(crate) built: Option<Box<crate::search::Index>>,
     /// Whether the texts came from the store's source records (not from the record).
@@ -265,14 +290,34 @@ pub struct Decoded {
 }
 
 impl Decoded {
-    /// The encoded search index the record carries, if any.
-    pub fn index_bytes(&self) -> Option<&[u8]> {
-        self.index.as_deref()
+    /// The encoded search index the record carries, if any (decompressed here).
+    pub fn index_bytes(&self) -> Option<Bytes> {
+        self.index.as_ref()?.unpack()
     }
 
     /// The number of concepts.
     pub fn concepts(&self) -> usize {
         self.model.concepts.len()
+    }
+}
+
+/// One section of a derived record's payload as stored: LZ4-compressed when it is shorter
+/// than the section, else the section itself (a range of the record).
+#[derive(Clone, Debug)]
+pub struct Packed {
+    stored: Bytes,
+    raw: usize,
+}
+
+impl Packed {
+    /// The section's bytes: decompressed, or the stored range itself. `None` when they do
+    /// not decompress to exactly the section's length.
+    pub fn unpack(&self) -> Option<Bytes> {
+        if self.stored.len() == self.raw {
+            return Some(self.stored.clone());
+        }
+        let v = lz4_flex::block::decompress(&self.stored, self.raw).ok()?;
+        (v.len() == self.raw).then(|| Bytes::from(v))
     }
 }
 
@@ -344,18 +389,30 @@ impl<'a> R<'a> {
     }
 }
 
-/// A derived record whose header and payload digest check out for a revision, its payload
-/// decompressed: decode it with [`Opened::decode`], first fetching [`Opened::sources`] when
-/// the texts are the store's.
+/// A derived record whose header and payload digest check out for a revision, its first
+/// section decompressed: decode it with [`Opened::decode`], first fetching
+/// [`Opened::sources`] when the texts are the store's.
 #[derive(Clone, Debug)]
 pub struct Opened {
-    payload: Bytes,
+    /// The first section: the concept count, the snapshot root, the index flag, the
+    /// bundles and documents.
+    head: Bytes,
+    /// The concepts' chunks, as stored.
+    chunks: Vec<Packed>,
+    /// How many concepts the record holds.
+    concepts: usize,
+    index: Option<Packed>,
     texts: Option<Bytes>,
 }
 
+/// The length of the first section's fixed start: the concept count, the snapshot root and
+/// the index flag.
+const HEAD_START: usize = 4 + 32 + 1;
+
 /// Checks a derived record against the revision it should serve (the format, the compiler
 /// version, the recorded snapshot id, the source state, the stored payload's digest and
-/// length) and decompresses its payload. `None` when anything does not check out.
+/// length, its table of sections) and decompresses its first section. `None` when anything
+/// does not check out.
 pub fn open(bytes: &Bytes, recorded: &Digest, bundles: &[BundleRef]) -> Option<Opened> {
     let b = bytes.as_slice();
     let mut r = R { b, at: 0 };
@@ -369,25 +426,57 @@ pub fn open(bytes: &Bytes, recorded: &Digest, bundles: &[BundleRef]) -> Option<O
     }
     let digest = r.digest()?;
     let stored_len = usize::try_from(r.u64()?).ok()?;
-    let raw_len = usize::try_from(r.u64()?).ok()?;
+    let raw_len = r.u64()?;
     let flags = r.u32()? as u32;
-    if r.at != HEADER || flags & !(COMPRESSED | TEXTS) != 0 || b.len() - HEADER < stored_len {
+    if r.at != HEADER || flags & !TEXTS != 0 || b.len() - HEADER < stored_len {
         return None;
     }
-    let stored = &b[HEADER..HEADER + stored_len];
-    if Digest::of(stored).0 != digest {
+    let stored = bytes.slice(HEADER..HEADER + stored_len)?;
+    if Digest::of(&stored).0 != digest {
         return None;
     }
-    let payload = if flags & COMPRESSED != 0 {
-        // LZ4 expands at most 255 times: a larger claim is not an LZ4 block of this record.
-        if raw_len > stored_len.saturating_mul(255) {
+    // The table: each section's length and stored length, then the sections.
+    let mut t = R {
+        b: stored.as_slice(),
+        at: 0,
+    };
+    let n = t.count(16)?;
+    let mut sizes = Vec::with_capacity(n);
+    for _ in 0..n {
+        let raw = usize::try_from(t.u64()?).ok()?;
+        let kept = usize::try_from(t.u64()?).ok()?;
+        // LZ4 expands at most 255 times; a stored section is never longer than itself.
+        if kept > raw || raw > kept.saturating_mul(255) {
             return None;
         }
-        let v = lz4_flex::block::decompress(stored, raw_len).ok()?;
-        (v.len() == raw_len).then_some(Bytes::from(v))?
-    } else {
-        (raw_len == stored_len).then(|| bytes.slice(HEADER..HEADER + stored_len))??
-    };
+        sizes.push((raw, kept));
+    }
+    let mut at = t.at;
+    let mut total = 0u64;
+    let mut sections = Vec::with_capacity(n);
+    for (raw, kept) in sizes {
+        let end = at.checked_add(kept)?;
+        sections.push(Packed {
+            stored: stored.slice(at..end)?,
+            raw,
+        });
+        at = end;
+        total += raw as u64;
+    }
+    if at != stored.len() || total != raw_len || sections.is_empty() {
+        return None;
+    }
+    let mut sections = sections.into_iter();
+    let head = sections.next()?.unpack()?;
+    let mut h = R { b: &head, at: 0 };
+    let concepts = h.u32()?;
+    h.digest()?;
+    let indexed = h.flag()?;
+    let mut chunks: Vec<Packed> = sections.collect();
+    let index = if indexed { chunks.pop() } else { None };
+    if chunks.len() != concepts.div_ceil(CHUNK) || indexed != index.is_some() {
+        return None;
+    }
     let texts = if flags & TEXTS != 0 {
         Some(bytes.slice(HEADER + stored_len..b.len())?)
     } else if b.len() != HEADER + stored_len {
@@ -395,7 +484,13 @@ pub fn open(bytes: &Bytes, recorded: &Digest, bundles: &[BundleRef]) -> Option<O
     } else {
         None
     };
-    Some(Opened { payload, texts })
+    Some(Opened {
+        head,
+        chunks,
+        concepts,
+        index,
+        texts,
+    })
 }
 
 impl Opened {
@@ -407,8 +502,8 @@ impl Opened {
             return None;
         }
         let mut r = R {
-            b: &self.payload,
-            at: 0,
+            b: &self.head,
+            at: HEAD_START,
         };
         let nb = r.count(4 + 32 + 8 + 4)?;
         let mut out = Vec::new();
@@ -427,64 +522,39 @@ impl Opened {
         Some(out)
     }
 
-    /// Decodes the payload for the revision with bundle list `bundles`. When the texts are
-    /// the store's, `source` gives each document's source record by hash (as the store
-    /// handed it out, not yet checked: the engine checks a text before it serves it). `None`
-    /// when anything does not decode exactly.
+    /// Decodes the payload for the revision with bundle list `bundles` (the chunks of
+    /// concepts on every core with the `parallel` feature). When the texts are the store's,
+    /// `source` gives each document's source record by hash (as the store handed it out,
+    /// not yet checked: the engine checks a text before it serves it). `None` when anything
+    /// does not decode exactly. The index stays as stored.
     pub fn decode(
         &self,
         bundles: &[BundleRef],
         source: &dyn Fn(&Digest) -> Option<Bytes>,
     ) -> Option<Decoded> {
-        decode_payload(&self.payload, self.texts.as_ref(), bundles, source)
+        decode_payload(self, bundles, source)
     }
 
-    /// [`Opened::decode`], with the search index decoded beside it (on another core with the
-    /// `parallel` feature), for a host whose first request may be a search. The index is
-    /// found from the payload's end before the model is decoded; it is kept only when the
-    /// decoded payload puts it at the same place, so the result is the one `decode` gives.
+    /// [`Opened::decode`], with the search index decompressed and decoded beside it (on
+    /// another core with the `parallel` feature), for a host whose first request may be a
+    /// search. An index that does not decode to one of the model's size is left as
+    /// stored (the first search then builds one).
     pub fn decode_indexed(
         &self,
         bundles: &[BundleRef],
         source: &dyn Fn(&Digest) -> Option<Bytes>,
     ) -> Option<Decoded> {
-        let payload = self.payload.clone();
+        let index = self.index.clone();
         let (decoded, early) = crate::par::beside(
             || self.decode(bundles, source),
-            move || {
-                let at = index_at_end(&payload)?;
-                let ix = crate::search::Index::decode_shared(payload.slice(at..payload.len())?);
-                Some((at, ix.ok()?))
-            },
+            move || crate::search::Index::decode_shared(index?.unpack()?).ok(),
         );
         let mut d = decoded?;
-        if let (Some((at, ix)), Some(real)) = (early, &d.index) {
-            let same = real.len() == self.payload.len() - at && self.index_start(real) == at;
-            if same && ix.len() == d.model.concepts.len() {
-                d.built = Some(Box::new(ix));
-            }
+        if let Some(ix) = early.filter(|ix| ix.len() == d.model.concepts.len()) {
+            d.built = Some(Box::new(ix));
         }
         Some(d)
     }
-
-    /// Where `index` (a slice of this payload) starts in it.
-    fn index_start(&self, index: &Bytes) -> usize {
-        (index.as_slice().as_ptr() as usize).wrapping_sub(self.payload.as_slice().as_ptr() as usize)
-    }
-}
-
-/// Where the encoded search index starts in a decompressed payload that ends with one (a
-/// flag 1, its length as u64, then the index, whose first bytes are its magic), found from
-/// the end without decoding the model; `None` when nothing there looks like one. A guess:
-/// [`Opened::decode_indexed`] keeps it only when the decoded payload agrees.
-fn index_at_end(payload: &[u8]) -> Option<usize> {
-    let len = payload.len();
-    memchr::memmem::rfind_iter(payload, crate::search::Index::MAGIC).find(|&at| {
-        at >= 9
-            && payload[at - 9] == 1
-            && u64::from_le_bytes(payload[at - 8..at].try_into().unwrap_or([0; 8]))
-                == (len - at) as u64
-    })
 }
 
 /// Decodes a derived record that carries its texts, for the revision with `recorded`
@@ -505,16 +575,28 @@ struct DocIn<'a> {
     concept: bool,
 }
 
+/// A concept as its chunk gives it: its bundle's and document's positions, its snapshot
+/// leaf, and the concept itself.
+struct ConceptIn {
+    bi: usize,
+    di: usize,
+    leaf: [u8; 32],
+    concept: Arc<Concept>,
+}
+
 fn decode_payload(
-    payload: &Bytes,
-    texts: Option<&Bytes>,
+    o: &Opened,
     bundles: &[BundleRef],
     source: &dyn Fn(&Digest) -> Option<Bytes>,
 ) -> Option<Decoded> {
-    let mut r = R { b: payload, at: 0 };
+    let texts = o.texts.as_ref();
+    let mut r = R { b: &o.head, at: 0 };
+    let nc = r.u32()?;
+    let root = r.digest()?;
+    r.flag()?;
     let mut t_at = 0usize;
     let nb = r.count(4 + 32 + 8 + 4)?;
-    if nb != bundles.len() {
+    if nb != bundles.len() || nc != o.concepts {
         return None;
     }
     let mut docs: Vec<Vec<DocIn<'_>>> = Vec::with_capacity(nb);
@@ -570,78 +652,72 @@ fn decode_payload(
         names.push(name);
         docs.push(list);
     }
-
-    let nc = r.count(4 + 4 + 4 + 32)?;
-    if nc != want_concepts {
+    if r.at != o.head.len() || nc != want_concepts || texts.is_some_and(|t| t_at != t.len()) {
         return None;
     }
+
+    // The chunks, each decompressed and decoded on its own (on every core with the
+    // `parallel` feature), then joined in order with the checks that span them.
+    let chunks: Vec<(usize, &Packed)> = o
+        .chunks
+        .iter()
+        .enumerate()
+        .map(|(j, p)| (CHUNK.min(nc - j * CHUNK), p))
+        .collect();
+    let decoded = crate::par::map(&chunks, |(n, p)| decode_chunk(p, *n, &docs, &names));
     let mut concepts: Vec<Arc<Concept>> = Vec::with_capacity(nc);
     let mut leaves: Vec<[u8; 32]> = Vec::with_capacity(nc);
     let mut by_id: rustc_hash::FxHashMap<String, usize> = Default::default();
     by_id.reserve(nc);
-    let mut prev: Option<(usize, &str)> = None;
-    for i in 0..nc {
-        let bi = r.u32()?;
-        let di = r.u32()?;
-        let id = r.str()?;
-        if prev.is_some_and(|p| p >= (bi, id)) {
-            return None;
+    let mut prev_bundle = 0usize;
+    for chunk in decoded {
+        for c in chunk? {
+            if concepts
+                .last()
+                .is_some_and(|p| (prev_bundle, p.id.as_str()) >= (c.bi, c.concept.id.as_str()))
+            {
+                return None;
+            }
+            prev_bundle = c.bi;
+            let doc = &mut docs[c.bi][c.di];
+            if doc.parsed.is_some() {
+                return None;
+            }
+            doc.parsed = Some(c.concept.parsed.clone());
+            by_id.insert(c.concept.id.clone(), concepts.len());
+            leaves.push(c.leaf);
+            concepts.push(c.concept);
         }
-        prev = Some((bi, id));
-        leaves.push(r.digest()?);
-        let doc = docs.get_mut(bi)?.get_mut(di)?;
-        if !doc.concept || doc.parsed.is_some() {
-            return None;
-        }
-        let parsed = Arc::new(decode_parsed(&mut r, &doc.text, doc.ascii)?);
-        doc.parsed = Some(parsed.clone());
-        let links = r.strs()?;
-        let diagnostics = r.strs()?;
-        by_id.insert(id.to_string(), i);
-        concepts.push(Arc::new(Concept {
-            id: id.to_string(),
-            bundle: names[bi].to_string(),
-            path: doc.path.to_string(),
-            text: doc.text.clone(),
-            parsed,
-            links,
-            diagnostics,
-        }));
     }
-    let root = r.digest()?;
-    let index: Option<Bytes> = if r.flag()? {
-        let n = usize::try_from(r.u64()?).ok()?;
-        let start = r.at;
-        r.take(n)?;
-        Some(payload.slice(start..start + n)?)
-    } else {
-        None
-    };
-    if r.at != payload.len() || texts.is_some_and(|t| t_at != t.len()) {
+    if concepts.len() != nc {
         return None;
     }
 
+    // The bundles' states, each on its own (in parallel as above).
+    let lists: Vec<(&BundleRef, &Vec<DocIn<'_>>)> = bundles.iter().zip(&docs).collect();
+    let states = crate::par::map(&lists, |(b, list)| {
+        let docs: BTreeMap<String, Doc> = list
+            .iter()
+            .map(|d| {
+                (
+                    d.path.to_string(),
+                    Doc {
+                        hash: d.hash,
+                        text: d.text.clone(),
+                        parsed: d.parsed.clone(),
+                    },
+                )
+            })
+            .collect();
+        Arc::new(BundleState {
+            docs,
+            record: b.record,
+            concepts: b.concepts,
+        })
+    });
     let mut state = TenantState::default();
-    for ((b, name), list) in bundles.iter().zip(&names).zip(docs) {
-        let mut map = BTreeMap::new();
-        for d in list {
-            map.insert(
-                d.path.to_string(),
-                Doc {
-                    hash: d.hash,
-                    text: d.text,
-                    parsed: d.parsed,
-                },
-            );
-        }
-        state.bundles.insert(
-            (*name).to_string(),
-            Arc::new(BundleState {
-                docs: map,
-                record: b.record,
-                concepts: b.concepts,
-            }),
-        );
+    for (name, b) in names.iter().zip(states) {
+        state.bundles.insert((*name).to_string(), b);
     }
     let model = Model {
         bundles: names.iter().map(|n| n.to_string()).collect(),
@@ -656,10 +732,51 @@ fn decode_payload(
         model,
         tree,
         state,
-        index,
+        index: o.index.clone(),
         built: None,
         external: texts.is_none(),
     })
+}
+
+/// The `n` concepts of one chunk, each checked against the document it names (a concept,
+/// in range); `None` when the chunk does not decode to exactly them.
+fn decode_chunk(
+    p: &Packed,
+    n: usize,
+    docs: &[Vec<DocIn<'_>>],
+    names: &[&str],
+) -> Option<Vec<ConceptIn>> {
+    let bytes = p.unpack()?;
+    let mut r = R { b: &bytes, at: 0 };
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let bi = r.u32()?;
+        let di = r.u32()?;
+        let id = r.string()?;
+        let leaf = r.digest()?;
+        let doc = docs.get(bi)?.get(di)?;
+        if !doc.concept {
+            return None;
+        }
+        let parsed = Arc::new(decode_parsed(&mut r, &doc.text, doc.ascii)?);
+        let links = r.strs()?;
+        let diagnostics = r.strs()?;
+        out.push(ConceptIn {
+            bi,
+            di,
+            leaf,
+            concept: Arc::new(Concept {
+                id,
+                bundle: names[bi].to_string(),
+                path: doc.path.to_string(),
+                text: doc.text.clone(),
+                parsed,
+                links,
+                diagnostics,
+            }),
+        });
+    }
+    (r.at == bytes.len()).then_some(out)
 }
 
 fn decode_parsed(r: &mut R<'_>, text: &Text, ascii: bool) -> Option<ParsedDoc> {

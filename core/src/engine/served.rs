@@ -88,15 +88,16 @@ impl TextCheck {
 #[derive(Debug)]
 pub(super) enum IndexSlot {
     None,
-    /// The bytes of [`crate::search::Index::encode`], from a derived record.
-    Encoded(crate::bytes::Bytes),
+    /// The bytes of [`crate::search::Index::encode`], from a derived record (its section as
+    /// stored: decompressed when decoded).
+    Encoded(derived::Packed),
     Built(Box<crate::search::Index>),
     /// The encoded index of an older model (`base`, the state a derived record was decoded
     /// into), not decoded yet: decoded and updated to this state's model when a search or
     /// a derived record first needs it. A commit or refresh after a derived open then costs
     /// no index work, so a one-shot writer never decodes the index (docs/search.md §8).
     Behind {
-        bytes: crate::bytes::Bytes,
+        bytes: derived::Packed,
         base: Model,
     },
 }
@@ -109,17 +110,19 @@ impl IndexSlot {
         match std::mem::replace(self, IndexSlot::None) {
             IndexSlot::None => None,
             IndexSlot::Built(ix) => Some(*ix),
-            IndexSlot::Encoded(b) => crate::search::Index::decode_shared(b)
+            IndexSlot::Encoded(b) => crate::search::Index::decode_shared(b.unpack()?)
                 .ok()
                 .filter(|ix| ix.len() == model.concepts.len()),
-            IndexSlot::Behind { bytes, base } => crate::search::Index::decode_shared(bytes)
-                .ok()
-                .filter(|ix| ix.len() == base.concepts.len())
-                .map(|mut ix| {
-                    let today = ix.today().to_string();
-                    ix.update(&base, model, &today);
-                    ix
-                }),
+            IndexSlot::Behind { bytes, base } => {
+                crate::search::Index::decode_shared(bytes.unpack()?)
+                    .ok()
+                    .filter(|ix| ix.len() == base.concepts.len())
+                    .map(|mut ix| {
+                        let today = ix.today().to_string();
+                        ix.update(&base, model, &today);
+                        ix
+                    })
+            }
         }
     }
 
@@ -418,10 +421,14 @@ impl Served {
                     *slot = IndexSlot::Built(Box::new(ix));
                 }
             }
-            match &*slot {
-                IndexSlot::Encoded(b) => b.clone(),
-                IndexSlot::Built(ix) => ix.encode().into(),
-                IndexSlot::None | IndexSlot::Behind { .. } => {
+            let encoded = match &*slot {
+                IndexSlot::Encoded(b) => b.unpack(),
+                IndexSlot::Built(ix) => Some(ix.encode().into()),
+                IndexSlot::None | IndexSlot::Behind { .. } => None,
+            };
+            match encoded {
+                Some(bytes) => bytes,
+                None => {
                     self.check_all_texts().ok()?;
                     let ix = crate::search::Index::build(&self.model, today);
                     let bytes: crate::bytes::Bytes = ix.encode().into();

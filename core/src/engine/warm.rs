@@ -12,8 +12,8 @@ use super::step::{Op, Progress};
 use super::Engine;
 
 impl Engine {
-    /// Checks the served texts and builds the incremental linker, exactly as the first
-    /// commit after a derived-record open would (see `advance`), and decodes the posting
+    /// Checks the served texts and builds the incremental linker as the first commit after
+    /// a derived-record open would (see `advance`), with its dependency indexes, and decodes the posting
     /// lists of a search index the derived record left encoded, which the first update of
     /// the index would (`Served::materialize_index`). Returns whether it did anything:
     /// false when both are ready already, or when a served text fails its check (that
@@ -27,9 +27,12 @@ impl Engine {
         if served.check_all_texts().is_err() {
             return false;
         }
-        let Ok(linker) = super::linker_of(&served) else {
+        let Ok(mut linker) = super::linker_of(&served) else {
             return false;
         };
+        // A host that stays open keeps committing: its linker keeps the dependency indexes
+        // (a one-shot command's first commit leaves them out, crate::compile::Linker).
+        linker.index_dependencies();
         self.linker = linker;
         self.linker_ready = true;
         true

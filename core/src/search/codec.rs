@@ -68,9 +68,6 @@ fn put_list(out: &mut Vec<u8>, list: &[(u32, u32)]) {
 }
 
 impl Index {
-    /// The first bytes of every encoded index (the derived record finds it by them).
-    pub(crate) const MAGIC: &'static [u8; 4] = MAGIC;
-
     /// The canonical bytes of the index: equal for equal indexed content, whatever
     /// sequence of builds and updates produced it. The layout is in docs/search.md.
     pub fn encode(&self) -> Vec<u8> {

@@ -173,9 +173,24 @@ fn every_check_rejects() {
     assert!(decode(&b, &recorded, &bundles).is_some());
     b[HEADER + payload_len] = 0xFF;
     assert!(decode(&b, &recorded, &bundles).is_some());
-    // The payload is compressed, and the record says so; unknown flags are refused.
+    // The texts follow, and the record says so; unknown flags are refused (format 2's
+    // "compressed" bit among them).
     let flags = u32::from_le_bytes(bytes[124..128].try_into().unwrap());
-    assert_eq!(flags, COMPRESSED | TEXTS);
+    assert_eq!(flags, TEXTS);
+    let mut b = bytes.clone();
+    b[124] |= 1;
+    assert!(decode(&b, &recorded, &bundles).is_none());
+    // The table: the first section (bundles and documents), one chunk of concepts, the
+    // index; each section's stored length at most its length.
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+    assert_eq!(
+        u32::from_le_bytes(bytes[HEADER..HEADER + 4].try_into().unwrap()),
+        3
+    );
+    for i in 0..3 {
+        let (raw, kept) = (word(HEADER + 4 + i * 16), word(HEADER + 12 + i * 16));
+        assert!(kept <= raw && kept > 0, "section {i}: {kept} of {raw}");
+    }
     let mut b = bytes.clone();
     b[124] |= 8;
     assert!(decode(&b, &recorded, &bundles).is_none());
@@ -195,6 +210,25 @@ fn every_check_rejects() {
     forged[108..116].copy_from_slice(&(payload.len() as u64).to_le_bytes());
     forged.extend_from_slice(payload);
     assert!(decode(&forged, &recorded, &bundles).is_none());
+    // So is a table that does not fit its sections, with its correct digest: a section
+    // longer than LZ4 can expand, sections that end before the payload does, none at all.
+    let stored = &bytes[HEADER..HEADER + payload_len];
+    let mut long = stored.to_vec();
+    long[4..12].copy_from_slice(&(word(HEADER + 12) * 256).to_le_bytes());
+    let mut short = stored.to_vec();
+    short.push(0);
+    for (what, payload) in [
+        ("a section longer than LZ4 expands", long),
+        ("a byte after the sections", short),
+        ("no sections", vec![0, 0, 0, 0]),
+    ] {
+        let mut forged = bytes[..HEADER].to_vec();
+        forged[76..108].copy_from_slice(&Digest::of(&payload).0);
+        forged[108..116].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+        forged.extend_from_slice(&payload);
+        forged.extend_from_slice(&bytes[HEADER + payload_len..]);
+        assert!(decode(&forged, &recorded, &bundles).is_none(), "{what}");
+    }
 }
 
 #[test]
@@ -240,8 +274,7 @@ fn a_searching_host_gets_the_index_decoded_at_open_and_the_same_answers() {
         d.search("acme", "orders customers", &opts, TODAY).unwrap(),
         want
     );
-    // A record without an index decodes with none, and the guess taken from the payload's
-    // end is kept only where the decoded payload puts the index.
+    // A record without an index decodes with none.
     let recorded = s.recorded.unwrap();
     let bundles: Vec<BundleRef> = s
         .state
@@ -259,7 +292,7 @@ fn a_searching_host_gets_the_index_decoded_at_open_and_the_same_answers() {
     assert!(decoded.built.is_none() && decoded.index.is_none());
     let opened = super::open(&crate::bytes::Bytes::from(bytes), &recorded, &bundles).unwrap();
     let decoded = opened.decode_indexed(&bundles, &|_| None).unwrap();
-    let (plain, built) = (decoded.index.clone().unwrap(), decoded.built.unwrap());
+    let (plain, built) = (decoded.index_bytes().unwrap(), decoded.built.unwrap());
     assert_eq!(built.encode(), plain.as_slice());
 }
 
