@@ -3,7 +3,7 @@
 fn main() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    huge_pages(args.first().is_none_or(|a| a != "serve"));
+    huge_pages();
     if args.first().is_some_and(|a| a == "mcp") {
         std::process::exit(langonrock_node_mcp::cli::mcp_main(args));
     }
@@ -33,18 +33,15 @@ fn main() {
 /// process runs itself again once with it set (`exec`, same pid, arguments and streams).
 /// `LANGONROCK_HUGE_PAGES=0` keeps the process as it is; so does any failure.
 ///
-/// With `one_arena` (every command but `serve`) the allocator also keeps one arena for all
-/// threads (`glibc.malloc.arena_max=1`): the threads that decode a derived record's chunks
-/// at open would otherwise each get an arena of their own, which glibc does not back with
-/// huge pages (4 KiB faults again: 12,700 instead of 3,200 for a one-line `write` at 20,000
-/// concepts, docs/benchmarks.md). `serve` keeps an arena per thread for its concurrent
-/// requests.
+/// The allocator keeps its default of an arena per thread. One arena for all threads
+/// (`glibc.malloc.arena_max=1`, so that the threads decoding a derived record's chunks get
+/// huge pages too) was measured and dropped: on an idle machine at 20,000 concepts it made
+/// the whole-process `compile` 454 -> 595 ms, `import` 1.28 -> 1.54 s, the cold first search
+/// 128 -> 155 ms and a one-line `write` no faster (docs/benchmarks.md).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn huge_pages(one_arena: bool) {
+fn huge_pages() {
     use std::os::unix::process::CommandExt;
     const HUGE: &str = "glibc.malloc.hugetlb=1";
-    const ONE_ARENA: &str = "glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1";
-    let tunable = if one_arena { ONE_ARENA } else { HUGE };
     let tunables = std::env::var("GLIBC_TUNABLES").unwrap_or_default();
     if std::env::var_os("LANGONROCK_HUGE_PAGES").is_some_and(|v| v == "0")
         || tunables
@@ -57,9 +54,9 @@ fn huge_pages(one_arena: bool) {
         return;
     };
     let value = if tunables.is_empty() {
-        tunable.to_string()
+        HUGE.to_string()
     } else {
-        format!("{tunables}:{tunable}")
+        format!("{tunables}:{HUGE}")
     };
     // `exec` returns only when it failed; then the process goes on as it is.
     let _ = std::process::Command::new(exe)
