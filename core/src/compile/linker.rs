@@ -88,6 +88,11 @@ pub struct Linker {
     // the concepts that depend on a changed name by one pass over the documents, until
     // `index_dependencies` builds them. The results are the same either way.
     refs: bool,
+    // Whether an `apply` without the dependency indexes has taken the pass over the
+    // documents. The next `apply` builds the indexes first: a one-shot command (one commit)
+    // never pays for them, and a host that keeps committing pays one pass, then the build
+    // once, instead of a pass on every commit that adds, removes or renames a document.
+    passed: bool,
     model: Model,
     // Whether an empty linker takes the from-scratch pass (tests turn it off to compare).
     use_full_pass: bool,
@@ -242,6 +247,7 @@ impl Linker {
             wiki_refs: HashMap::default(),
             backlinks: HashMap::default(),
             refs: true,
+            passed: false,
             model: Model::default(),
             use_full_pass: true,
         }
@@ -481,6 +487,12 @@ impl Linker {
         }
     }
 
+    /// Whether the dependency indexes are kept (for tests).
+    #[cfg(test)]
+    pub(crate) fn has_dependency_indexes(&self) -> bool {
+        self.refs
+    }
+
     /// The concepts whose links can resolve differently when the documents at `paths`
     /// come or go, the names `names` change holders, or the public ids `ids` change: from
     /// the dependency indexes, or, without them, by one pass over the documents (the same
@@ -629,6 +641,9 @@ impl Linker {
     pub fn apply(&mut self, changes: Vec<Change>) -> Result<LinkDelta> {
         if self.docs.is_empty() && self.use_full_pass {
             return self.apply_to_empty(changes);
+        }
+        if self.passed {
+            self.index_dependencies();
         }
         // Deduplicate by key, keeping the last change.
         let mut by_bundle: BTreeMap<String, BTreeMap<String, Option<LinkInput>>> = BTreeMap::new();
@@ -809,6 +824,11 @@ impl Linker {
             .map(String::as_str)
             .collect();
         self.dependents(&path_changes, &names_changed, &old_ids, &mut to_resolve);
+        if !self.refs
+            && !(path_changes.is_empty() && names_changed.is_empty() && old_ids.is_empty())
+        {
+            self.passed = true;
+        }
         to_resolve.extend(renamed_keys.iter().map(|(k, _)| k.clone()));
         to_resolve.retain(|k| self.entry(k).is_some_and(|e| e.parsed.is_some()));
 

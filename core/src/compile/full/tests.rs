@@ -266,3 +266,54 @@ fn restore_refuses_a_model_of_other_documents() {
     }
     assert!(Linker::restore(Ambiguity::Serve, other, full.model()).is_err());
 }
+
+/// A restored linker finds the first added document's dependents by a pass over the
+/// documents and builds its dependency indexes before the next change (docs/compile.md
+/// §11 rule 3), so a host that keeps committing stops paying a pass per commit; a one-shot
+/// command's single commit never builds them. Both go on as the full pass does.
+#[test]
+fn a_restored_linker_indexes_its_dependencies_at_its_second_commit() {
+    let docs: Vec<Change> = okf_sample_docs()
+        .into_iter()
+        .map(|d| {
+            let parsed = (!crate::validate::is_navigation(&d.path))
+                .then(|| Arc::new(parse_document(&d.path, &d.text, 120)));
+            Change {
+                bundle: d.bundle.clone(),
+                path: d.path.clone(),
+                doc: Some((d, parsed)),
+            }
+        })
+        .collect();
+    let bundle = docs[0].bundle.clone();
+    let mut full = Linker::new(Ambiguity::Serve);
+    full.apply(docs).unwrap();
+    let mut restored = Linker::restore(Ambiguity::Serve, full.held(), full.model()).unwrap();
+    assert!(!restored.has_dependency_indexes());
+    let add = |n: usize| {
+        let path = format!("added-{n}.md");
+        let text = format!(
+            "---\ntype: note\ntitle: Added {n}\n---\nSee [[added-{}]].\n",
+            n + 1
+        );
+        let parsed = Arc::new(parse_document(&path, &text, 120));
+        let d = SourceDoc::new(bundle.clone(), path.clone(), Arc::from(text.as_str()));
+        vec![Change {
+            bundle: bundle.clone(),
+            path,
+            doc: Some((d, Some(parsed))),
+        }]
+    };
+    for (n, indexed) in [(1, false), (2, true), (3, true)] {
+        let a = full.apply(add(n)).unwrap();
+        let b = restored.apply(add(n)).unwrap();
+        assert_eq!(delta_text(&a), delta_text(&b));
+        assert_eq!(full.model(), restored.model());
+        assert_eq!(
+            restored.has_dependency_indexes(),
+            indexed,
+            "after commit {n}"
+        );
+    }
+    assert_eq!(full.dump(), restored.dump());
+}
