@@ -824,9 +824,8 @@ impl Linker {
             .map(String::as_str)
             .collect();
         self.dependents(&path_changes, &names_changed, &old_ids, &mut to_resolve);
-        if !self.refs
-            && !(path_changes.is_empty() && names_changed.is_empty() && old_ids.is_empty())
-        {
+        let searched = !(path_changes.is_empty() && names_changed.is_empty() && old_ids.is_empty());
+        if searched && !self.refs {
             self.passed = true;
         }
         to_resolve.extend(renamed_keys.iter().map(|(k, _)| k.clone()));
