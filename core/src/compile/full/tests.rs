@@ -62,6 +62,22 @@ fn delta_text(d: &LinkDelta) -> String {
     )
 }
 
+/// The okf-samples documents as changes that add them, each parsed as a commit parses it.
+fn okf_sample_changes() -> Vec<Change> {
+    okf_sample_docs()
+        .into_iter()
+        .map(|d| {
+            let parsed = (!crate::validate::is_navigation(&d.path))
+                .then(|| Arc::new(parse_document(&d.path, &d.text, 120)));
+            Change {
+                bundle: d.bundle.clone(),
+                path: d.path.clone(),
+                doc: Some((d, parsed)),
+            }
+        })
+        .collect()
+}
+
 /// Applies `first` to an empty linker both ways, then `then` to both; compares results,
 /// models and deltas, and the model with [`link`].
 fn compare(ambiguity: Ambiguity, first: Vec<Change>, then: Vec<Vec<Change>>) {
@@ -117,18 +133,7 @@ fn compare(ambiguity: Ambiguity, first: Vec<Change>, then: Vec<Vec<Change>>) {
 
 #[test]
 fn okf_samples_full_equals_incremental() {
-    let changes: Vec<Change> = okf_sample_docs()
-        .into_iter()
-        .map(|d| {
-            let parsed = (!crate::validate::is_navigation(&d.path))
-                .then(|| Arc::new(parse_document(&d.path, &d.text, 120)));
-            Change {
-                bundle: d.bundle.clone(),
-                path: d.path.clone(),
-                doc: Some((d, parsed)),
-            }
-        })
-        .collect();
+    let changes: Vec<Change> = okf_sample_changes();
     // Then remove a third of them, one commit.
     let removals: Vec<Change> = changes
         .iter()
@@ -233,18 +238,7 @@ fn a_change_keyed_apart_from_its_document_links_the_same_both_ways() {
 
 #[test]
 fn restore_refuses_a_model_of_other_documents() {
-    let docs: Vec<Change> = okf_sample_docs()
-        .into_iter()
-        .map(|d| {
-            let parsed = (!crate::validate::is_navigation(&d.path))
-                .then(|| Arc::new(parse_document(&d.path, &d.text, 120)));
-            Change {
-                bundle: d.bundle.clone(),
-                path: d.path.clone(),
-                doc: Some((d, parsed)),
-            }
-        })
-        .collect();
+    let docs: Vec<Change> = okf_sample_changes();
     let mut full = Linker::new(Ambiguity::Serve);
     full.apply(docs).unwrap();
     let held = full.held();
@@ -273,18 +267,7 @@ fn restore_refuses_a_model_of_other_documents() {
 /// command's single commit never builds them. Both go on as the full pass does.
 #[test]
 fn a_restored_linker_indexes_its_dependencies_at_its_second_commit() {
-    let docs: Vec<Change> = okf_sample_docs()
-        .into_iter()
-        .map(|d| {
-            let parsed = (!crate::validate::is_navigation(&d.path))
-                .then(|| Arc::new(parse_document(&d.path, &d.text, 120)));
-            Change {
-                bundle: d.bundle.clone(),
-                path: d.path.clone(),
-                doc: Some((d, parsed)),
-            }
-        })
-        .collect();
+    let docs: Vec<Change> = okf_sample_changes();
     let bundle = docs[0].bundle.clone();
     let mut full = Linker::new(Ambiguity::Serve);
     full.apply(docs).unwrap();
