@@ -9,7 +9,7 @@
 //! without descending into names for which [`hidden`] holds (it reports those names
 //! themselves, so a refusal can say why), then reads the planned files.
 
-use crate::compile::check_names;
+use crate::compile::check_validated_names;
 use crate::error::{Error, Result};
 use crate::validate;
 
@@ -287,7 +287,8 @@ pub fn plan(entries: &[Entry<'_>], opts: &Options<'_>) -> Result<Plan> {
         });
     }
     documents.sort_by(|a, b| (&a.bundle, &a.path).cmp(&(&b.bundle, &b.path)));
-    check_names(
+    // Every path came out of `document_path` above.
+    check_validated_names(
         documents
             .iter()
             .map(|d| (d.bundle.as_str(), d.path.as_str())),
