@@ -506,9 +506,14 @@ fn split_by_text(concepts: &[Arc<Concept>], parts: usize) -> Vec<std::ops::Range
 struct Fill<'a> {
     lo: u32,
     width: u32,
-    /// The next free index in `out` by list, from `lo`.
+    /// The next free index in `out` by list, from `lo`, and a last entry that stays 0 (for
+    /// the postings of other ranges).
     cur: &'a mut [u32],
+    /// Not empty.
     out: &'a mut [Posting],
+    /// Where the postings of other ranges go: selecting it is cheaper than a branch, which
+    /// the lists' order makes unpredictable.
+    trash: Posting,
     /// The slot of the next document.
     slot: u32,
 }
@@ -536,19 +541,86 @@ impl Fill<'_> {
                     u32::from(tf)
                 };
                 let r = key(k).wrapping_sub(self.lo);
-                if r < self.width {
-                    let at = &mut self.cur[r as usize];
-                    self.out[*at as usize] = Posting {
-                        slot: self.slot,
-                        tf,
-                    };
-                    *at += 1;
-                }
+                let mine = r < self.width;
+                let r = if mine { r } else { self.width } as usize;
+                let at = self.cur[r];
+                let here = &mut self.out[at as usize];
+                let dst = if mine { here } else { &mut self.trash };
+                *dst = Posting {
+                    slot: self.slot,
+                    tf,
+                };
+                self.cur[r] += u32::from(mine);
             }
             self.slot += 1;
             start = end;
         }
     }
+}
+
+/// Turns forward postings (document-major, each document's end in `ends`) into CSR
+/// lists sorted by slot, given `n_f` by unit (`df`): `first`'s documents, keyed by the
+/// index's list keys, then each of `rest` in order, whose keys map through its third
+/// vector. The lists are cut into ranges of about equal postings, each filled on its own
+/// (on every core with the `parallel` feature) from every document.
+fn scatter(
+    df: &[[u32; FIELDS]],
+    first: &(Forward, Vec<u32>),
+    rest: &[(Forward, Vec<u32>, Vec<u32>)],
+) -> (Vec<u32>, Vec<Posting>) {
+    let lists = df.len() * FIELDS;
+    let mut off = Vec::with_capacity(lists + 1);
+    let mut acc = 0u32;
+    off.push(0);
+    for d in df {
+        for &n in d {
+            acc += n;
+            off.push(acc);
+        }
+    }
+    let mut base = vec![Posting::default(); acc as usize];
+    let chunks = if rest.is_empty() {
+        1
+    } else {
+        crate::par::threads()
+    };
+    // List boundaries of the chunks, by postings.
+    let mut bounds = vec![0usize];
+    for i in 1..chunks {
+        let want = (acc as u64 * i as u64 / chunks as u64) as u32;
+        let k = off.partition_point(|&o| o < want).min(lists);
+        bounds.push(k.max(*bounds.last().unwrap_or(&0)));
+    }
+    bounds.push(lists);
+    let mut jobs: Vec<(usize, usize, &mut [Posting])> = Vec::with_capacity(chunks);
+    let mut tail: &mut [Posting] = &mut base;
+    for w in bounds.windows(2) {
+        let (lo, hi) = (w[0], w[1]);
+        let (chunk, more) = tail.split_at_mut((off[hi] - off[lo]) as usize);
+        jobs.push((lo, hi, chunk));
+        tail = more;
+    }
+    crate::par::for_each_mut(&mut jobs, |(lo, hi, chunk)| {
+        let (lo, hi) = (*lo, *hi);
+        if chunk.is_empty() {
+            return;
+        }
+        let mut cur: Vec<u32> = off[lo..=hi].iter().map(|&o| o - off[lo]).collect();
+        cur[hi - lo] = 0;
+        let mut fill = Fill {
+            lo: lo as u32,
+            width: (hi - lo) as u32,
+            cur: &mut cur,
+            out: chunk,
+            trash: Posting::default(),
+            slot: 0,
+        };
+        fill.part(&first.0, &first.1, |k| k);
+        for (fwd, ends, keys) in rest {
+            fill.part(fwd, ends, |k| keys[k as usize]);
+        }
+    });
+    (off, base)
 }
 
 /// The search index of one tenant for one `today` (docs/search.md).
@@ -643,27 +715,36 @@ impl Index {
         ix.vocab = first.units.vocab;
         ix.pairs = first.units.pairs;
         ix.df = first.units.df;
+        let mut docs: Vec<Vec<Counted>> = vec![first.docs];
         let mut rest: Vec<(Forward, Vec<u32>, Vec<u32>)> = Vec::with_capacity(parts.len());
-        let mut at = ranges[0].end;
-        for (c, d) in model.concepts[..at].iter().zip(first.docs) {
-            ix.push_counted(c, d);
-        }
-        for (part, r) in parts.into_iter().zip(&ranges[1..]) {
+        for part in parts {
             let map = ix.absorb(&part.units);
-            for (c, mut d) in model.concepts[at..r.end].iter().zip(part.docs) {
+            let mut counted = part.docs;
+            for d in &mut counted {
                 for t in d.names.iter_mut() {
                     *t = map[*t as usize];
                 }
-                ix.push_counted(c, d);
             }
-            at = r.end;
+            docs.push(counted);
             let keys = (0..part.units.df.len() * FIELDS)
                 .map(|k| map[k / FIELDS] * FIELDS as u32 + (k % FIELDS) as u32)
                 .collect();
             rest.push((part.fwd, part.ends, keys));
         }
-        let (off, base) = ix.scatter(&(first.fwd, first.ends), &rest);
+        // The documents' slots, ids and name sequences beside the posting lists, which
+        // need only the `n_f`.
+        let df = std::mem::take(&mut ix.df);
+        let first = (first.fwd, first.ends);
+        let ((), (off, base)) = crate::par::beside(
+            || {
+                for (c, d) in model.concepts.iter().zip(docs.into_iter().flatten()) {
+                    ix.push_counted(c, d);
+                }
+            },
+            || scatter(&df, &first, &rest),
+        );
         drop(rest);
+        ix.df = df;
         ix.live_postings = base.len();
         ix.base_off = off;
         ix.base = base;
@@ -708,66 +789,6 @@ impl Index {
             map.push(g);
         }
         map
-    }
-
-    /// Turns forward postings (document-major, each document's end in `ends`) into CSR
-    /// lists sorted by slot: `first`'s documents, keyed by this index's list keys, then each
-    /// of `rest` in order, whose keys map through its third vector. The lists are cut into
-    /// ranges of about equal postings, each filled on its own (on every core with the
-    /// `parallel` feature) from every document.
-    fn scatter(
-        &self,
-        first: &(Forward, Vec<u32>),
-        rest: &[(Forward, Vec<u32>, Vec<u32>)],
-    ) -> (Vec<u32>, Vec<Posting>) {
-        let lists = self.df.len() * FIELDS;
-        let mut off = Vec::with_capacity(lists + 1);
-        let mut acc = 0u32;
-        off.push(0);
-        for d in &self.df {
-            for &n in d {
-                acc += n;
-                off.push(acc);
-            }
-        }
-        let mut base = vec![Posting::default(); acc as usize];
-        let chunks = if rest.is_empty() {
-            1
-        } else {
-            crate::par::threads()
-        };
-        // List boundaries of the chunks, by postings.
-        let mut bounds = vec![0usize];
-        for i in 1..chunks {
-            let want = (acc as u64 * i as u64 / chunks as u64) as u32;
-            let k = off.partition_point(|&o| o < want).min(lists);
-            bounds.push(k.max(*bounds.last().unwrap_or(&0)));
-        }
-        bounds.push(lists);
-        let mut jobs: Vec<(usize, usize, &mut [Posting])> = Vec::with_capacity(chunks);
-        let mut tail: &mut [Posting] = &mut base;
-        for w in bounds.windows(2) {
-            let (lo, hi) = (w[0], w[1]);
-            let (chunk, more) = tail.split_at_mut((off[hi] - off[lo]) as usize);
-            jobs.push((lo, hi, chunk));
-            tail = more;
-        }
-        crate::par::for_each_mut(&mut jobs, |(lo, hi, chunk)| {
-            let (lo, hi) = (*lo, *hi);
-            let mut cur: Vec<u32> = off[lo..hi].iter().map(|&o| o - off[lo]).collect();
-            let mut fill = Fill {
-                lo: lo as u32,
-                width: (hi - lo) as u32,
-                cur: &mut cur,
-                out: chunk,
-                slot: 0,
-            };
-            fill.part(&first.0, &first.1, |k| k);
-            for (fwd, ends, keys) in rest {
-                fill.part(fwd, ends, |k| keys[k as usize]);
-            }
-        });
-        (off, base)
     }
 
     /// Tokenizes one concept into `tally`, interning new units.
