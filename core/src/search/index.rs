@@ -520,9 +520,9 @@ struct Fill<'a> {
 
 impl Fill<'_> {
     /// The postings of `fwd` (documents ending at `ends`) whose list key, through `key`,
-    /// falls in this range.
+    /// falls in this range; `ALL` when every list is in it (one range: no test).
     #[inline(always)]
-    fn part(&mut self, fwd: &Forward, ends: &[u32], key: impl Fn(u32) -> u32) {
+    fn part<const ALL: bool>(&mut self, fwd: &Forward, ends: &[u32], key: impl Fn(u32) -> u32) {
         let mut start = 0usize;
         let mut big = fwd.big.iter();
         for &end in ends {
@@ -540,16 +540,23 @@ impl Fill<'_> {
                 } else {
                     u32::from(tf)
                 };
+                let posting = Posting {
+                    slot: self.slot,
+                    tf,
+                };
+                if ALL {
+                    let at = &mut self.cur[key(k) as usize];
+                    self.out[*at as usize] = posting;
+                    *at += 1;
+                    continue;
+                }
                 let r = key(k).wrapping_sub(self.lo);
                 let mine = r < self.width;
                 let r = if mine { r } else { self.width } as usize;
                 let at = self.cur[r];
                 let here = &mut self.out[at as usize];
                 let dst = if mine { here } else { &mut self.trash };
-                *dst = Posting {
-                    slot: self.slot,
-                    tf,
-                };
+                *dst = posting;
                 self.cur[r] += u32::from(mine);
             }
             self.slot += 1;
@@ -615,9 +622,13 @@ fn scatter(
             trash: Posting::default(),
             slot: 0,
         };
-        fill.part(&first.0, &first.1, |k| k);
+        if rest.is_empty() && lo == 0 && hi == lists {
+            fill.part::<true>(&first.0, &first.1, |k| k);
+            return;
+        }
+        fill.part::<false>(&first.0, &first.1, |k| k);
         for (fwd, ends, keys) in rest {
-            fill.part(fwd, ends, |k| keys[k as usize]);
+            fill.part::<false>(fwd, ends, |k| keys[k as usize]);
         }
     });
     (off, base)
