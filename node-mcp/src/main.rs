@@ -33,6 +33,15 @@ fn main() {
 /// process runs itself again once with it set (`exec`, same pid, arguments and streams).
 /// `LANGONROCK_HUGE_PAGES=0` keeps the process as it is; so does any failure.
 ///
+/// The same re-exec sets `glibc.malloc.top_pad`: each time an arena's top runs out, glibc
+/// then takes that much more at once instead of what the request needs. Without it the
+/// threads' arenas grew a few pages at a time, one `mprotect` each: a one-line `write` at
+/// 20,000 concepts made 7,376 `mprotect` calls and 12,400 page faults (603 and 2,100 with
+/// 16 MiB), and took 168 ms of CPU against 113 (`perf stat`). `mcp` takes 8 MiB: its cold
+/// first search took 102 ms of CPU against 90 (80 with 16 MiB, but peak RSS 80 -> 93 MiB
+/// against 82, near issue 15's 100; docs/benchmarks.md, session 6). `serve` keeps the
+/// default (its many arenas live long).
+///
 /// The allocator keeps its default of an arena per thread. One arena for all threads
 /// (`glibc.malloc.arena_max=1`, so that the threads decoding a derived record's chunks get
 /// huge pages too) was measured and dropped: on an idle machine at 20,000 concepts it made
@@ -53,10 +62,22 @@ fn huge_pages() {
     let Ok(exe) = std::env::current_exe() else {
         return;
     };
-    let value = if tunables.is_empty() {
-        HUGE.to_string()
+    let command = std::env::args_os().nth(1);
+    let pad = if command.as_deref().is_some_and(|c| c == "serve")
+        || tunables
+            .split(':')
+            .any(|t| t.starts_with("glibc.malloc.top_pad="))
+    {
+        ""
+    } else if command.as_deref().is_some_and(|c| c == "mcp") {
+        ":glibc.malloc.top_pad=8388608"
     } else {
-        format!("{tunables}:{HUGE}")
+        ":glibc.malloc.top_pad=16777216"
+    };
+    let value = if tunables.is_empty() {
+        format!("{HUGE}{pad}")
+    } else {
+        format!("{tunables}:{HUGE}{pad}")
     };
     // `exec` returns only when it failed; then the process goes on as it is.
     let _ = std::process::Command::new(exe)

@@ -636,13 +636,30 @@ impl Linker {
             .map(|e| &e.doc)
     }
 
+    /// Whether `changes` only give documents that exist new content of the same kind (a
+    /// concept stays a concept, a navigation document stays one): then no path comes or
+    /// goes, every bundle keeps its concepts' paths, so no local or public id and no name
+    /// changes, and the commit looks up no dependents (docs/compile.md §11 rule 3). A
+    /// linker without its dependency indexes need not build them for such a commit.
+    fn keeps_names(&self, changes: &[Change]) -> bool {
+        changes.iter().all(|c| {
+            let Some((_, parsed)) = &c.doc else {
+                return false;
+            };
+            self.docs
+                .get(&c.bundle)
+                .and_then(|b| b.get(&c.path))
+                .is_some_and(|e| e.parsed.is_some() == parsed.is_some())
+        })
+    }
+
     /// Applies changes (at most one per key; a later one wins) and returns what changed.
     /// On error (an ambiguous id under [`Ambiguity::Refuse`]) nothing changes.
     pub fn apply(&mut self, changes: Vec<Change>) -> Result<LinkDelta> {
         if self.docs.is_empty() && self.use_full_pass {
             return self.apply_to_empty(changes);
         }
-        if self.passed {
+        if self.passed && !self.keeps_names(&changes) {
             self.index_dependencies();
         }
         // Deduplicate by key, keeping the last change.

@@ -9,6 +9,7 @@ use crate::bytes::Text;
 use crate::compile::{parse_document, Change, ParsedDoc, SourceDoc, SUMMARY_WIDTH};
 use crate::error::{Error, Result};
 use crate::validate;
+use rustc_hash::FxHashSet;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
@@ -135,31 +136,39 @@ impl TenantState {
 }
 
 /// The source hashes of `new`'s documents that `old` does not hold (the texts a commit wrote
-/// or a refresh read).
+/// or a refresh read), in bundle and path order. Only the bundles that changed are looked
+/// at: their documents are compared with the same bundle's in `old`, and the few hashes left
+/// are then looked for in every bundle of `old` (one pass without a set of all its hashes,
+/// which a refresh of a large tenant used to build for every commit).
 pub(crate) fn new_hashes(old: &TenantState, new: &TenantState) -> Vec<Digest> {
-    let changed: Vec<&BundleState> = new
-        .bundles
-        .iter()
-        .filter(|(name, b)| {
-            old.bundles
-                .get(*name)
-                .is_none_or(|o| !Arc::ptr_eq(o, b) && o.record != b.record)
-        })
-        .map(|(_, b)| &**b)
-        .collect();
-    if changed.is_empty() {
-        return Vec::new();
+    let mut fresh: Vec<Digest> = Vec::new();
+    for (name, b) in &new.bundles {
+        let before = old.bundles.get(name);
+        if before.is_some_and(|o| Arc::ptr_eq(o, b) || o.record == b.record) {
+            continue;
+        }
+        let same: FxHashSet<Digest> = before
+            .map(|o| o.docs.values().map(|d| d.hash).collect())
+            .unwrap_or_default();
+        fresh.extend(
+            b.docs
+                .values()
+                .map(|d| d.hash)
+                .filter(|h| !same.contains(h)),
+        );
     }
-    let held: HashSet<Digest> = old
+    if fresh.is_empty() {
+        return fresh;
+    }
+    let wanted: FxHashSet<Digest> = fresh.iter().copied().collect();
+    let held: FxHashSet<Digest> = old
         .bundles
         .values()
         .flat_map(|o| o.docs.values().map(|d| d.hash))
+        .filter(|h| wanted.contains(h))
         .collect();
-    changed
-        .iter()
-        .flat_map(|b| b.docs.values().map(|d| d.hash))
-        .filter(|h| !held.contains(h))
-        .collect()
+    fresh.retain(|h| !held.contains(h));
+    fresh
 }
 
 /// Changes a copy of a state, bundle by bundle.
@@ -236,5 +245,72 @@ impl Editor {
             sealed.insert(b.record, bytes);
         }
         (self.state, sealed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bundle(record: u8, docs: &[(&str, u8)]) -> Arc<BundleState> {
+        Arc::new(BundleState {
+            docs: docs
+                .iter()
+                .map(|(p, h)| {
+                    let doc = Doc {
+                        hash: Digest([*h; 32]),
+                        text: Text::from(*p),
+                        parsed: None,
+                    };
+                    (p.to_string(), doc)
+                })
+                .collect(),
+            record: Digest([record; 32]),
+            concepts: 0,
+        })
+    }
+
+    /// The definition: every hash of a changed bundle of `new` that no bundle of `old` holds.
+    fn by_definition(old: &TenantState, new: &TenantState) -> Vec<Digest> {
+        let held: HashSet<Digest> = old
+            .bundles
+            .values()
+            .flat_map(|o| o.docs.values().map(|d| d.hash))
+            .collect();
+        new.bundles
+            .iter()
+            .filter(|(n, b)| old.bundles.get(*n).is_none_or(|o| o.record != b.record))
+            .flat_map(|(_, b)| b.docs.values().map(|d| d.hash))
+            .filter(|h| !held.contains(h))
+            .collect()
+    }
+
+    /// New texts, a text moved from another bundle (held: not new), a text that stayed,
+    /// a new bundle, an unchanged bundle holding a hash the changed one lost.
+    #[test]
+    fn new_hashes_are_those_no_bundle_of_the_old_state_holds() {
+        let shared = bundle(9, &[("s.md", 7)]);
+        let mut old = TenantState::default();
+        old.bundles
+            .insert("a".into(), bundle(1, &[("x.md", 1), ("y.md", 2)]));
+        old.bundles.insert("b".into(), bundle(2, &[("z.md", 3)]));
+        old.bundles.insert("s".into(), shared.clone());
+        let mut new = TenantState::default();
+        new.bundles.insert(
+            "a".into(),
+            bundle(3, &[("x.md", 1), ("y.md", 4), ("w.md", 3), ("v.md", 7)]),
+        );
+        new.bundles.insert("b".into(), bundle(2, &[("z.md", 3)]));
+        new.bundles
+            .insert("c".into(), bundle(5, &[("n.md", 5), ("m.md", 2)]));
+        new.bundles.insert("s".into(), shared);
+        let got = new_hashes(&old, &new);
+        assert_eq!(got, by_definition(&old, &new));
+        assert_eq!(got, vec![Digest([4; 32]), Digest([5; 32])]);
+        assert!(new_hashes(&new, &new).is_empty());
+        assert_eq!(
+            new_hashes(&TenantState::default(), &new),
+            by_definition(&TenantState::default(), &new)
+        );
     }
 }

@@ -262,23 +262,23 @@ fn restore_refuses_a_model_of_other_documents() {
 }
 
 /// A restored linker finds the first added document's dependents by a pass over the
-/// documents and builds its dependency indexes before the next change (docs/compile.md
-/// §11 rule 3), so a host that keeps committing stops paying a pass per commit; a one-shot
-/// command's single commit never builds them. Both go on as the full pass does.
+/// documents and builds its dependency indexes before the next change that may have
+/// dependents (docs/compile.md §11 rule 3), so a host that keeps committing stops paying a
+/// pass per commit; a one-shot command's single commit never builds them, nor does a commit
+/// that only gives existing documents new content of the same kind (it has no dependents to
+/// look up). All go on as the full pass does.
 #[test]
-fn a_restored_linker_indexes_its_dependencies_at_its_second_commit() {
+fn a_restored_linker_indexes_its_dependencies_when_a_commit_may_have_dependents() {
     let docs: Vec<Change> = okf_sample_changes();
     let bundle = docs[0].bundle.clone();
     let mut full = Linker::new(Ambiguity::Serve);
     full.apply(docs).unwrap();
     let mut restored = Linker::restore(Ambiguity::Serve, full.held(), full.model()).unwrap();
     assert!(!restored.has_dependency_indexes());
-    let add = |n: usize| {
+    // Document `n`, linking to `to`.
+    let put = |n: usize, to: usize| {
         let path = format!("added-{n}.md");
-        let text = format!(
-            "---\ntype: note\ntitle: Added {n}\n---\nSee [[added-{}]].\n",
-            n + 1
-        );
+        let text = format!("---\ntype: note\ntitle: Added {n}\n---\nSee [[added-{to}]].\n");
         let parsed = Arc::new(parse_document(&path, &text, 120));
         let d = SourceDoc::new(bundle.clone(), path.clone(), Arc::from(text.as_str()));
         vec![Change {
@@ -287,15 +287,27 @@ fn a_restored_linker_indexes_its_dependencies_at_its_second_commit() {
             doc: Some((d, Some(parsed))),
         }]
     };
-    for (n, indexed) in [(1, false), (2, true), (3, true)] {
-        let a = full.apply(add(n)).unwrap();
-        let b = restored.apply(add(n)).unwrap();
+    // An add (a pass), two edits of what exists (no dependents: still no indexes), then
+    // adds (the indexes, built once).
+    for (step, (n, to, indexed)) in [
+        (1, 2, false),
+        (1, 3, false),
+        (1, 2, false),
+        (2, 3, true),
+        (3, 1, true),
+        (2, 1, true),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let a = full.apply(put(n, to)).unwrap();
+        let b = restored.apply(put(n, to)).unwrap();
         assert_eq!(delta_text(&a), delta_text(&b));
         assert_eq!(full.model(), restored.model());
         assert_eq!(
             restored.has_dependency_indexes(),
             indexed,
-            "after commit {n}"
+            "after commit {step}"
         );
     }
     assert_eq!(full.dump(), restored.dump());
