@@ -26,6 +26,12 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 /// new tenants cannot grow the server without bound.
 pub(crate) const MAX_OPEN_TENANTS: usize = 1_024;
 
+/// How long a tenant's commits must pause before its derived record is written, and at
+/// most how long after the first commit it waits for (docs/http.md §7): the encoding is a
+/// burst of CPU that ran beside nearly every commit of a writer committing once a second.
+pub(crate) const DERIVED_PAUSE_MS: u64 = 5_000;
+pub(crate) const DERIVED_LIMIT_MS: u64 = 60_000;
+
 /// Every tenant of one data root.
 pub(crate) struct Tenants {
     root: Root,
@@ -103,6 +109,7 @@ impl Tenants {
             Options::default()
                 .read_only(self.read_only)
                 .serves_searches(true)
+                .derived_wait(DERIVED_PAUSE_MS, DERIVED_LIMIT_MS)
                 .open_root(&self.root, id)?,
         );
         conn.follow_changes();
