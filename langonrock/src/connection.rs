@@ -586,6 +586,13 @@ impl Connection {
         self.inner.busy.load(Ordering::Acquire)
     }
 
+    /// Whether an exclusive operation of this connection (a commit, gc, verify, repair) is
+    /// running: a read now answers from the published state ([`Connection::served`])
+    /// without a refresh, so a host can answer it there itself.
+    pub fn is_busy(&self) -> bool {
+        self.busy()
+    }
+
     fn publish(&self, engine: &Engine) {
         let mut p = lock(&self.inner.published);
         p.served = engine.read();

@@ -196,14 +196,22 @@ impl Tenant {
     /// the connection last published: one `stat`, since every commit links the next
     /// generation's name first. Over a database: while the connection's last read of the
     /// head is fresh (`Connection::head_is_fresh`). No refresh, and no lock shared with
-    /// other reads.
+    /// other reads. While a commit of this server is in flight, the published state as well
+    /// (the connection answers reads from it then).
     pub(crate) fn current(&self) -> Option<Arc<Served>> {
         let Some(files) = &self.files else {
             return self.conn.head_is_fresh().then(|| self.conn.served())?;
         };
         let seen = self.seen.load(Ordering::Acquire);
-        if seen == 0 || files.moved_past(seen - 1) {
+        if seen == 0 {
             return None;
+        }
+        if files.moved_past(seen - 1) {
+            // While this server commits (its next generation is linked first), the
+            // connection answers reads from the published state: so does this, on the
+            // async worker. Sent to the blocking pool instead, every read queued there
+            // beside the commit, which then took longer on the shared cores.
+            return self.conn.is_busy().then(|| self.conn.served())?;
         }
         self.conn.served()
     }
