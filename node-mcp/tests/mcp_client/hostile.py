@@ -52,6 +52,7 @@ class Exits:
     def __init__(self):
         fd, self.path = tempfile.mkstemp(prefix="langonrock-exit-")
         os.close(fd)
+        self.seen = None
 
     def params(self, tenant, *flags):
         script = '"$0" "$@"; echo $? > "$LANGONROCK_EXIT_FILE"'
@@ -63,12 +64,17 @@ class Exits:
         )
 
     def code(self):
+        """The exit code, once written (the file is removed then); None after 20 s."""
+        if self.seen is not None:
+            return self.seen
         deadline = time.time() + 20
         while time.time() < deadline:
             with open(self.path, encoding="utf-8") as f:
                 text = f.read().strip()
             if text:
-                return int(text)
+                self.seen = int(text)
+                os.unlink(self.path)
+                return self.seen
             time.sleep(0.05)
         return None
 

@@ -22,7 +22,7 @@
 //! - `store_flag_refusals`: the flag's bad input.
 
 use crate::crash::{stored, write_loop};
-use crate::util::{doc, raw, run, sha, temp, Server};
+use crate::util::{doc, raw, run, sha, temp, RemovedAtEnd, Server};
 use langonrock_postgres::test_server::{server, Cut, Proxy, Server as Database};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -107,6 +107,7 @@ fn replicas_race_on_one_database() {
     let (writers, docs) = (3, 4);
     let rounds = writes.div_ceil(writers);
     let dir = temp("pg-race");
+    let _removed = RemovedAtEnd(dir.clone());
     let dsn = schema_dsn(server(), "race");
     let srvs = replicas(&dir, &dsn, writers, &[]);
     let socks: Vec<PathBuf> = srvs.iter().map(sock).collect();
@@ -272,6 +273,7 @@ fn pct(sorted: &[Duration], p: usize) -> Duration {
 fn a_write_through_one_replica_is_searchable_through_another() {
     let samples = env_number("LANGONROCK_PG_VISIBILITY_SAMPLES", 30);
     let dir = temp("pg-vis");
+    let _removed = RemovedAtEnd(dir.clone());
     let mut report = Vec::new();
     for (mode, env, samples) in [
         ("notifications", &[][..], samples),
@@ -313,6 +315,7 @@ fn a_write_through_one_replica_is_searchable_through_another() {
 fn sigkill_a_replica_mid_commit() {
     let trials = env_number("LANGONROCK_CRASH_TRIALS", 20);
     let dir = temp("pg-crash");
+    let _removed = RemovedAtEnd(dir.clone());
     let dsn = schema_dsn(server(), "crash");
     let tenant_dsn = format!("{dsn}&tenant=crash");
     let n = 3;
@@ -391,6 +394,7 @@ fn sigkill_a_replica_mid_commit() {
 fn a_database_restart_while_replicas_serve() {
     let db = Database::start_private("serve-restart");
     let dir = temp("pg-restart");
+    let _removed = RemovedAtEnd(dir.clone());
     let dsn = schema_dsn(&db, "restart");
     let srvs = replicas(&dir, &dsn, 2, &[]);
     let socks: Vec<PathBuf> = srvs.iter().map(sock).collect();
@@ -469,6 +473,7 @@ fn a_network_cut_mid_commit_is_indeterminate() {
     let proxy = Proxy::start(db);
     let schema = format!("schema=srv_cut_{}", std::process::id());
     let dir = temp("pg-cut");
+    let _removed = RemovedAtEnd(dir.clone());
     // One replica reaches the database through the proxy, the other directly.
     let cut = Server::start(
         &dir.join("cut"),
@@ -531,6 +536,7 @@ fn a_network_cut_mid_commit_is_indeterminate() {
 #[test]
 fn store_flag_refusals() {
     let dir = temp("pg-flags");
+    let _removed = RemovedAtEnd(dir.clone());
     let base = server().dsn_with("schema=srv_flags");
     let refused = |args: &[&str]| {
         let (code, _, err) = run(&dir, args, b"");

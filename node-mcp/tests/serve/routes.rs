@@ -1,7 +1,7 @@
 //! Every REST route over the unix socket with no tokens (the path names the tenant and any
 //! caller may write): each success, each error status and JSON body.
 
-use crate::util::{doc, sha, temp, Server, TODAY};
+use crate::util::{doc, sha, temp, RemovedAtEnd, Server, TODAY};
 use serde_json::{json, Value};
 
 const CHANGED: &str = "re-read the concept and retry with its new hash";
@@ -559,6 +559,7 @@ fn every_route_over_the_socket() {
 #[test]
 fn flawed_json_bodies_name_the_member() {
     let dir = temp("routes-flaws");
+    let _removed = RemovedAtEnd(dir.clone());
     let data = dir.join("data");
     let srv = Server::start(&data, &[], &[]);
     let r = srv

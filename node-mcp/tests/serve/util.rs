@@ -44,6 +44,19 @@ pub(crate) fn temp(tag: &str) -> PathBuf {
     p
 }
 
+/// Removes a test's directory when the test ends: declared right after the directory, so
+/// it runs after the servers the test started have stopped. A failed test keeps its
+/// directory, to be looked at.
+pub(crate) struct RemovedAtEnd(pub(crate) PathBuf);
+
+impl Drop for RemovedAtEnd {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
 /// The fixed read date of the tests.
 pub(crate) const TODAY: &str = "2026-06-01";
 
