@@ -28,9 +28,10 @@ pub(crate) const MAX_OPEN_TENANTS: usize = 1_024;
 
 /// How long a tenant's commits must pause before its derived record is written, and at
 /// most how long after the first commit it waits for (docs/http.md §7): the encoding is a
-/// burst of CPU that ran beside nearly every commit of a writer committing once a second.
-pub(crate) const DERIVED_PAUSE_MS: u64 = 5_000;
-pub(crate) const DERIVED_LIMIT_MS: u64 = 60_000;
+/// burst of CPU that ran beside nearly every commit of a writer committing once a second
+/// (with a 5 s pause, still after most commits of one writer going round four tenants).
+pub(crate) const DERIVED_PAUSE_MS: u64 = 30_000;
+pub(crate) const DERIVED_LIMIT_MS: u64 = 300_000;
 
 /// Every tenant of one data root.
 pub(crate) struct Tenants {
