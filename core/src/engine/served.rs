@@ -414,26 +414,31 @@ impl Served {
         let wanted = |older: &Arc<Served>| {
             older.searching.load(Ordering::SeqCst) > 0 || Arc::strong_count(older) > INDEX_HOLDERS
         };
-        let copied = if wanted(older) {
+        // This state's slot is locked before the index leaves `older`'s and until it is
+        // in place (always in that order: older, then newer), so a search that starts on
+        // `older` just after the move finds it here, waiting for the update at most.
+        let (mut mine, copied) = if wanted(older) {
             // Beside the running searches, under the shared lock.
-            copy(&older.index.read().unwrap_or_else(|p| p.into_inner()))
+            let slot = older.index.read().unwrap_or_else(|p| p.into_inner());
+            (self.index_slot(), copy(&slot))
         } else {
             let mut slot = older.index_slot();
+            let mine = self.index_slot();
             // A search counted now waits for this lock: it keeps the index too.
             if wanted(older) {
-                copy(&slot)
+                (mine, copy(&slot))
             } else {
                 let taken = slot.take_built(&older.model);
                 if taken.is_some() {
                     let _ = older.moved_to.set(Arc::downgrade(self));
                 }
-                taken
+                (mine, taken)
             }
         };
         if let Some(mut index) = copied {
             let today = index.today().to_string();
             index.update(&older.model, &self.model, &today);
-            *self.index_slot() = IndexSlot::Built(Box::new(index));
+            *mine = IndexSlot::Built(Box::new(index));
         }
     }
 
