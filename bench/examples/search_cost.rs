@@ -8,17 +8,17 @@
 //! so its figure is the core's share of a `serve` search request.
 //!
 //! BUNDLES of 500 concepts (default 40: 20,000 concepts). Prints the median on-CPU time of
-//! REPS runs (`CLOCK_THREAD_CPUTIME_ID`, so a loaded machine inflates it less than the wall
-//! clock). Under `valgrind --tool=callgrind --collect-atstart=no
+//! REPS runs (`CLOCK_PROCESS_CPUTIME_ID`, every thread: a build runs on every core; a loaded
+//! machine inflates it less than the wall clock) and the median wall time. Under `valgrind --tool=callgrind --collect-atstart=no
 //! --toggle-collect='*search_cost::measured*'` (with `SEARCH_COST_NO_CLOCK=1`: valgrind
 //! cannot run the vDSO clock) only the measured part counts instructions.
 
 use langonrock_bench::billing::EVAL_DATE;
 use langonrock_bench::corpus::{Corpus, Mulberry32};
-use langonrock_bench::measure::sched_ns;
 use langonrock_core::compile::Model;
 use langonrock_core::search::{search, Index, SearchOptions};
 use std::hint::black_box;
+use std::time::Instant;
 
 const PROBES: [&str; 5] = [
     "orders grain join refunds",
@@ -28,12 +28,16 @@ const PROBES: [&str; 5] = [
     "inventory warehouse stock",
 ];
 
-/// On-CPU ns; 0 with `SEARCH_COST_NO_CLOCK` set (valgrind cannot run the vDSO clock).
-fn cpu_ns() -> u64 {
+/// On-CPU ns of the whole process (a build uses every core with the `parallel` feature;
+/// the other threads are idle otherwise), and wall ns since `t0`; both 0 with
+/// `SEARCH_COST_NO_CLOCK` set (valgrind cannot run the vDSO clock).
+fn clocks(t0: Instant) -> (u64, u64) {
     if std::env::var_os("SEARCH_COST_NO_CLOCK").is_some() {
-        return 0;
+        return (0, 0);
     }
-    sched_ns().map_or(0, |(c, _)| c)
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    let cpu = t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64;
+    (cpu, t0.elapsed().as_nanos() as u64)
 }
 
 /// 500 queries of two summary words each, as `serve_load.py` draws them.
@@ -99,19 +103,26 @@ fn main() {
     } else {
         PROBES.iter().map(|p| p.to_string()).collect()
     };
-    let mut runs: Vec<u64> = Vec::with_capacity(reps);
+    let mut cpu: Vec<u64> = Vec::with_capacity(reps);
+    let mut wall: Vec<u64> = Vec::with_capacity(reps);
     let mut sink = 0usize;
+    let t0 = Instant::now();
     for _ in 0..reps {
-        let t = cpu_ns();
+        let (c, w) = clocks(t0);
         sink += black_box(measured(&mode, &model, &index, &queries));
-        runs.push(cpu_ns() - t);
+        let (c1, w1) = clocks(t0);
+        cpu.push(c1 - c);
+        wall.push(w1 - w);
     }
-    runs.sort_unstable();
+    cpu.sort_unstable();
+    wall.sort_unstable();
     let per = if mode == "build" { 1 } else { queries.len() } as f64;
-    let median = runs[runs.len() / 2] as f64 / per / 1000.0;
+    let median = |v: &[u64]| v[v.len() / 2] as f64 / per / 1000.0;
     println!(
-        "{mode}: {} concepts, {reps} runs, median on-CPU {median:.1} µs{} (checksum {sink})",
+        "{mode}: {} concepts, {reps} runs, median on-CPU {:.1} µs, wall {:.1} µs{} (checksum {sink})",
         model.concepts.len(),
+        median(&cpu),
+        median(&wall),
         if mode == "build" { "" } else { " per search" }
     );
 }

@@ -217,6 +217,34 @@ pub fn run_with<P, E>(
     Ok(st)
 }
 
+/// This process's on-CPU time in ns, every thread together
+/// (`clock_gettime(CLOCK_PROCESS_CPUTIME_ID)`).
+pub fn process_self_cpu_ns() -> Option<u64> {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    Some(u64::try_from(t.tv_sec).ok()? * 1_000_000_000 + u64::try_from(t.tv_nsec).ok()?)
+}
+
+/// `runs` timed runs of `f` (no warm-up) with the on-CPU time of the whole process per run,
+/// for an operation that spreads over every core (the search index build, docs/search.md
+/// §10): a thread's own time would miss the other cores' share. No wait time is taken.
+pub fn run_all_threads<E>(
+    runs: usize,
+    mut f: impl FnMut(usize) -> Result<(), E>,
+) -> Result<Stats, E> {
+    let mut st = Stats::default();
+    for i in 0..runs {
+        let c0 = process_self_cpu_ns();
+        let t = Instant::now();
+        f(i)?;
+        st.wall.push(ms(t.elapsed()));
+        if let (Some(c0), Some(c1)) = (c0, process_self_cpu_ns()) {
+            st.cpu.push((c1 - c0) as f64 / 1e6);
+            st.cpu_total += (c1 - c0) as f64 / 1e6;
+        }
+    }
+    Ok(st)
+}
+
 /// Times one call: `(result, wall ms, on-CPU ms)`.
 pub fn once<T>(f: impl FnOnce() -> T) -> (T, f64, f64) {
     let s0 = sched_ns();

@@ -9,7 +9,7 @@
 //! without descending into names for which [`hidden`] holds (it reports those names
 //! themselves, so a refusal can say why), then reads the planned files.
 
-use crate::compile::check_names;
+use crate::compile::check_validated_names;
 use crate::error::{Error, Result};
 use crate::validate;
 
@@ -175,7 +175,7 @@ pub fn bundle_name_for(folder: &str) -> Option<String> {
 ///
 /// Every document path and bundle name must be valid (`validate`), and paths unique ignoring
 /// case; the first failure refuses the whole folder.
-pub fn plan(entries: &[Entry<'_>], opts: &Options<'_>) -> Result<Plan> {
+pub fn plan<'e>(entries: &[Entry<'e>], opts: &Options<'_>) -> Result<Plan> {
     let shown = opts.shown;
     // The documents: `.md` files outside hidden names; (entry, path) in input order.
     let docs: Vec<(usize, &str)> = entries
@@ -201,13 +201,13 @@ pub fn plan(entries: &[Entry<'_>], opts: &Options<'_>) -> Result<Plan> {
         .copied()
         .filter(|p| !repository_file(p))
         .collect();
-    let top = |p: &str| p.split('/').next().unwrap_or(p).to_string();
-    let mut subfolders: Vec<String> = docs
+    let top = |p: &'e str| p.split('/').next().unwrap_or(p);
+    let mut subfolders: Vec<&str> = docs
         .iter()
         .filter(|d| !at_root(d.1))
         .map(|d| top(d.1))
         .collect();
-    subfolders.sort();
+    subfolders.sort_unstable();
     subfolders.dedup();
     let bad_subfolder = subfolders
         .iter()
@@ -287,7 +287,8 @@ pub fn plan(entries: &[Entry<'_>], opts: &Options<'_>) -> Result<Plan> {
         });
     }
     documents.sort_by(|a, b| (&a.bundle, &a.path).cmp(&(&b.bundle, &b.path)));
-    check_names(
+    // Every path came out of `document_path` above.
+    check_validated_names(
         documents
             .iter()
             .map(|d| (d.bundle.as_str(), d.path.as_str())),

@@ -14,6 +14,31 @@ pub fn map<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync + Send) -> 
     items.iter().map(f).collect()
 }
 
+/// `f` of every item, each given the item mutably: on every core with the `parallel`
+/// feature, in order on the calling thread otherwise. Each call sees its item alone.
+pub fn for_each_mut<T: Send>(items: &mut [T], f: impl Fn(&mut T) + Sync + Send) {
+    #[cfg(feature = "parallel")]
+    if items.len() > 1 {
+        use rayon::prelude::*;
+        items.par_iter_mut().for_each(f);
+        return;
+    }
+    items.iter_mut().for_each(f);
+}
+
+/// How many threads [`map`] and [`for_each_mut`] spread work over: the cores with the
+/// `parallel` feature, 1 otherwise. Work cut by it must give the same result whatever it is.
+pub fn threads() -> usize {
+    #[cfg(feature = "parallel")]
+    {
+        rayon::current_num_threads()
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        1
+    }
+}
+
 /// `a()` on the calling thread and `b()` beside it on another (with the `parallel` feature;
 /// one after the other otherwise). Each result depends on its closure alone.
 pub fn beside<A, B: Send>(a: impl FnOnce() -> A, b: impl FnOnce() -> B + Send) -> (A, B) {
@@ -42,6 +67,14 @@ mod tests {
         let out = super::map(&items, |i| i * 3 + 1);
         assert_eq!(out, items.iter().map(|i| i * 3 + 1).collect::<Vec<_>>());
         assert!(super::map(&[] as &[u8], |x| *x).is_empty());
+    }
+
+    #[test]
+    fn for_each_mut_reaches_every_item() {
+        let mut items: Vec<u64> = (0..1000).collect();
+        super::for_each_mut(&mut items, |i| *i = *i * 2 + 1);
+        assert_eq!(items, (0..1000).map(|i| i * 2 + 1).collect::<Vec<u64>>());
+        assert!(super::threads() >= 1);
     }
 
     #[test]

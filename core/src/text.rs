@@ -5,6 +5,10 @@
 
 /// The length of `s` in UTF-16 code units.
 pub fn utf16_len(s: &str) -> usize {
+    // ASCII, the usual case, is one unit a byte (and `is_ascii` reads a word at a time).
+    if s.is_ascii() {
+        return s.len();
+    }
     // Every char starts with a non-continuation byte; chars of four bytes take two units.
     s.as_bytes()
         .iter()

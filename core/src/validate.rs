@@ -157,6 +157,11 @@ fn segment_problem(seg: &str) -> Option<String> {
             shown()
         ));
     }
+    // No ASCII character is a bidirectional control or invisible (bounds.rs): an ASCII
+    // segment, the usual case, skips both scans.
+    if seg.is_ascii() {
+        return long(seg);
+    }
     if let Some(c) = seg.chars().find(|&c| bounds::is_bidi_control(c)) {
         return Some(format!(
             "segment \"{}\" holds U+{:04X}, a bidirectional control that can make one path look like another",
@@ -171,14 +176,18 @@ fn segment_problem(seg: &str) -> Option<String> {
             c as u32
         ));
     }
-    if seg.len() > bounds::SEGMENT_BYTES {
-        return Some(format!(
+    long(seg)
+}
+
+/// The last rule of [`segment_problem`]: a segment's length in bytes.
+fn long(seg: &str) -> Option<String> {
+    (seg.len() > bounds::SEGMENT_BYTES).then(|| {
+        format!(
             "segment \"{}\" is longer than {} bytes in UTF-8",
-            shown(),
+            quote(seg),
             bounds::SEGMENT_BYTES
-        ));
-    }
-    None
+        )
+    })
 }
 
 /// The first invisible character of a segment that is refused. Zero-width joiner and
@@ -221,6 +230,16 @@ mod tests {
             || ((stem.starts_with("com") || stem.starts_with("lpt"))
                 && stem.len() == 4
                 && matches!(stem.as_bytes()[3], b'1'..=b'9'))
+    }
+
+    /// `segment_problem` skips the bidirectional-control and invisible-character scans of
+    /// an ASCII segment: that holds only while no ASCII character is either.
+    #[test]
+    fn no_ascii_character_is_bidi_or_invisible() {
+        for c in (0u8..0x80).map(char::from) {
+            assert!(!crate::bounds::is_bidi_control(c), "{c:?}");
+            assert!(!crate::bounds::is_invisible(c), "{c:?}");
+        }
     }
 
     proptest::proptest! {

@@ -1,10 +1,8 @@
 //! The command line (cli.md): argument parsing with exact error texts, and the commands.
 
 use crate::args::{self, ArgError, Command, USAGE};
-use crate::folder::read_folder;
-use langonrock_core::compile::{
-    link, parse_all, Ambiguity, SourceDoc, NO_FRONTMATTER, SUMMARY_WIDTH,
-};
+use crate::folder::read_folder_then;
+use langonrock_core::compile::{link, parse_source, Ambiguity, NO_FRONTMATTER, SUMMARY_WIDTH};
 use langonrock_core::folder::Layout;
 use langonrock_core::text::utf16_len;
 use langonrock_core::{manifest, Error};
@@ -185,11 +183,11 @@ fn compile(
     io: &mut Io<'_>,
 ) -> Result<i32, CliError> {
     let tenant = tenant.unwrap_or("-");
-    let read = read_folder(dir, bundle)?;
+    // Each document is parsed on the thread that read it (docs/compile.md §12).
+    let (read, parsed) =
+        read_folder_then(dir, bundle, |path, text| parse_source(path, text, width))?;
     writeln!(io.err, "{}", read.line).map_err(write_err)?;
-    let docs: Vec<SourceDoc> = read.docs.into_iter().map(|r| r.doc).collect();
-    let parsed = parse_all(&docs, width);
-    let docs = docs.into_iter().zip(parsed).collect();
+    let docs = read.docs.into_iter().map(|r| r.doc).zip(parsed).collect();
     let model = link(docs, Ambiguity::Refuse)?;
     let today = langonrock::clock::today();
     // A folder that is one bundle prints the single-bundle form, as with --bundle.
@@ -211,6 +209,9 @@ fn compile(
         }),
     )?;
     stats(io, model.concepts.len(), &text)?;
+    // The process exits next: freeing tens of thousands of compiled concepts one by one
+    // (many of them allocated on the reading threads) would only delay it.
+    std::mem::forget(model);
     if strict && !diagnostics.is_empty() {
         return Err(CliError(strict_failure(diagnostics.len(), false)));
     }

@@ -238,17 +238,16 @@ pub(super) fn full_pass(items: Vec<Item<'_>>, ambiguity: Ambiguity) -> Result<Fu
         tables.public.insert(public[c].as_str(), c);
     }
 
-    // Resolution and concepts.
-    let mut buf = String::new();
-    let mut ids: Vec<&str> = Vec::new();
-    let mut unresolved: Vec<&str> = Vec::new();
-    let mut out: Vec<Arc<Concept>> = Vec::with_capacity(n);
-    for c in 0..n {
+    // Resolution and concepts: each concept's links depend on the tables alone, so they are
+    // resolved on every core with the `parallel` feature (compile.md §12), in order.
+    let order: Vec<usize> = (0..n).collect();
+    let out: Vec<Arc<Concept>> = crate::par::map(&order, |&c| {
+        let mut buf = String::new();
+        let mut ids: Vec<&str> = Vec::new();
+        let mut unresolved: Vec<&str> = Vec::new();
         let it = &items[item_of[c]];
         let parsed = it.parsed.as_ref().expect("a concept");
         let bundle = it.bundle();
-        ids.clear();
-        unresolved.clear();
         for l in &parsed.links {
             let found = match l {
                 RawLink::Markdown { target: None, .. } => Hit::Nothing,
@@ -282,7 +281,7 @@ pub(super) fn full_pass(items: Vec<Item<'_>>, ambiguity: Ambiguity) -> Result<Fu
         if let Some(note) = &notes[c] {
             diagnostics.push(note.clone());
         }
-        out.push(Arc::new(Concept {
+        Arc::new(Concept {
             id: public[c].clone(),
             bundle: it.bundle().to_string(),
             path: it.path().to_string(),
@@ -290,8 +289,8 @@ pub(super) fn full_pass(items: Vec<Item<'_>>, ambiguity: Ambiguity) -> Result<Fu
             parsed: parsed.clone(),
             links: ids.iter().map(|s| s.to_string()).collect(),
             diagnostics,
-        }));
-    }
+        })
+    });
     drop(tables);
 
     let concepts = out

@@ -207,26 +207,46 @@ pub fn compile(docs: &[SourceDoc], width: usize) -> Result<Model> {
 /// order; on every core with the `parallel` feature ([`crate::par`]), the same parses either
 /// way.
 pub fn parse_all(docs: &[SourceDoc], width: usize) -> Vec<Option<Arc<ParsedDoc>>> {
-    crate::par::map(docs, |d| {
-        (!validate::is_navigation(&d.path))
-            .then(|| Arc::new(parse_document(&d.path, &d.text, width)))
-    })
+    crate::par::map(docs, |d| parse_source(&d.path, &d.text, width))
+}
+
+/// The per-document pass of one document as [`parse_all`] runs it: `None` for a navigation
+/// document. For a host that parses each document where it read it.
+pub fn parse_source(path: &str, text: &str, width: usize) -> Option<Arc<ParsedDoc>> {
+    (!validate::is_navigation(path)).then(|| Arc::new(parse_document(path, text, width)))
 }
 
 /// Validates bundle names and paths, and their uniqueness ignoring case
 /// (compile.md §1.1.4, §10). Paths must already be NFC.
 pub fn check_names<'a>(items: impl Iterator<Item = (&'a str, &'a str)>) -> Result<()> {
+    check_names_with(items, true)
+}
+
+/// [`check_names`] for paths that came out of [`validate::document_path`] already (a
+/// folder's plan): the same errors, without validating each path a second time.
+pub(crate) fn check_validated_names<'a>(
+    items: impl Iterator<Item = (&'a str, &'a str)>,
+) -> Result<()> {
+    check_names_with(items, false)
+}
+
+fn check_names_with<'a>(
+    items: impl Iterator<Item = (&'a str, &'a str)>,
+    validate_paths: bool,
+) -> Result<()> {
     let mut bundles: HashMap<String, &str> = HashMap::default();
     let mut seen: rustc_hash::FxHashSet<String> = rustc_hash::FxHashSet::default();
     let mut last: Option<(&str, String)> = None;
     for (bundle, path) in items {
         validate::bundle_name(bundle)?;
-        let norm = validate::document_path(path)?;
-        if norm != path {
-            return Err(Error::Invalid(format!(
-                "invalid path \"{}\": not in NFC form",
-                crate::bounds::quote(path)
-            )));
+        if validate_paths {
+            let norm = validate::document_path(path)?;
+            if norm != path {
+                return Err(Error::Invalid(format!(
+                    "invalid path \"{}\": not in NFC form",
+                    crate::bounds::quote(path)
+                )));
+            }
         }
         // Documents come grouped by bundle: the previous bundle's lower-case form is reused.
         if last.as_ref().is_none_or(|(b, _)| *b != bundle) {

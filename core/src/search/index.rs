@@ -24,6 +24,7 @@ use super::tokenize::{scan, Sink};
 use crate::compile::{Concept, Model, ParsedDoc};
 use crate::manifest::status_for;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// BM25 `k1` (docs/search.md).
 pub const K1: f64 = 1.2;
@@ -420,6 +421,219 @@ impl Forward {
     }
 }
 
+/// The fewest documents a range of a build on several cores holds: below that, threads
+/// cost more than they save.
+const MIN_PART: usize = 1024;
+
+/// A document's lengths and name tokens as counted, before it has a slot.
+struct Counted {
+    lens: [u32; FIELDS],
+    names: Box<[u32]>,
+    id_len: u32,
+}
+
+impl Counted {
+    fn of(tally: &Tally) -> Counted {
+        Counted {
+            lens: tally.lens,
+            names: tally.names.as_slice().into(),
+            id_len: tally.id_len,
+        }
+    }
+}
+
+/// A range of documents tokenized on its own: its units numbered by their first
+/// appearance in the range (`units`: the tables and `n_f`), its forward postings with each
+/// document's end, and its documents as counted.
+struct Part {
+    units: Index,
+    fwd: Forward,
+    ends: Vec<u32>,
+    docs: Vec<Counted>,
+}
+
+impl Part {
+    fn tokenize(concepts: &[Arc<Concept>], today: &str) -> Part {
+        let mut units = Index::empty(today);
+        let mut tally = Tally::default();
+        // Room for every posting at once: a field of `L` tokens gives at most `2L` postings
+        // and a token takes at least 2 bytes with its separator, so a quarter of the text's
+        // bytes is rarely exceeded. Pages never written are never touched.
+        let bytes: usize = concepts.iter().map(|c| c.text.len()).sum();
+        let mut fwd = Forward::with_capacity(bytes / 4 + 1024);
+        let mut ends: Vec<u32> = Vec::with_capacity(concepts.len());
+        let mut docs: Vec<Counted> = Vec::with_capacity(concepts.len());
+        for c in concepts {
+            units.count(c, today, &mut tally);
+            let df = units.df.as_flattened_mut();
+            for &(key, _) in &tally.out {
+                df[key as usize] += 1;
+            }
+            fwd.extend(&tally.out);
+            docs.push(Counted::of(&tally));
+            ends.push(fwd.len() as u32);
+        }
+        Part {
+            units,
+            fwd,
+            ends,
+            docs,
+        }
+    }
+}
+
+/// `parts` consecutive ranges of `concepts` (at least one, possibly empty) of about equal
+/// text bytes.
+fn split_by_text(concepts: &[Arc<Concept>], parts: usize) -> Vec<std::ops::Range<usize>> {
+    let total: usize = concepts.iter().map(|c| c.text.len()).sum();
+    let mut out = Vec::with_capacity(parts);
+    let (mut start, mut acc, mut i) = (0usize, 0usize, 0usize);
+    for k in 1..parts {
+        let want = total as u64 * k as u64 / parts as u64;
+        while i < concepts.len() && (acc as u64) < want {
+            acc += concepts[i].text.len();
+            i += 1;
+        }
+        out.push(start..i);
+        start = i;
+    }
+    out.push(start..concepts.len());
+    out
+}
+
+/// One range of posting lists being filled, list keys `lo .. lo + width`, from forward
+/// postings document after document.
+struct Fill<'a> {
+    lo: u32,
+    width: u32,
+    /// The next free index in `out` by list, from `lo`, and a last entry that stays 0 (for
+    /// the postings of other ranges).
+    cur: &'a mut [u32],
+    /// Not empty.
+    out: &'a mut [Posting],
+    /// Where the postings of other ranges go: selecting it is cheaper than a branch, which
+    /// the lists' order makes unpredictable.
+    trash: Posting,
+    /// The slot of the next document.
+    slot: u32,
+}
+
+impl Fill<'_> {
+    /// The postings of `fwd` (documents ending at `ends`) whose list key, through `key`,
+    /// falls in this range; `ALL` when every list is in it (one range: no test).
+    #[inline(always)]
+    fn part<const ALL: bool>(&mut self, fwd: &Forward, ends: &[u32], key: impl Fn(u32) -> u32) {
+        let mut start = 0usize;
+        let mut big = fwd.big.iter();
+        for &end in ends {
+            let end = end as usize;
+            for (i, (&k, &tf)) in fwd.keys[start..end]
+                .iter()
+                .zip(&fwd.tf[start..end])
+                .enumerate()
+            {
+                let tf = if tf == Forward::BIG {
+                    big.next().map_or(0, |&(at, tf)| {
+                        debug_assert_eq!(at as usize, start + i);
+                        tf
+                    })
+                } else {
+                    u32::from(tf)
+                };
+                let posting = Posting {
+                    slot: self.slot,
+                    tf,
+                };
+                if ALL {
+                    let at = &mut self.cur[key(k) as usize];
+                    self.out[*at as usize] = posting;
+                    *at += 1;
+                    continue;
+                }
+                let r = key(k).wrapping_sub(self.lo);
+                let mine = r < self.width;
+                let r = if mine { r } else { self.width } as usize;
+                let at = self.cur[r];
+                let here = &mut self.out[at as usize];
+                let dst = if mine { here } else { &mut self.trash };
+                *dst = posting;
+                self.cur[r] += u32::from(mine);
+            }
+            self.slot += 1;
+            start = end;
+        }
+    }
+}
+
+/// Turns forward postings (document-major, each document's end in `ends`) into CSR
+/// lists sorted by slot, given `n_f` by unit (`df`): `first`'s documents, keyed by the
+/// index's list keys, then each of `rest` in order, whose keys map through its third
+/// vector. The lists are cut into ranges of about equal postings, each filled on its own
+/// (on every core with the `parallel` feature) from every document.
+fn scatter(
+    df: &[[u32; FIELDS]],
+    first: &(Forward, Vec<u32>),
+    rest: &[(Forward, Vec<u32>, Vec<u32>)],
+) -> (Vec<u32>, Vec<Posting>) {
+    let lists = df.len() * FIELDS;
+    let mut off = Vec::with_capacity(lists + 1);
+    let mut acc = 0u32;
+    off.push(0);
+    for d in df {
+        for &n in d {
+            acc += n;
+            off.push(acc);
+        }
+    }
+    let mut base = vec![Posting::default(); acc as usize];
+    let chunks = if rest.is_empty() {
+        1
+    } else {
+        crate::par::threads()
+    };
+    // List boundaries of the chunks, by postings.
+    let mut bounds = vec![0usize];
+    for i in 1..chunks {
+        let want = (acc as u64 * i as u64 / chunks as u64) as u32;
+        let k = off.partition_point(|&o| o < want).min(lists);
+        bounds.push(k.max(*bounds.last().unwrap_or(&0)));
+    }
+    bounds.push(lists);
+    let mut jobs: Vec<(usize, usize, &mut [Posting])> = Vec::with_capacity(chunks);
+    let mut tail: &mut [Posting] = &mut base;
+    for w in bounds.windows(2) {
+        let (lo, hi) = (w[0], w[1]);
+        let (chunk, more) = tail.split_at_mut((off[hi] - off[lo]) as usize);
+        jobs.push((lo, hi, chunk));
+        tail = more;
+    }
+    crate::par::for_each_mut(&mut jobs, |(lo, hi, chunk)| {
+        let (lo, hi) = (*lo, *hi);
+        if chunk.is_empty() {
+            return;
+        }
+        let mut cur: Vec<u32> = off[lo..=hi].iter().map(|&o| o - off[lo]).collect();
+        cur[hi - lo] = 0;
+        let mut fill = Fill {
+            lo: lo as u32,
+            width: (hi - lo) as u32,
+            cur: &mut cur,
+            out: chunk,
+            trash: Posting::default(),
+            slot: 0,
+        };
+        if rest.is_empty() && lo == 0 && hi == lists {
+            fill.part::<true>(&first.0, &first.1, |k| k);
+            return;
+        }
+        fill.part::<false>(&first.0, &first.1, |k| k);
+        for (fwd, ends, keys) in rest {
+            fill.part::<false>(fwd, ends, |k| keys[k as usize]);
+        }
+    });
+    (off, base)
+}
+
 /// The search index of one tenant for one `today` (docs/search.md).
 ///
 /// Build it with [`Index::build`]; keep it current with [`Index::update`] on every commit
@@ -485,29 +699,63 @@ impl Index {
     }
 
     /// Builds the index of `model` for the read date `today`.
+    ///
+    /// With the `parallel` feature the documents are tokenized in ranges, one per core,
+    /// and merged ([`Index::build_in`]); the index is the same either way.
     pub fn build(model: &Model, today: &str) -> Index {
+        let parts = crate::par::threads()
+            .min(model.concepts.len() / MIN_PART)
+            .max(1);
+        Index::build_in(model, today, parts)
+    }
+
+    /// [`Index::build`] with the documents tokenized in `parts` ranges of about equal text
+    /// (on every core with the `parallel` feature), each numbering its units by their first
+    /// appearance in the range. The ranges are merged in order: a range's unit that an
+    /// earlier one has keeps the earlier id, and its new units get the next ids in their
+    /// own order, which is the order a single pass over all documents meets them in. So the
+    /// unit ids, the tables, the posting lists and the documents equal those of one pass
+    /// (docs/search.md §10, "The build on every core").
+    pub(crate) fn build_in(model: &Model, today: &str, parts: usize) -> Index {
+        let ranges = split_by_text(&model.concepts, parts);
+        let mut parts = crate::par::map(&ranges, |r| {
+            Part::tokenize(&model.concepts[r.clone()], today)
+        });
         let mut ix = Index::empty(today);
-        let mut tally = Tally::default();
-        // Forward postings (list key, tf), document after document.
-        // Room for every posting at once: a field of `L` tokens gives at most `2L` postings
-        // and a token takes at least 2 bytes with its separator, so a quarter of the text's
-        // bytes is rarely exceeded. Pages never written are never touched.
-        let bytes: usize = model.concepts.iter().map(|c| c.text.len()).sum();
-        let mut fwd = Forward::with_capacity(bytes / 4 + 1024);
-        let mut ends: Vec<u32> = Vec::with_capacity(model.concepts.len());
-        ix.docs.reserve(model.concepts.len());
-        for c in &model.concepts {
-            ix.count(c, today, &mut tally);
-            let df = ix.df.as_flattened_mut();
-            for &(key, _) in &tally.out {
-                df[key as usize] += 1;
+        let first = parts.remove(0);
+        ix.vocab = first.units.vocab;
+        ix.pairs = first.units.pairs;
+        ix.df = first.units.df;
+        let mut docs: Vec<Vec<Counted>> = vec![first.docs];
+        let mut rest: Vec<(Forward, Vec<u32>, Vec<u32>)> = Vec::with_capacity(parts.len());
+        for part in parts {
+            let map = ix.absorb(&part.units);
+            let mut counted = part.docs;
+            for d in &mut counted {
+                for t in d.names.iter_mut() {
+                    *t = map[*t as usize];
+                }
             }
-            fwd.extend(&tally.out);
-            ix.push_doc(c, &tally);
-            ends.push(fwd.len() as u32);
+            docs.push(counted);
+            let keys = (0..part.units.df.len() * FIELDS)
+                .map(|k| map[k / FIELDS] * FIELDS as u32 + (k % FIELDS) as u32)
+                .collect();
+            rest.push((part.fwd, part.ends, keys));
         }
-        let (off, base) = ix.scatter(&fwd, &ends);
-        drop(fwd);
+        // The documents' slots, ids and name sequences beside the posting lists, which
+        // need only the `n_f`.
+        let df = std::mem::take(&mut ix.df);
+        let first = (first.fwd, first.ends);
+        let ((), (off, base)) = crate::par::beside(
+            || {
+                for (c, d) in model.concepts.iter().zip(docs.into_iter().flatten()) {
+                    ix.push_counted(c, d);
+                }
+            },
+            || scatter(&df, &first, &rest),
+        );
+        drop(rest);
+        ix.df = df;
         ix.live_postings = base.len();
         ix.base_off = off;
         ix.base = base;
@@ -515,48 +763,43 @@ impl Index {
         ix
     }
 
-    /// Turns forward postings (document-major, each document's end in `ends`) into CSR
-    /// lists sorted by slot.
-    fn scatter(&self, fwd: &Forward, ends: &[u32]) -> (Vec<u32>, Vec<Posting>) {
-        let lists = self.df.len() * FIELDS;
-        let mut off = Vec::with_capacity(lists + 1);
-        let mut acc = 0u32;
-        off.push(0);
-        for d in &self.df {
-            for &n in d {
-                acc += n;
-                off.push(acc);
-            }
+    /// Adds the units of a range tokenized on its own (`part`, ids by its own first
+    /// appearance) that this index lacks, in the range's id order, and their `n_f`. Returns
+    /// the range's unit ids as ids of this index.
+    fn absorb(&mut self, part: &Index) -> Vec<u32> {
+        enum Unit {
+            None,
+            Term(String),
+            Pair(u32, u32),
         }
-        let mut cur: Vec<u32> = off[..lists].to_vec();
-        let mut base = vec![Posting::default(); acc as usize];
-        let mut start = 0usize;
-        let mut big = fwd.big.iter();
-        for (slot, &end) in ends.iter().enumerate() {
-            let end = end as usize;
-            for (i, (&key, &tf)) in fwd.keys[start..end]
-                .iter()
-                .zip(&fwd.tf[start..end])
-                .enumerate()
-            {
-                let tf = if tf == Forward::BIG {
-                    big.next().map_or(0, |&(at, tf)| {
-                        debug_assert_eq!(at as usize, start + i);
-                        tf
-                    })
-                } else {
-                    u32::from(tf)
-                };
-                let at = &mut cur[key as usize];
-                base[*at as usize] = Posting {
-                    slot: slot as u32,
-                    tf,
-                };
-                *at += 1;
-            }
-            start = end;
+        let n = part.df.len();
+        let mut units: Vec<Unit> = (0..n).map(|_| Unit::None).collect();
+        for (u, t) in part.vocab.terms() {
+            units[u as usize] = Unit::Term(t);
         }
-        (off, base)
+        for (u, a, b) in part.pairs.pairs() {
+            units[u as usize] = Unit::Pair(a, b);
+        }
+        let mut map: Vec<u32> = Vec::with_capacity(n);
+        for (unit, df) in units.iter().zip(&part.df) {
+            let next = self.df.len() as u32;
+            // A pair is interned after both its terms, so theirs are mapped already.
+            let g = match unit {
+                Unit::Term(t) => self.vocab.intern(t, next),
+                Unit::Pair(a, b) => self
+                    .pairs
+                    .intern(pair_key(map[*a as usize], map[*b as usize]), next),
+                Unit::None => next,
+            };
+            if g == next {
+                self.df.push([0; FIELDS]);
+            }
+            for (s, d) in self.df[g as usize].iter_mut().zip(df) {
+                *s += d;
+            }
+            map.push(g);
+        }
+        map
     }
 
     /// Tokenizes one concept into `tally`, interning new units.
@@ -574,6 +817,11 @@ impl Index {
     /// Appends the document of `c` as counted in `tally` under a new slot (its postings
     /// are the caller's business).
     pub(crate) fn push_doc(&mut self, c: &Concept, tally: &Tally) {
+        self.push_counted(c, Counted::of(tally));
+    }
+
+    /// Appends the document of `c`, its lengths and name tokens counted, under a new slot.
+    fn push_counted(&mut self, c: &Concept, counted: Counted) {
         let bundle = match self.bundles.iter().position(|b| **b == *c.bundle) {
             Some(i) => i as u32,
             None => {
@@ -584,9 +832,9 @@ impl Index {
         let doc = Doc {
             id: c.id.as_str().into(),
             bundle,
-            len: tally.lens,
-            names: tally.names.as_slice().into(),
-            id_len: tally.id_len,
+            len: counted.lens,
+            names: counted.names,
+            id_len: counted.id_len,
         };
         self.insert_doc(doc);
     }
@@ -895,5 +1143,47 @@ mod forward_tests {
         assert_eq!(ix.pair_postings(BODY, "zeta", "eta"), [("p", 300)]);
         assert_eq!(ix.pair_postings(BODY, "eta", "zeta"), [("p", 299)]);
         assert_eq!(ix.term_postings(BODY, "once"), [("q", 1)]);
+    }
+
+    /// A build in ranges equals one pass, whatever the ranges: the ids, the tables'
+    /// layout, the lists, the documents (all of `Debug`) and the bytes.
+    fn assert_ranges_build_alike(m: &Model) {
+        let one = Index::build_in(m, "2026-01-01", 1);
+        let (dump, bytes) = (format!("{one:?}"), one.encode());
+        for parts in [2, 3, 5, m.concepts.len() + 2] {
+            let ix = Index::build_in(m, "2026-01-01", parts);
+            assert_eq!(format!("{ix:?}"), dump, "{parts} ranges");
+            assert_eq!(ix.encode(), bytes, "{parts} ranges");
+        }
+        assert_eq!(format!("{:?}", Index::build(m, "2026-01-01")), dump);
+    }
+
+    #[test]
+    fn a_build_in_ranges_equals_one_pass() {
+        assert_ranges_build_alike(&crate::testutil::okf_samples());
+        let long = "x".repeat(40);
+        let texts: Vec<String> = (0..40)
+            .map(|i| {
+                let w = [
+                    "zeta", "eta", "Café", "οδος", "東京", &long, "queries", "orders",
+                ];
+                let body: Vec<&str> = (0..(i * 7 % 23 + 1))
+                    .map(|j| w[(i * 3 + j * j) % w.len()])
+                    .collect();
+                format!(
+                    "---\ntitle: {} {}\n---\nFirst {}.\n\n{}\n",
+                    w[i % w.len()],
+                    w[(i + 5) % w.len()],
+                    w[(i + 1) % w.len()],
+                    body.join(" ").repeat(if i == 7 { 300 } else { 1 })
+                )
+            })
+            .collect();
+        let paths: Vec<String> = (0..40).map(|i| format!("p{i}.md")).collect();
+        let docs: Vec<(&str, &str, &str)> = (0..40)
+            .map(|i| (["a", "b", "c"][i % 3], paths[i].as_str(), texts[i].as_str()))
+            .collect();
+        assert_ranges_build_alike(&model(&docs));
+        assert_ranges_build_alike(&Model::default());
     }
 }
