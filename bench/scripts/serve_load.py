@@ -2,7 +2,7 @@
 """Load benchmark of `langonrock serve` (docs/benchmarks.md, "HTTP server under load").
 
 usage: serve_load.py [--concepts 20000] [--tenants 1] [--connections 64] [--threads 2]
-                     [--seconds 20] [--workers N] [--routes search,get]
+                     [--seconds 20] [--workers N] [--routes search,get] [--no-writer]
                      [--bin target/release/langonrock]
                      [--bench target/release/langonrock-bench] [--work DIR] [--keep]
 
@@ -13,7 +13,9 @@ Then, for `search` and for `get` in turn, wrk (Debian: `apt-get install wrk`) dr
 while a writer commits once a second (round robin over the tenants) and checks that the
 next read shows each commit. Prints, per route: requests/s, p50 and p99 latency, failed
 requests, the server's CPU (percent of one core) and RSS, and the writer's commits and
-misses. Nothing here is a test: it prints numbers.
+misses. `--no-writer` runs the same load without the writer: the latency floor of the
+connections on the machine's cores, to compare with what the commits add. Nothing here is a
+test: it prints numbers.
 """
 
 import argparse
@@ -185,6 +187,8 @@ def main():
     ap.add_argument("--workers", type=int,
                     help="the server's async workers (LANGONROCK_SERVE_WORKERS, docs/http.md §7)")
     ap.add_argument("--routes", default="search,get")
+    ap.add_argument("--no-writer", action="store_true",
+                    help="no commits during the runs (the latency floor without the writer)")
     ap.add_argument("--work")
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
@@ -221,7 +225,8 @@ def main():
             request(srv.port, "POST", "/v1/get", t, get_bodies[0].encode(), {"Content-Type": "application/json"})
         print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} "
               f"(uptime's 1/5/15 min), {os.cpu_count()} cores; {args.tenants} tenant(s) of {args.concepts} concepts, "
-              f"{args.connections} connections, {args.seconds} s per route", flush=True)
+              f"{args.connections} connections, {args.seconds} s per route"
+              f"{', no writer' if args.no_writer else ''}", flush=True)
         print("| route | requests/s | p50 ms | p99 ms | failed | server CPU | CPU per request | server RSS MiB (peak) | commits | missed | load |")
         print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         routes = {"search": search_bodies, "get": get_bodies}
@@ -229,10 +234,12 @@ def main():
             bodies = routes[route]
             writer = Writer(srv.port, tokens)
             (user0, sys0), t0 = proc_cpu_seconds(srv.p.pid), time.perf_counter()
-            writer.start()
+            if not args.no_writer:
+                writer.start()
             r = wrk(args, srv.port, route, bodies, tokens, work)
             writer.stop.set()
-            writer.join()
+            if not args.no_writer:
+                writer.join()
             user1, sys1 = proc_cpu_seconds(srv.p.pid)
             cpu_s = (user1 - user0) + (sys1 - sys0)
             cpu = cpu_s / (time.perf_counter() - t0) * 100

@@ -140,6 +140,8 @@ pub struct Options {
     read_only: bool,
     load: bool,
     serves_searches: bool,
+    /// The derived record's pause and bound (`DerivedTimer::with_limit`), in milliseconds.
+    derived_wait: (u64, u64),
     clock: Arc<dyn Clock>,
     #[cfg(feature = "remote")]
     remote_limits: crate::remote::http::Limits,
@@ -151,6 +153,7 @@ impl Default for Options {
             read_only: false,
             load: true,
             serves_searches: false,
+            derived_wait: (langonrock_core::connection::DERIVED_DELAY_MS, u64::MAX),
             clock: Arc::new(SystemClock),
             #[cfg(feature = "remote")]
             remote_limits: crate::remote::http::Limits::default(),
@@ -188,6 +191,16 @@ impl Options {
     /// decodes the index).
     pub fn serves_searches(mut self, on: bool) -> Options {
         self.serves_searches = on;
+        self
+    }
+
+    /// When the head's derived record is written after commits (engine.md §9.1 rule 4): once
+    /// they pause for `delay` milliseconds, and at most `limit` milliseconds after the first
+    /// commit it waits for (default: one second's pause, no bound). A server under a steady
+    /// stream of commits and searches (`serve`) waits for a longer pause, so the encoding
+    /// does not run beside every commit, and bounds the wait so it still writes one.
+    pub fn derived_wait(mut self, delay: u64, limit: u64) -> Options {
+        self.derived_wait = (delay, limit);
         self
     }
 
@@ -481,7 +494,11 @@ impl Connection {
             exclusive: Mutex::new(()),
             refreshing: Mutex::new(()),
             busy: AtomicBool::new(false),
-            timer: Mutex::new(DerivedTimer::new(opts.read_only)),
+            timer: Mutex::new(DerivedTimer::with_limit(
+                opts.read_only,
+                opts.derived_wait.0,
+                opts.derived_wait.1,
+            )),
             watch,
         });
         let derived = (!opts.read_only).then(|| DerivedWriter::start(Arc::downgrade(&inner)));
@@ -567,6 +584,13 @@ impl Connection {
 
     fn busy(&self) -> bool {
         self.inner.busy.load(Ordering::Acquire)
+    }
+
+    /// Whether an exclusive operation of this connection (a commit, gc, verify, repair) is
+    /// running: a read now answers from the published state ([`Connection::served`])
+    /// without a refresh, so a host can answer it there itself.
+    pub fn is_busy(&self) -> bool {
+        self.busy()
     }
 
     fn publish(&self, engine: &Engine) {

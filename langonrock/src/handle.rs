@@ -260,6 +260,13 @@ impl Connection {
         self.live().is_ok() && self.local().is_some_and(Local::head_is_fresh)
     }
 
+    /// Whether an exclusive operation of this connection (a commit, gc, verify, repair) is
+    /// running, so a read now would answer from [`Connection::served`] without a refresh.
+    /// `false` remotely and once closed.
+    pub fn is_busy(&self) -> bool {
+        self.live().is_ok() && self.local().is_some_and(Local::is_busy)
+    }
+
     /// Whether the served state was decoded from a derived record.
     pub fn served_from_derived(&self) -> bool {
         self.local().is_some_and(Local::served_from_derived)

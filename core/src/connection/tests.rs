@@ -198,3 +198,29 @@ fn a_chosen_delay_sets_the_deadline() {
     assert_eq!(timer.deadline(), None);
     assert_eq!(DerivedTimer::default(), DerivedTimer::new(false));
 }
+
+/// A host's bound on the wait: a steady stream of commits, each moving the deadline on,
+/// still writes the record at most `limit` after it became due, and the next record's bound
+/// counts from its own first commit.
+#[test]
+fn a_limit_bounds_the_wait_under_steady_commits() {
+    let mut timer = DerivedTimer::with_limit(false, 5_000, 60_000);
+    assert_eq!(timer.after_op(1_000, true, true), Some(6_000));
+    assert_eq!(
+        timer.after_op(2_000, false, false),
+        None,
+        "reads arm nothing"
+    );
+    let mut at = None;
+    for now in (2_000..=58_000).step_by(1_000) {
+        at = timer.after_op(now, true, true);
+        assert!(!timer.fire(now), "at {now}");
+    }
+    assert_eq!(at, Some(61_000), "moved on by each commit until the bound");
+    assert_eq!(timer.after_op(59_000, true, true), Some(61_000));
+    assert_eq!(timer.after_op(60_500, true, true), Some(61_000));
+    assert!(timer.fire(61_000));
+    assert_eq!(timer.after_op(62_000, true, true), Some(67_000));
+    assert!(timer.fire(67_000));
+    assert!(!timer.close(), "nothing pending");
+}

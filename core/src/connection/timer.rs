@@ -24,6 +24,11 @@ pub struct DerivedTimer {
     read_only: bool,
     /// The pause, in milliseconds; [`DERIVED_DELAY_MS`] unless a host chose another.
     delay: u64,
+    /// At most how long after the operation that made the record due it is written, even
+    /// while operations go on (`u64::MAX`: no bound, the default).
+    limit: u64,
+    /// When the pending record became due (host milliseconds), if one is pending.
+    since: Option<u64>,
 }
 
 impl DerivedTimer {
@@ -35,11 +40,21 @@ impl DerivedTimer {
     /// The schedule of a connection whose host waits `delay` milliseconds instead (a notes
     /// page, whose saves come seconds apart and should not wait for the encoding).
     pub fn with_delay(read_only: bool, delay: u64) -> DerivedTimer {
+        DerivedTimer::with_limit(read_only, delay, u64::MAX)
+    }
+
+    /// The schedule of a connection whose host waits `delay` milliseconds of pause, but
+    /// never more than `limit` milliseconds after the record became due: a server under a
+    /// steady stream of commits (`serve`) writes it when the commits pause, and at a bounded
+    /// rate while they do not (docs/http.md §7).
+    pub fn with_limit(read_only: bool, delay: u64, limit: u64) -> DerivedTimer {
         DerivedTimer {
             deadline: None,
             closed: false,
             read_only,
             delay,
+            limit,
+            since: None,
         }
     }
 
@@ -51,7 +66,10 @@ impl DerivedTimer {
         if !due || self.read_only || self.closed || (self.deadline.is_some() && !exclusive) {
             return None;
         }
-        let at = now.saturating_add(self.delay);
+        let since = *self.since.get_or_insert(now);
+        let at = now
+            .saturating_add(self.delay)
+            .min(since.saturating_add(self.limit));
         self.deadline = Some(at);
         Some(at)
     }
@@ -63,6 +81,7 @@ impl DerivedTimer {
         match self.deadline {
             Some(at) if now >= at => {
                 self.deadline = None;
+                self.since = None;
                 true
             }
             _ => false,
@@ -78,6 +97,7 @@ impl DerivedTimer {
     /// scheduled afterwards.
     pub fn close(&mut self) -> bool {
         self.closed = true;
+        self.since = None;
         self.deadline.take().is_some()
     }
 }

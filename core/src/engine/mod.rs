@@ -781,9 +781,10 @@ impl Engine {
             &self.served,
             state::new_hashes(&base, &served.state).into_iter(),
         );
+        let served = Arc::new(served);
         served.inherit_index(&self.served);
         let was = self.served.revision;
-        self.served = Arc::new(served);
+        self.served = served;
         self.head = Some(Loaded { bytes, record });
         self.status = Status::Open;
         if fresh {

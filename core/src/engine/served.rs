@@ -41,6 +41,29 @@ pub struct Served {
     /// How many searches are running on this state right now (inside `with_index`). A
     /// newer state takes this one's index when none is, and copies it otherwise.
     searching: std::sync::atomic::AtomicUsize,
+    /// Set when a newer state took this one's index (moved, not copied): a search that
+    /// starts here afterwards copies the newer state's index and updates it back to this
+    /// model instead of building one (docs/search.md §8 rule 4).
+    moved_to: std::sync::OnceLock<std::sync::Weak<Served>>,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Whole index builds on this thread (`Index::build` from a served state), for tests.
+    static BUILDS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// How many whole search indexes served states built on this thread so far (tests only).
+#[cfg(test)]
+pub(crate) fn builds_on_this_thread() -> usize {
+    BUILDS.with(|b| b.get())
+}
+
+/// A whole index build from a served state (counted for the tests).
+fn build_index(model: &Model, today: &str) -> crate::search::Index {
+    #[cfg(test)]
+    BUILDS.with(|b| b.set(b.get() + 1));
+    crate::search::Index::build(model, today)
 }
 
 /// The texts of a state decoded from a derived record, checked on first use.
@@ -155,6 +178,7 @@ impl Served {
             from_derived: false,
             texts: None,
             searching: std::sync::atomic::AtomicUsize::new(0),
+            moved_to: std::sync::OnceLock::new(),
             index: std::sync::RwLock::new(IndexSlot::None),
         }
     }
@@ -177,6 +201,7 @@ impl Served {
             from_derived: false,
             texts: None,
             searching: std::sync::atomic::AtomicUsize::new(0),
+            moved_to: std::sync::OnceLock::new(),
             index: std::sync::RwLock::new(IndexSlot::None),
         }
     }
@@ -199,6 +224,7 @@ impl Served {
                 all: std::sync::atomic::AtomicBool::new(false),
             }),
             searching: std::sync::atomic::AtomicUsize::new(0),
+            moved_to: std::sync::OnceLock::new(),
             index: std::sync::RwLock::new(match (d.built, d.index) {
                 (Some(ix), _) => IndexSlot::Built(ix),
                 (None, Some(b)) => IndexSlot::Encoded(b),
@@ -356,18 +382,20 @@ impl Served {
     /// Gives this state the search index of `older`, updated to this model, when `older`
     /// has one. Called when this state is published.
     ///
-    /// `older` was the published state until now, so searches that picked it up a moment
-    /// ago may still run on it. When one is running, `older` keeps its index and this
-    /// state gets a copy: taking the index from under them made each such search build a
-    /// whole index while holding `older`'s slot, and every search queued behind it waited
-    /// for seconds (docs/http.md §7: reads never wait for a commit). When none is, the
-    /// index is moved, as a copy costs about 30 ms at 20,000 concepts on every commit
-    /// (docs/search.md §8 rule 4). A search that starts on `older` after the move builds
-    /// its own.
+    /// `older` was the published state until now, so reads that picked it up a moment ago
+    /// may still search it. When one is searching, or holds `older` to search it (more
+    /// holders than the engine and its host's published slot, [`INDEX_HOLDERS`]), `older`
+    /// keeps its index and this state gets a copy, made here on the committing thread:
+    /// taking the index from under them made each such search build a whole index while
+    /// holding `older`'s slot, and every search queued behind it waited (docs/http.md §7:
+    /// reads never wait for a commit). When none is, the index is moved, as a copy costs
+    /// about 30 ms at 20,000 concepts on every commit (docs/search.md §8 rule 4), and a
+    /// search that still starts on `older` copies this state's index back instead of
+    /// building one.
     ///
     /// An index `older` still holds encoded stays so: this state keeps the bytes and the
     /// model they index, and the update waits for the first search (`IndexSlot::Behind`).
-    pub(crate) fn inherit_index(&self, older: &Served) {
+    pub(crate) fn inherit_index(self: &Arc<Served>, older: &Arc<Served>) {
         use std::sync::atomic::Ordering;
         let behind = older
             .index
@@ -383,22 +411,62 @@ impl Served {
             // Still encoded: handled above (a search may have decoded it since).
             IndexSlot::None | IndexSlot::Encoded(_) | IndexSlot::Behind { .. } => None,
         };
-        let copied = if older.searching.load(Ordering::SeqCst) > 0 {
+        let wanted = |older: &Arc<Served>| {
+            older.searching.load(Ordering::SeqCst) > 0 || Arc::strong_count(older) > INDEX_HOLDERS
+        };
+        // This state's slot is locked before the index leaves `older`'s and until it is
+        // in place (always in that order: older, then newer), so a search that starts on
+        // `older` just after the move finds it here, waiting for the update at most.
+        let (mut mine, copied) = if wanted(older) {
             // Beside the running searches, under the shared lock.
-            copy(&older.index.read().unwrap_or_else(|p| p.into_inner()))
+            let slot = older.index.read().unwrap_or_else(|p| p.into_inner());
+            (self.index_slot(), copy(&slot))
         } else {
             let mut slot = older.index_slot();
+            let mine = self.index_slot();
             // A search counted now waits for this lock: it keeps the index too.
-            if older.searching.load(Ordering::SeqCst) > 0 {
-                copy(&slot)
+            if wanted(older) {
+                (mine, copy(&slot))
             } else {
-                slot.take_built(&older.model)
+                let taken = slot.take_built(&older.model);
+                if taken.is_some() {
+                    let _ = older.moved_to.set(Arc::downgrade(self));
+                }
+                (mine, taken)
             }
         };
         if let Some(mut index) = copied {
             let today = index.today().to_string();
             index.update(&older.model, &self.model, &today);
-            *self.index_slot() = IndexSlot::Built(Box::new(index));
+            *mine = IndexSlot::Built(Box::new(index));
+        }
+    }
+
+    /// For a search that starts on this state after a newer one took its index
+    /// ([`Served::inherit_index`]): a copy of the nearest newer state's index, updated
+    /// back to this model (the texts that update reads are checked first). `None` when
+    /// the index was not moved, or every newer state that held it is gone.
+    fn index_from_newer(&self) -> Option<Result<crate::search::Index>> {
+        let mut next = self.moved_to.get()?.upgrade()?;
+        loop {
+            let copied = match &*next.index.read().unwrap_or_else(|p| p.into_inner()) {
+                IndexSlot::Built(ix) => Some((**ix).clone()),
+                _ => None,
+            };
+            if let Some(mut index) = copied {
+                let changed = self.model.concepts.iter().filter(|c| {
+                    next.model
+                        .concept(&c.id)
+                        .is_none_or(|n| !std::ptr::eq(n, &***c))
+                });
+                if let Err(e) = self.check_texts(changed.map(|c| &**c)) {
+                    return Some(Err(e));
+                }
+                let today = index.today().to_string();
+                index.update(&next.model, &self.model, &today);
+                return Some(Ok(index));
+            }
+            next = next.moved_to.get()?.upgrade()?;
         }
     }
 
@@ -414,26 +482,41 @@ impl Served {
     /// stores can, docs/records.md). `None` for an empty tenant.
     pub fn derived_record(&self, today: &str, texts: bool) -> Option<(Key, Vec<u8>)> {
         let recorded = self.recorded?;
-        let index: crate::bytes::Bytes = {
-            let mut slot = self.index_slot();
-            if matches!(&*slot, IndexSlot::Behind { .. }) {
-                if let Some(ix) = slot.take_built(&self.model) {
-                    *slot = IndexSlot::Built(Box::new(ix));
+        // An index built (or still encoded) is encoded under the shared lock, beside the
+        // searches: the exclusive lock made every search wait for the encoding.
+        let shared = match &*self.index.read().unwrap_or_else(|p| p.into_inner()) {
+            IndexSlot::Encoded(b) => b.unpack(),
+            IndexSlot::Built(ix) => Some(ix.encode().into()),
+            IndexSlot::None | IndexSlot::Behind { .. } => None,
+        };
+        let index: crate::bytes::Bytes = match shared {
+            Some(bytes) => bytes,
+            None => {
+                let mut slot = self.index_slot();
+                if matches!(&*slot, IndexSlot::Behind { .. }) {
+                    if let Some(ix) = slot.take_built(&self.model) {
+                        *slot = IndexSlot::Built(Box::new(ix));
+                    }
                 }
-            }
-            let encoded = match &*slot {
-                IndexSlot::Encoded(b) => b.unpack(),
-                IndexSlot::Built(ix) => Some(ix.encode().into()),
-                IndexSlot::None | IndexSlot::Behind { .. } => None,
-            };
-            match encoded {
-                Some(bytes) => bytes,
-                None => {
-                    self.check_all_texts().ok()?;
-                    let ix = crate::search::Index::build(&self.model, today);
-                    let bytes: crate::bytes::Bytes = ix.encode().into();
-                    *slot = IndexSlot::Built(Box::new(ix));
-                    bytes
+                let encoded = match &*slot {
+                    IndexSlot::Encoded(b) => b.unpack(),
+                    IndexSlot::Built(ix) => Some(ix.encode().into()),
+                    IndexSlot::None | IndexSlot::Behind { .. } => None,
+                };
+                match encoded {
+                    Some(bytes) => bytes,
+                    None => {
+                        let ix = match self.index_from_newer() {
+                            Some(r) => r.ok()?,
+                            None => {
+                                self.check_all_texts().ok()?;
+                                build_index(&self.model, today)
+                            }
+                        };
+                        let bytes: crate::bytes::Bytes = ix.encode().into();
+                        *slot = IndexSlot::Built(Box::new(ix));
+                        bytes
+                    }
                 }
             }
         };
@@ -523,7 +606,16 @@ impl Served {
             }
         }
         let mut guard = self.index_slot();
-        let index = match guard.take_built(&self.model) {
+        let taken = match guard.take_built(&self.model) {
+            Some(index) => Some(index),
+            // A newer state took the index: a copy of its index, updated back.
+            None => match self.index_from_newer() {
+                Some(Ok(index)) => Some(index),
+                Some(Err(e)) => return Err(e),
+                None => None,
+            },
+        };
+        let index = match taken {
             Some(mut index) => {
                 if index.today() != today {
                     // Re-dating re-reads the concepts whose status changes with the date.
@@ -556,7 +648,7 @@ impl Served {
             }
             None => {
                 self.check_all_texts()?;
-                crate::search::Index::build(&self.model, today)
+                build_index(&self.model, today)
             }
         };
         let out = f(&self.model, &index);
@@ -657,6 +749,11 @@ impl Served {
         })
     }
 }
+
+/// How many holders of a served state are not about to search it: the engine, and its
+/// host's published slot (`langonrock::Connection`). More, and a read holds it: a commit
+/// copies its index rather than moving it (`Served::inherit_index`).
+pub(crate) const INDEX_HOLDERS: usize = 2;
 
 /// Counts a search as running on a state while it lives (`Served::inherit_index`).
 struct Running<'a>(&'a std::sync::atomic::AtomicUsize);

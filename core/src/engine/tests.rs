@@ -97,3 +97,57 @@ fn a_commit_leaves_the_older_state_its_search_index() {
         .unwrap()
         .contains("returns"));
 }
+
+#[test]
+fn a_search_on_a_replaced_state_never_builds_an_index() {
+    use super::served::{builds_on_this_thread, IndexSlot};
+    let day = "2026-06-01";
+    let opts = crate::search::SearchOptions::default();
+    let fresh = |s: &Served, q: &str| {
+        let ix = crate::search::Index::build(s.model(), day);
+        let r = crate::search::search_hits(s.model(), &ix, q, &opts, day).unwrap();
+        crate::search::render(s.model(), "acme", q, &r, day).unwrap()
+    };
+    let mut store = MemoryStore::new();
+    let mut e = open(&mut store);
+    for (path, text) in [
+        (
+            "orders.md",
+            "---\ntype: table\n---\nOrders placed online.\n",
+        ),
+        ("returns.md", "Returns of orders, by reason.\n"),
+    ] {
+        let op = e.write("sales", path, text, None, T0);
+        run(&mut e, &mut store, op).unwrap();
+    }
+    let first = e.read().unwrap();
+    let want = first.search("acme", "orders", &opts, day).unwrap();
+    let builds = builds_on_this_thread();
+    // A request picked the published state up and is about to search it (serve's reads
+    // hold it from the published slot) when a commit publishes the next state: the commit
+    // copies the index, so the request finds the older one in place.
+    let request = first.clone();
+    let op = e.write("sales", "credits.md", "Orders credited.\n", None, T0);
+    run(&mut e, &mut store, op).unwrap();
+    let second = e.read().unwrap();
+    assert!(matches!(&*first.index_slot(), IndexSlot::Built(_)));
+    assert!(matches!(&*second.index_slot(), IndexSlot::Built(_)));
+    assert_eq!(request.search("acme", "orders", &opts, day).unwrap(), want);
+    drop((request, first));
+    // Nobody holds it but the engine and this test: the next commit moves the index on, and
+    // a search that still starts on the replaced state copies the newer index back.
+    let op = e.write("sales", "refunds.md", "Refunds of orders.\n", None, T0);
+    run(&mut e, &mut store, op).unwrap();
+    let third = e.read().unwrap();
+    assert!(matches!(&*second.index_slot(), IndexSlot::None));
+    let got = second.search("acme", "orders", &opts, day).unwrap();
+    assert_eq!(got, fresh(&second, "orders"));
+    assert!(!got.contains("refunds"));
+    assert!(matches!(&*second.index_slot(), IndexSlot::Built(_)));
+    let got = third.search("acme", "orders", &opts, day).unwrap();
+    assert_eq!(got, fresh(&third, "orders"));
+    assert!(got.contains("refunds"));
+    // Its derived record encodes the index it holds, without building one either.
+    second.derived_record(day, true).unwrap();
+    assert_eq!(builds_on_this_thread(), builds);
+}
