@@ -88,11 +88,6 @@ pub struct Linker {
     // the concepts that depend on a changed name by one pass over the documents, until
     // `index_dependencies` builds them. The results are the same either way.
     refs: bool,
-    // Whether an `apply` without the dependency indexes has taken the pass over the
-    // documents. The next `apply` builds the indexes first: a one-shot command (one commit)
-    // never pays for them, and a host that keeps committing pays one pass, then the build
-    // once, instead of a pass on every commit that adds, removes or renames a document.
-    passed: bool,
     model: Model,
     // Whether an empty linker takes the from-scratch pass (tests turn it off to compare).
     use_full_pass: bool,
@@ -247,7 +242,6 @@ impl Linker {
             wiki_refs: HashMap::default(),
             backlinks: HashMap::default(),
             refs: true,
-            passed: false,
             model: Model::default(),
             use_full_pass: true,
         }
@@ -636,31 +630,11 @@ impl Linker {
             .map(|e| &e.doc)
     }
 
-    /// Whether `changes` only give documents that exist new content of the same kind (a
-    /// concept stays a concept, a navigation document stays one): then no path comes or
-    /// goes, every bundle keeps its concepts' paths, so no local or public id and no name
-    /// changes, and the commit looks up no dependents (docs/compile.md §11 rule 3). A
-    /// linker without its dependency indexes need not build them for such a commit.
-    fn keeps_names(&self, changes: &[Change]) -> bool {
-        changes.iter().all(|c| {
-            let Some((_, parsed)) = &c.doc else {
-                return false;
-            };
-            self.docs
-                .get(&c.bundle)
-                .and_then(|b| b.get(&c.path))
-                .is_some_and(|e| e.parsed.is_some() == parsed.is_some())
-        })
-    }
-
     /// Applies changes (at most one per key; a later one wins) and returns what changed.
     /// On error (an ambiguous id under [`Ambiguity::Refuse`]) nothing changes.
     pub fn apply(&mut self, changes: Vec<Change>) -> Result<LinkDelta> {
         if self.docs.is_empty() && self.use_full_pass {
             return self.apply_to_empty(changes);
-        }
-        if self.passed && !self.keeps_names(&changes) {
-            self.index_dependencies();
         }
         // Deduplicate by key, keeping the last change.
         let mut by_bundle: BTreeMap<String, BTreeMap<String, Option<LinkInput>>> = BTreeMap::new();
@@ -841,10 +815,6 @@ impl Linker {
             .map(String::as_str)
             .collect();
         self.dependents(&path_changes, &names_changed, &old_ids, &mut to_resolve);
-        let searched = !(path_changes.is_empty() && names_changed.is_empty() && old_ids.is_empty());
-        if searched && !self.refs {
-            self.passed = true;
-        }
         to_resolve.extend(renamed_keys.iter().map(|(k, _)| k.clone()));
         to_resolve.retain(|k| self.entry(k).is_some_and(|e| e.parsed.is_some()));
 
