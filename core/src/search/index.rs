@@ -701,7 +701,7 @@ impl Index {
     /// Builds the index of `model` for the read date `today`.
     ///
     /// With the `parallel` feature the documents are tokenized in ranges, one per core,
-    /// and merged ([`Index::build_in`]); the index is the same either way.
+    /// and merged (`build_in`, docs/search.md §10); the index is the same either way.
     pub fn build(model: &Model, today: &str) -> Index {
         let parts = crate::par::threads()
             .min(model.concepts.len() / MIN_PART)
