@@ -151,14 +151,7 @@ fn verify_kept_sources(
         return Ok(());
     }
     let mut docs = Vec::new();
-    for (name, b) in &new.bundles {
-        let before = old.bundles.get(name);
-        if before.is_some_and(|o| Arc::ptr_eq(o, b) || o.record == b.record) {
-            continue;
-        }
-        let held: HashSet<Digest> = before
-            .map(|o| o.docs.values().map(|d| d.hash).collect())
-            .unwrap_or_default();
+    for (b, held) in super::state::changed_bundles(old, new) {
         docs.extend(
             b.docs
                 .values()

@@ -135,6 +135,25 @@ impl TenantState {
     }
 }
 
+/// The bundles of `new` whose record differs from the same bundle's in `old`, each with the
+/// hashes of the documents that bundle held in `old` (none for a bundle `old` lacks): what
+/// a commit or a refresh changed, bundle by bundle.
+pub(crate) fn changed_bundles<'a>(
+    old: &'a TenantState,
+    new: &'a TenantState,
+) -> impl Iterator<Item = (&'a BundleState, FxHashSet<Digest>)> + 'a {
+    new.bundles.iter().filter_map(move |(name, b)| {
+        let before = old.bundles.get(name);
+        if before.is_some_and(|o| Arc::ptr_eq(o, b) || o.record == b.record) {
+            return None;
+        }
+        let held = before
+            .map(|o| o.docs.values().map(|d| d.hash).collect())
+            .unwrap_or_default();
+        Some((&**b, held))
+    })
+}
+
 /// The source hashes of `new`'s documents that `old` does not hold (the texts a commit wrote
 /// or a refresh read), in bundle and path order. Only the bundles that changed are looked
 /// at: their documents are compared with the same bundle's in `old`, and the few hashes left
@@ -142,14 +161,7 @@ impl TenantState {
 /// which a refresh of a large tenant used to build for every commit).
 pub(crate) fn new_hashes(old: &TenantState, new: &TenantState) -> Vec<Digest> {
     let mut fresh: Vec<Digest> = Vec::new();
-    for (name, b) in &new.bundles {
-        let before = old.bundles.get(name);
-        if before.is_some_and(|o| Arc::ptr_eq(o, b) || o.record == b.record) {
-            continue;
-        }
-        let same: FxHashSet<Digest> = before
-            .map(|o| o.docs.values().map(|d| d.hash).collect())
-            .unwrap_or_default();
+    for (b, same) in changed_bundles(old, new) {
         fresh.extend(
             b.docs
                 .values()
