@@ -126,6 +126,16 @@ pub(super) enum IndexSlot {
 }
 
 impl IndexSlot {
+    /// The encoded index this slot holds or can encode as it is (`None` for no index, one
+    /// still behind its model, or a section that fails to decompress).
+    fn encoded(&self) -> Option<crate::bytes::Bytes> {
+        match self {
+            IndexSlot::Encoded(b) => b.unpack(),
+            IndexSlot::Built(ix) => Some(ix.encode().into()),
+            IndexSlot::None | IndexSlot::Behind { .. } => None,
+        }
+    }
+
     /// The index of `model` if there is one, decoding it when still encoded (its posting
     /// lists are read when first used: `Index::decode_shared`). Bytes that do not decode to
     /// an index of `model`'s size give none (it is built instead).
@@ -484,11 +494,11 @@ impl Served {
         let recorded = self.recorded?;
         // An index built (or still encoded) is encoded under the shared lock, beside the
         // searches: the exclusive lock made every search wait for the encoding.
-        let shared = match &*self.index.read().unwrap_or_else(|p| p.into_inner()) {
-            IndexSlot::Encoded(b) => b.unpack(),
-            IndexSlot::Built(ix) => Some(ix.encode().into()),
-            IndexSlot::None | IndexSlot::Behind { .. } => None,
-        };
+        let shared = self
+            .index
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .encoded();
         let index: crate::bytes::Bytes = match shared {
             Some(bytes) => bytes,
             None => {
@@ -498,12 +508,7 @@ impl Served {
                         *slot = IndexSlot::Built(Box::new(ix));
                     }
                 }
-                let encoded = match &*slot {
-                    IndexSlot::Encoded(b) => b.unpack(),
-                    IndexSlot::Built(ix) => Some(ix.encode().into()),
-                    IndexSlot::None | IndexSlot::Behind { .. } => None,
-                };
-                match encoded {
+                match slot.encoded() {
                     Some(bytes) => bytes,
                     None => {
                         let ix = match self.index_from_newer() {
