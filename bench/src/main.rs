@@ -280,7 +280,7 @@ fn cmd_compile_one(args: &[String]) -> Result<ExitCode, String> {
         if let (Some((_, w0)), Some((_, w1))) = (s0, sched_ns()) {
             wait_ms.push((w1 - w0) as f64 / 1e6);
         }
-        model_concepts = model.concepts.len();
+        model_concepts = model.concepts().len();
         diagnostics = model.diagnostics().len();
         drop(model);
     }
@@ -756,7 +756,7 @@ fn cmd_compile_phases(args: &[String]) -> Result<ExitCode, String> {
     row(
         "compile (whole)",
         time_runs(runs, || {
-            compile(&docs, SUMMARY_WIDTH).map_or(0, |m| m.concepts.len())
+            compile(&docs, SUMMARY_WIDTH).map_or(0, |m| m.concepts().len())
         }),
     );
     row(
@@ -783,7 +783,7 @@ fn cmd_compile_phases(args: &[String]) -> Result<ExitCode, String> {
     row(
         "link (tenant pass, parsed docs given)",
         time_runs(runs, || {
-            link(parsed.clone(), Ambiguity::Refuse).map_or(0, |m| m.concepts.len())
+            link(parsed.clone(), Ambiguity::Refuse).map_or(0, |m| m.concepts().len())
         }),
     );
     row(
