@@ -49,7 +49,7 @@ fn main() {
     println!(
         "{} docs, {} concepts: parse {parse_ms:.1} ms, link {link_ms:.1} ms",
         docs.len(),
-        model.concepts.len()
+        model.concepts().len()
     );
     // Incremental: edit one document's body; add 25 new documents.
     let mut linker = langonrock_core::compile::Linker::new(Ambiguity::Refuse);

@@ -82,7 +82,7 @@ fn main() {
         let t = Instant::now();
         let m = compile(&docs, SUMMARY_WIDTH).expect("the corpus compiles");
         compiles.push(ms(t));
-        concepts = m.concepts.len();
+        concepts = m.concepts().len();
     }
 
     let mut imports = Vec::new();

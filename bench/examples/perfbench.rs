@@ -136,7 +136,7 @@ fn bench(root: &str, runs: usize) {
         let (w, c) = t.stop();
         rows[1].1.push(w);
         rows[1].2.push(c);
-        concepts = model.concepts.len();
+        concepts = model.concepts().len();
         drop(model);
         let t = Timer::start();
         let model = compile(&docs, SUMMARY_WIDTH).unwrap();
@@ -175,7 +175,7 @@ fn digest(roots: &[String]) {
             assert_eq!(compiled, model, "compile and link disagree on {root}");
         }
         h.update(format!("{:?}\n", model.bundles).as_bytes());
-        for c in &model.concepts {
+        for c in model.concepts() {
             h.update(
                 format!(
                     "{} {} {} {:?} {:?}\n",
@@ -184,7 +184,11 @@ fn digest(roots: &[String]) {
                 .as_bytes(),
             );
         }
-        let mut by_id: Vec<_> = model.by_id.iter().collect();
+        let mut by_id: Vec<_> = model
+            .concepts()
+            .iter()
+            .map(|c| (&c.id, model.position(&c.id).expect("every id has a place")))
+            .collect();
         by_id.sort();
         h.update(format!("{by_id:?}\n").as_bytes());
         println!("{root}: {} docs", docs.len());
@@ -305,7 +309,7 @@ fn once(root: &str) {
     let model = compile(&docs, SUMMARY_WIDTH).unwrap();
     println!(
         "{} concepts compiled in {:.1} ms",
-        model.concepts.len(),
+        model.concepts().len(),
         t.elapsed().as_secs_f64() * 1e3
     );
 }

@@ -194,7 +194,7 @@ fn main() {
     let model = compile(&docs, SUMMARY_WIDTH).expect("compile");
     println!(
         "compile: {} concepts in {:.0} ms",
-        model.concepts.len(),
+        model.concepts().len(),
         t.elapsed().as_secs_f64() * 1e3
     );
     drop(docs);
@@ -315,9 +315,9 @@ fn main() {
     }
 
     // One-document update: append a marker to the first concept's text.
-    let c = &model.concepts[0];
+    let c = &model.concepts()[0];
     let mut edited: Vec<SourceDoc> = model
-        .concepts
+        .concepts()
         .iter()
         .map(|c| SourceDoc {
             bundle: c.bundle.clone(),
@@ -338,13 +338,13 @@ fn main() {
         found
             .hits
             .first()
-            .is_some_and(|h| h.id == model2.concepts[0].id)
+            .is_some_and(|h| h.id == model2.concepts()[0].id)
     );
 
     // The engine's path: the incremental linker shares every untouched concept's `Arc`.
     let mut linker = Linker::new(Ambiguity::Refuse);
     let all: Vec<Change> = model
-        .concepts
+        .concepts()
         .iter()
         .map(|c| Change {
             bundle: c.bundle.clone(),

@@ -47,7 +47,7 @@ fn clocks(t0: Instant) -> (u64, u64) {
 /// 500 queries of two summary words each, as `serve_load.py` draws them.
 fn mix_queries(model: &Model) -> Vec<String> {
     let mut words: Vec<String> = Vec::new();
-    for c in &model.concepts {
+    for c in model.concepts() {
         let summary = c.parsed.summary.to_lowercase();
         for w in summary.split(|ch: char| !ch.is_ascii_lowercase()) {
             if w.len() >= 4 {
@@ -137,7 +137,7 @@ fn main() {
     let median = |v: &[u64]| v[v.len() / 2] as f64 / per / 1000.0;
     println!(
         "{mode}: {} concepts × {} tenants, {reps} runs, median on-CPU {:.1} µs, wall {:.1} µs{} (checksum {sink})",
-        model.concepts.len(),
+        model.concepts().len(),
         tenants.len(),
         median(&cpu),
         median(&wall),

@@ -175,7 +175,7 @@ pub fn retrieval_runs(
             let index = Index::build(&model, crate::billing::EVAL_DATE);
             (
                 retrieval::self_query_runs(&model, &index).map_err(|e| e.to_string())?,
-                model.concepts.len(),
+                model.concepts().len(),
             )
         }
         None => (Vec::new(), 0),

@@ -28,10 +28,10 @@ pub struct Baseline {
 impl Baseline {
     /// Indexes `model` for `today`.
     pub fn build(model: &Model, today: &str) -> Baseline {
-        let mut ids = Vec::with_capacity(model.concepts.len());
-        let mut lens = Vec::with_capacity(model.concepts.len());
+        let mut ids = Vec::with_capacity(model.concepts().len());
+        let mut lens = Vec::with_capacity(model.concepts().len());
         let mut postings: HashMap<String, Vec<(u32, u32)>> = HashMap::new();
-        for (d, c) in model.concepts.iter().enumerate() {
+        for (d, c) in model.concepts().iter().enumerate() {
             let p = &c.parsed;
             let mut counts: HashMap<String, u32> = HashMap::new();
             let mut len = 0u32;

@@ -275,7 +275,7 @@ fn cmd_compile_one(args: &[String]) -> Result<ExitCode, String> {
             cpu_ms.push((c1 - c0) as f64 / 1e6);
             wait_ms.push((w1 - w0) as f64 / 1e6);
         }
-        model_concepts = model.concepts.len();
+        model_concepts = model.concepts().len();
         diagnostics = model.diagnostics().len();
         drop(model);
     }
@@ -751,7 +751,7 @@ fn cmd_compile_phases(args: &[String]) -> Result<ExitCode, String> {
     row(
         "compile (whole)",
         time_runs(runs, || {
-            compile(&docs, SUMMARY_WIDTH).map_or(0, |m| m.concepts.len())
+            compile(&docs, SUMMARY_WIDTH).map_or(0, |m| m.concepts().len())
         }),
     );
     row(
@@ -778,7 +778,7 @@ fn cmd_compile_phases(args: &[String]) -> Result<ExitCode, String> {
     row(
         "link (tenant pass, parsed docs given)",
         time_runs(runs, || {
-            link(parsed.clone(), Ambiguity::Refuse).map_or(0, |m| m.concepts.len())
+            link(parsed.clone(), Ambiguity::Refuse).map_or(0, |m| m.concepts().len())
         }),
     );
     row(

@@ -111,7 +111,7 @@ pub fn questions_runs(
 pub fn self_query_runs(model: &Model, index: &Index) -> Result<Vec<Run>, BillingError> {
     let mut named = Vec::new();
     let mut described = Vec::new();
-    for c in &model.concepts {
+    for c in model.concepts() {
         let title = c.parsed.title.clone().unwrap_or_else(|| c.id.clone());
         named.push(Query {
             text: title,
@@ -213,7 +213,7 @@ fn export_set(
     queries: &[SetQuery],
 ) -> Result<(), String> {
     let docs: Vec<serde_json::Value> = model
-        .concepts
+        .concepts()
         .iter()
         .map(|c| {
             let p = &c.parsed;
@@ -280,7 +280,7 @@ pub fn score_set(name: &str, model: &Model, queries: &[SetQuery]) -> Result<SetS
     }
     Ok(SetScore {
         name: name.to_string(),
-        concepts: model.concepts.len(),
+        concepts: model.concepts().len(),
         kinds,
     })
 }
@@ -315,7 +315,7 @@ pub fn reference_set() -> Result<SetScore, String> {
 /// none), its manifest summary, and its id.
 pub fn okf_samples_set(model: &Model) -> Result<SetScore, String> {
     let mut queries = Vec::new();
-    for c in &model.concepts {
+    for c in model.concepts() {
         let title = c.parsed.title.clone().unwrap_or_else(|| c.id.clone());
         queries.push(SetQuery {
             kind: "title".into(),
@@ -323,7 +323,7 @@ pub fn okf_samples_set(model: &Model) -> Result<SetScore, String> {
             wanted: c.id.clone(),
         });
     }
-    for c in &model.concepts {
+    for c in model.concepts() {
         if c.parsed.summary != "-" {
             queries.push(SetQuery {
                 kind: "summary".into(),
@@ -332,7 +332,7 @@ pub fn okf_samples_set(model: &Model) -> Result<SetScore, String> {
             });
         }
     }
-    for c in &model.concepts {
+    for c in model.concepts() {
         queries.push(SetQuery {
             kind: "id".into(),
             text: c.id.clone(),
@@ -370,7 +370,7 @@ pub fn django_set(docs: &std::path::Path, questions_json: &str) -> Result<SetSco
             .ok_or_else(|| format!("bad wanted page {:?}", q.wanted))?;
         let path = crate::docset::page_path(&format!("{path}.txt"));
         let c = model
-            .concepts
+            .concepts()
             .iter()
             .find(|c| c.bundle == bundle && c.path == path)
             .ok_or_else(|| format!("no page {:?} in {}", q.wanted, docs.display()))?;

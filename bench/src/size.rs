@@ -512,8 +512,8 @@ pub fn measure(concepts: usize, data: Option<&Path>, quick: bool) -> Result<Size
 
     let compile_stats = measure::run(Plan::slow(runs.slow), |_| {
         let m = compile(&docs, SUMMARY_WIDTH).map_err(core_err("compile"))?;
-        if m.concepts.len() != concepts {
-            return Err(format!("compiled {} concepts", m.concepts.len()));
+        if m.concepts().len() != concepts {
+            return Err(format!("compiled {} concepts", m.concepts().len()));
         }
         Ok(())
     })?;
@@ -761,7 +761,7 @@ pub fn rss_compile_index(dir: &Path) -> Result<(Option<u64>, Option<u64>, usize)
     let after_read = peak_rss_kb();
     let model = compile(&docs, SUMMARY_WIDTH).map_err(core_err("compile"))?;
     let index = Index::build(&model, EVAL_DATE);
-    let n = model.concepts.len();
+    let n = model.concepts().len();
     std::hint::black_box(&index);
     Ok((after_read, peak_rss_kb(), n))
 }

@@ -36,7 +36,7 @@ impl RawIds {
     pub fn of(model: &Model) -> RawIds {
         RawIds(
             model
-                .concepts
+                .concepts()
                 .iter()
                 .enumerate()
                 .map(|(i, c)| ((c.bundle.clone(), raw_id(c).to_string()), i))
@@ -53,7 +53,7 @@ impl RawIds {
     ) -> Result<&'m Concept, BillingError> {
         self.0
             .get(&(bundle.to_string(), raw.to_string()))
-            .and_then(|&i| model.concepts.get(i))
+            .and_then(|&i| model.concepts().get(i))
             .map(|c| &**c)
             .ok_or_else(|| BillingError::UnknownConcept {
                 bundle: bundle.to_string(),

@@ -90,7 +90,7 @@ pub fn manifest(model: &Model, tenant: &str, bundle: Option<&str>, today: &str) 
     let bundle = resolve_bundle(model, bundle)?;
     let rows = match bundle {
         Some(b) => model.bundle_concepts(b),
-        None => &model.concepts[..],
+        None => model.concepts(),
     };
     let mut out = String::with_capacity(64 + rows.len() * 160);
     preamble(&mut out, tenant, model);
@@ -106,7 +106,7 @@ pub fn manifest(model: &Model, tenant: &str, bundle: Option<&str>, today: &str) 
 /// The single-bundle compile form (read.md §2.3): no `bundle` column, rows by id.
 pub fn compile_manifest(model: &Model, bundle: &str, today: &str) -> String {
     let mut out = format!("# bundle: {bundle}\nid\tkind\tstatus\tgrain\tsummary\tlinks\n");
-    let mut rows: Vec<&Concept> = model.concepts.iter().map(|c| &**c).collect();
+    let mut rows: Vec<&Concept> = model.concepts().iter().map(|c| &**c).collect();
     rows.sort_by(|a, b| a.id.cmp(&b.id));
     for c in rows {
         let p = &c.parsed;

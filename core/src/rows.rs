@@ -73,7 +73,7 @@ pub fn manifest_rows(
 ) -> Result<ManifestRows> {
     let rows = match resolve_bundle(model, bundle)? {
         Some(b) => model.bundle_concepts(b),
-        None => &model.concepts[..],
+        None => model.concepts(),
     };
     Ok(ManifestRows {
         tenant: tenant.to_string(),

@@ -298,7 +298,7 @@ impl SnapshotTree {
     ///
     /// [`leaves`]: SnapshotTree::leaves
     pub(crate) fn from_leaves(model: &Model, leaves: &[Digest]) -> Option<SnapshotTree> {
-        if leaves.len() != model.concepts.len() {
+        if leaves.len() != model.concepts().len() {
             return None;
         }
         let mut next = 0;

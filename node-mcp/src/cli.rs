@@ -208,7 +208,7 @@ fn compile(
             )
         }),
     )?;
-    stats(io, model.concepts.len(), &text)?;
+    stats(io, model.concepts().len(), &text)?;
     // The process exits next: freeing tens of thousands of compiled concepts one by one
     // (many of them allocated on the reading threads) would only delay it.
     std::mem::forget(model);

@@ -30,7 +30,7 @@ fn diags(text: &str) -> String {
 
 fn sections(text: &str) -> Vec<(String, usize, usize)> {
     let m = model(&[("b", "c.md", text)]);
-    m.concepts[0]
+    m.concepts()[0]
         .parsed
         .sections
         .iter()
@@ -40,12 +40,12 @@ fn sections(text: &str) -> Vec<(String, usize, usize)> {
 
 fn body(text: &str) -> String {
     let m = model(&[("b", "c.md", text)]);
-    m.concepts[0].body().to_string()
+    m.concepts()[0].body().to_string()
 }
 
 fn title(text: &str) -> Option<String> {
     let m = model(&[("b", "c.md", text)]);
-    m.concepts[0].parsed.title.clone()
+    m.concepts()[0].parsed.title.clone()
 }
 
 fn links(items: &[(&str, &str, &str)], id: &str) -> Vec<String> {
@@ -59,7 +59,7 @@ fn links(items: &[(&str, &str, &str)], id: &str) -> Vec<String> {
 fn ids(items: &[(&str, &str, &str)]) -> Vec<String> {
     let m = model(items);
     let mut v: Vec<(String, String)> = m
-        .concepts
+        .concepts()
         .iter()
         .map(|c| (c.path.clone(), c.id.clone()))
         .collect();
@@ -97,9 +97,9 @@ fn frontmatter_bom_is_removed_but_stored() {
     let text = "\u{feff}---\ntype: t\n---\nBody.\n";
     assert_eq!(row(text), "t\t-\t-\tBody.\t-");
     let m = model(&[("b", "c.md", text)]);
-    assert!(m.concepts[0].text.starts_with('\u{feff}'));
-    assert_eq!(m.concepts[0].body(), "Body.\n");
-    assert_eq!(m.concepts[0].parsed.body_start16, 1 + 16);
+    assert!(m.concepts()[0].text.starts_with('\u{feff}'));
+    assert_eq!(m.concepts()[0].body(), "Body.\n");
+    assert_eq!(m.concepts()[0].parsed.body_start16, 1 + 16);
 }
 
 #[test]
@@ -198,7 +198,7 @@ fn yaml_bomb_and_deep_nesting_give_diagnostics_not_panics() {
         "> ".repeat(5_000),
         "- ".repeat(5_000)
     );
-    assert_eq!(model(&[("b", "c.md", &md)]).concepts.len(), 1);
+    assert_eq!(model(&[("b", "c.md", &md)]).concepts().len(), 1);
 }
 
 // ---- §3 fields ----
@@ -319,7 +319,7 @@ fn summary_truncation() {
         12,
     )
     .unwrap();
-    assert_eq!(m.concepts[0].parsed.summary, "Registered…");
+    assert_eq!(m.concepts()[0].parsed.summary, "Registered…");
     // 120 units: kept whole; 121: cut at the last space beyond 60, plus an ellipsis.
     let exact = "a".repeat(120);
     assert_eq!(
@@ -368,7 +368,7 @@ fn stale_after_values() {
             &format!("---\ntype: t\nstale_after: {v}\n---\n"),
         )]);
         assert!(m.diagnostics().is_empty(), "{v}");
-        assert!(m.concepts[0].parsed.stale_after.is_some(), "{v}");
+        assert!(m.concepts()[0].parsed.stale_after.is_some(), "{v}");
     }
     let m = model(&[(
         "b",
@@ -376,7 +376,7 @@ fn stale_after_values() {
         "---\ntype: t\nstale_after: 2026-12-31T23:59:00-05:00\n---\n",
     )]);
     assert_eq!(
-        m.concepts[0].parsed.stale_after.as_deref(),
+        m.concepts()[0].parsed.stale_after.as_deref(),
         Some("2026-12-31")
     );
     for v in [
@@ -456,7 +456,7 @@ fn id_tiers() {
         ("b", "sub/LOG.md", ""),
         ("b", "a.md", ""),
     ]);
-    assert_eq!(m.concepts.len(), 1);
+    assert_eq!(m.concepts().len(), 1);
 }
 
 #[test]
@@ -481,7 +481,7 @@ fn cross_bundle_prefixing() {
         ("ops", "orders.md", ""),
     ];
     let m = model(&items);
-    let got: Vec<&str> = m.concepts.iter().map(|c| c.id.as_str()).collect();
+    let got: Vec<&str> = m.concepts().iter().map(|c| c.id.as_str()).collect();
     assert_eq!(got, vec!["ops/orders", "customers", "sales/orders"]);
     // A bare id equal to another bundle's prefixed id is prefixed too.
     let items = [
@@ -491,7 +491,7 @@ fn cross_bundle_prefixing() {
     ];
     let m = model(&items);
     let got: Vec<(&str, &str)> = m
-        .concepts
+        .concepts()
         .iter()
         .map(|c| (c.path.as_str(), c.id.as_str()))
         .collect();
@@ -818,7 +818,7 @@ fn golden_okf_samples() {
         &manifest(&narrow, "okf-samples", None, TODAY).unwrap(),
     );
     let mut sections = String::new();
-    for c in &m.concepts {
+    for c in m.concepts() {
         let names: Vec<String> = c
             .parsed
             .sections
@@ -871,7 +871,7 @@ proptest! {
         for prefix in ["", "---\n", "---\ntype: x\n---\n", "\u{feff}---\r\n"] {
             let doc = format!("{prefix}{t}");
             let m = compile(&[SourceDoc::new("b", "a/c.md", doc.as_str()), SourceDoc::new("b", "d.md", "[[c]] [x](a/c.md)")], SUMMARY_WIDTH).unwrap();
-            for c in &m.concepts {
+            for c in m.concepts() {
                 let len = langonrock_core::text::utf16_len(c.body());
                 for s in &c.parsed.sections {
                     prop_assert!(s.start <= s.end && s.end <= len);
@@ -890,7 +890,7 @@ proptest! {
     ], 0..60)) {
         let text: String = parts.concat();
         let m = compile(&[SourceDoc::new("b", "c.md", text.as_str()), SourceDoc::new("b", "x.md", "")], SUMMARY_WIDTH).unwrap();
-        prop_assert_eq!(m.concepts.len(), 2);
+        prop_assert_eq!(m.concepts().len(), 2);
     }
 }
 
@@ -984,7 +984,7 @@ mod incremental {
                 prop_assert_eq!(linker.model().diagnostics(), want.diagnostics());
                 prop_assert_eq!(linker.model(), &want);
                 // Every concept the delta does not name is the same Arc as before.
-                for c in &linker.model().concepts {
+                for c in linker.model().concepts() {
                     let touched = delta.upserted.iter().any(|u| Arc::ptr_eq(u, c));
                     if !touched {
                         let old = before.concept(&c.id);

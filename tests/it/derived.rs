@@ -186,10 +186,10 @@ fn reads(e: &mut Engine, store: &mut dyn Store) -> String {
     for d in m.diagnostics() {
         out.push_str(&format!("{}/{}: {}\n", d.bundle, d.path, d.message));
     }
-    let ids: Vec<String> = m.concepts.iter().map(|c| c.id.clone()).collect();
+    let ids: Vec<String> = m.concepts().iter().map(|c| c.id.clone()).collect();
     let op = e.check_sources(Some(ids.clone()));
     run(e, store, op).unwrap();
-    for c in &m.concepts {
+    for c in m.concepts() {
         let section = c.parsed.sections.last().map(|x| x.name.clone());
         for opts in [
             GetOptions::default(),

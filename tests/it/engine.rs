@@ -399,7 +399,7 @@ fn transaction_commits_all_or_nothing_with_the_result_shape() {
         h.e.read()
             .unwrap()
             .model()
-            .concepts
+            .concepts()
             .iter()
             .map(|c| c.id.clone())
             .collect();

@@ -322,16 +322,7 @@ impl Full<'_> {
         concepts.sort_by(|a, b| {
             (a.bundle.as_str(), a.id.as_str()).cmp(&(b.bundle.as_str(), b.id.as_str()))
         });
-        let mut by_id: HashMap<String, usize> = HashMap::default();
-        by_id.reserve(concepts.len());
-        for (i, c) in concepts.iter().enumerate() {
-            by_id.insert(c.id.clone(), i);
-        }
-        Model {
-            bundles,
-            concepts,
-            by_id: Arc::new(by_id),
-        }
+        Model::new(bundles, concepts).expect("the full pass gives every concept its own id")
     }
 }
 

@@ -1108,27 +1108,27 @@ impl Linker {
         let bundles: Vec<String> = self.docs.keys().cloned().collect();
         let old = &self.model;
         // Fast path: the same ids in the same places; swap the changed concepts in.
-        let same_shape = removed.len() == upserted.len()
-            && upserted.iter().all(|c| {
-                old.by_id.get(&c.id).is_some_and(|&i| {
-                    old.concepts[i].path == c.path && old.concepts[i].bundle == c.bundle
-                })
-            });
-        if same_shape && bundles == old.bundles {
-            let mut concepts = old.concepts.clone();
-            for c in upserted {
-                concepts[old.by_id[&c.id]] = c.clone();
-            }
-            self.model = Model {
-                bundles,
-                concepts,
-                by_id: old.by_id.clone(),
-            };
+        let places: Option<Vec<usize>> = (removed.len() == upserted.len())
+            .then(|| {
+                upserted
+                    .iter()
+                    .map(|c| {
+                        old.position(&c.id).filter(|&i| {
+                            let o = &old.concepts()[i];
+                            o.path == c.path && o.bundle == c.bundle
+                        })
+                    })
+                    .collect()
+            })
+            .flatten();
+        if let Some(places) = places.filter(|_| bundles == old.bundles) {
+            self.model =
+                old.with_replaced(bundles, places.into_iter().zip(upserted.iter().cloned()));
             return;
         }
         let gone: HashSet<*const Concept> = removed.iter().map(Arc::as_ptr).collect();
         let mut concepts: Vec<Arc<Concept>> = old
-            .concepts
+            .concepts()
             .iter()
             .filter(|c| !gone.contains(&Arc::as_ptr(c)))
             .cloned()
@@ -1150,15 +1150,7 @@ impl Linker {
                 concepts.insert(at, c);
             }
         }
-        let by_id = concepts
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (c.id.clone(), i))
-            .collect();
-        self.model = Model {
-            bundles,
-            concepts,
-            by_id: Arc::new(by_id),
-        };
+        self.model =
+            Model::new(bundles, concepts).expect("the linker gives every concept its own id");
     }
 }

@@ -109,21 +109,72 @@ impl Concept {
 }
 
 /// The compiled read model of a tenant.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct Model {
     /// Every bundle name, sorted, navigation-only bundles included.
     pub bundles: Vec<String>,
-    /// Invariant: sorted by (bundle, id) in Rust string order. Concepts that a commit does
-    /// not touch are shared (the same `Arc`) between the old and the new model.
-    pub concepts: Vec<Arc<Concept>>,
-    /// Public id to index in `concepts`.
-    pub by_id: Arc<HashMap<String, usize>>,
+    /// Invariant: sorted by (bundle, id) in Rust string order, every id once. Concepts that
+    /// a commit does not touch are shared (the same `Arc`) between the old and the new model.
+    /// Read-only outside the compiler: the id index below is built from it.
+    concepts: Vec<Arc<Concept>>,
+    /// Public id to position in `concepts`.
+    by_id: Arc<IdIndex>,
 }
 
+/// Two models are equal when their bundles and concepts are: the id index is a function of
+/// the concepts.
+impl PartialEq for Model {
+    fn eq(&self, other: &Model) -> bool {
+        self.bundles == other.bundles && self.concepts == other.concepts
+    }
+}
+
+impl Eq for Model {}
+
 impl Model {
+    /// A model of these bundles and concepts (sorted by (bundle, id)); `None` when two
+    /// concepts have the same public id.
+    pub fn new(bundles: Vec<String>, concepts: Vec<Arc<Concept>>) -> Option<Model> {
+        let by_id = Arc::new(IdIndex::build(&concepts)?);
+        Some(Model {
+            bundles,
+            concepts,
+            by_id,
+        })
+    }
+
+    /// The concepts, sorted by (bundle, id).
+    pub fn concepts(&self) -> &[Arc<Concept>] {
+        &self.concepts
+    }
+
+    /// This model with the concept at each position replaced by one with the same id, bundle
+    /// and path (a commit that only changed documents' content): the id index is shared.
+    pub(crate) fn with_replaced(
+        &self,
+        bundles: Vec<String>,
+        replaced: impl IntoIterator<Item = (usize, Arc<Concept>)>,
+    ) -> Model {
+        let mut concepts = self.concepts.clone();
+        for (i, c) in replaced {
+            debug_assert!(concepts[i].id == c.id && concepts[i].path == c.path);
+            concepts[i] = c;
+        }
+        Model {
+            bundles,
+            concepts,
+            by_id: self.by_id.clone(),
+        }
+    }
+
+    /// The position in `concepts` of the concept with public id `id`.
+    pub fn position(&self, id: &str) -> Option<usize> {
+        self.by_id.get(&self.concepts, id)
+    }
+
     /// The concept with public id `id`.
     pub fn concept(&self, id: &str) -> Option<&Concept> {
-        self.by_id.get(id).map(|&i| &*self.concepts[i])
+        self.position(id).map(|i| &*self.concepts[i])
     }
 
     /// Every diagnostic, by bundle, then path, then the order of compile.md §9.
@@ -366,5 +417,54 @@ fn diag(bundle: &str, path: &str, message: String) -> Diagnostic {
         bundle: bundle.to_string(),
         path: path.to_string(),
         message,
+    }
+}
+
+/// Public ids to positions in a model's concept list, keyed by the concepts' own ids: the
+/// table holds positions only, so building it copies no string and dropping it frees one
+/// allocation. A commit that adds or removes a document rebuilds it (about 20,000 hashes at
+/// 20,000 concepts, where a map of copied ids cost as many allocations to build and frees to
+/// drop; docs/compile.md §11).
+#[derive(Clone, Default)]
+struct IdIndex {
+    table: hashbrown::HashTable<u32>,
+}
+
+fn id_hash(id: &str) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(id)
+}
+
+impl IdIndex {
+    /// The index of `concepts`; `None` when an id repeats (or there are more than
+    /// `u32::MAX` concepts).
+    fn build(concepts: &[Arc<Concept>]) -> Option<IdIndex> {
+        u32::try_from(concepts.len()).ok()?;
+        let mut table = hashbrown::HashTable::with_capacity(concepts.len());
+        for (i, c) in concepts.iter().enumerate() {
+            match table.entry(
+                id_hash(&c.id),
+                |&j: &u32| concepts[j as usize].id == c.id,
+                |&j: &u32| id_hash(&concepts[j as usize].id),
+            ) {
+                hashbrown::hash_table::Entry::Occupied(_) => return None,
+                hashbrown::hash_table::Entry::Vacant(v) => {
+                    v.insert(i as u32);
+                }
+            }
+        }
+        Some(IdIndex { table })
+    }
+
+    fn get(&self, concepts: &[Arc<Concept>], id: &str) -> Option<usize> {
+        self.table
+            .find(id_hash(id), |&j| concepts[j as usize].id == id)
+            .map(|&j| j as usize)
+    }
+}
+
+impl std::fmt::Debug for IdIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "IdIndex({} ids)", self.table.len())
     }
 }

@@ -139,12 +139,12 @@ impl W {
 /// `texts`, the documents' texts follow the payload; without, opening asks the store for the
 /// source records (a store that hands them out in place: docs/records.md).
 pub fn encode(s: &Served, recorded: &Digest, index: Option<&[u8]>, texts: bool) -> Vec<u8> {
-    let mut w = W(Vec::with_capacity(s.model.concepts.len() * 96 + 64));
+    let mut w = W(Vec::with_capacity(s.model.concepts().len() * 96 + 64));
     let mut text_bytes: Vec<&[u8]> = Vec::new();
 
     // The first section: the concept count, the snapshot root, whether an index follows,
     // then the bundles and documents, by name and path.
-    w.u32(s.model.concepts.len());
+    w.u32(s.model.concepts().len());
     w.digest(&s.tree.root());
     w.u8(u8::from(index.is_some()));
     let mut at: rustc_hash::FxHashMap<(&str, &str), (usize, usize)> = Default::default();
@@ -176,7 +176,7 @@ pub fn encode(s: &Served, recorded: &Digest, index: Option<&[u8]>, texts: bool) 
 
     // The concepts in model order, each with its snapshot leaf, in chunks of CHUNK.
     let concepts: Vec<(&Arc<Concept>, &[u8; 32])> =
-        s.model.concepts.iter().zip(s.tree.leaves()).collect();
+        s.model.concepts().iter().zip(s.tree.leaves()).collect();
     for chunk in concepts.chunks(CHUNK) {
         let mut w = W(Vec::with_capacity(chunk.len() * 512));
         for (c, leaf) in chunk {
@@ -297,7 +297,7 @@ impl Decoded {
 
     /// The number of concepts.
     pub fn concepts(&self) -> usize {
-        self.model.concepts.len()
+        self.model.concepts().len()
     }
 }
 
@@ -550,7 +550,7 @@ impl Opened {
             move || crate::search::Index::decode_shared(index?.unpack()?).ok(),
         );
         let mut d = decoded?;
-        if let Some(ix) = early.filter(|ix| ix.len() == d.model.concepts.len()) {
+        if let Some(ix) = early.filter(|ix| ix.len() == d.model.concepts().len()) {
             d.built = Some(Box::new(ix));
         }
         Some(d)
@@ -667,8 +667,6 @@ fn decode_payload(
     let decoded = crate::par::map(&chunks, |(n, p)| decode_chunk(p, *n, &docs, &names));
     let mut concepts: Vec<Arc<Concept>> = Vec::with_capacity(nc);
     let mut leaves: Vec<[u8; 32]> = Vec::with_capacity(nc);
-    let mut by_id: rustc_hash::FxHashMap<String, usize> = Default::default();
-    by_id.reserve(nc);
     let mut prev_bundle = 0usize;
     for chunk in decoded {
         for c in chunk? {
@@ -684,7 +682,6 @@ fn decode_payload(
                 return None;
             }
             doc.parsed = Some(c.concept.parsed.clone());
-            by_id.insert(c.concept.id.clone(), concepts.len());
             leaves.push(c.leaf);
             concepts.push(c.concept);
         }
@@ -719,11 +716,8 @@ fn decode_payload(
     for (name, b) in names.iter().zip(states) {
         state.bundles.insert((*name).to_string(), b);
     }
-    let model = Model {
-        bundles: names.iter().map(|n| n.to_string()).collect(),
-        concepts,
-        by_id: Arc::new(by_id),
-    };
+    // A record naming one id twice is not one this compiler wrote.
+    let model = Model::new(names.iter().map(|n| n.to_string()).collect(), concepts)?;
     let tree = SnapshotTree::from_leaves(&model, &leaves)?;
     if tree.root() != root {
         return None;

@@ -145,11 +145,11 @@ impl IndexSlot {
             IndexSlot::Built(ix) => Some(*ix),
             IndexSlot::Encoded(b) => crate::search::Index::decode_shared(b.unpack()?)
                 .ok()
-                .filter(|ix| ix.len() == model.concepts.len()),
+                .filter(|ix| ix.len() == model.concepts().len()),
             IndexSlot::Behind { bytes, base } => {
                 crate::search::Index::decode_shared(bytes.unpack()?)
                     .ok()
-                    .filter(|ix| ix.len() == base.concepts.len())
+                    .filter(|ix| ix.len() == base.concepts().len())
                     .map(|mut ix| {
                         let today = ix.today().to_string();
                         ix.update(&base, model, &today);
@@ -464,7 +464,7 @@ impl Served {
                 _ => None,
             };
             if let Some(mut index) = copied {
-                let changed = self.model.concepts.iter().filter(|c| {
+                let changed = self.model.concepts().iter().filter(|c| {
                     next.model
                         .concept(&c.id)
                         .is_none_or(|n| !std::ptr::eq(n, &***c))
@@ -621,7 +621,7 @@ impl Served {
                     let was = index.today().to_string();
                     let dated: Vec<&Concept> = self
                         .model
-                        .concepts
+                        .concepts()
                         .iter()
                         .filter(|c| {
                             c.parsed.stale_after.is_some()
@@ -692,15 +692,15 @@ impl Served {
 
     /// The concept count.
     pub fn concepts(&self) -> usize {
-        self.model.concepts.len()
+        self.model.concepts().len()
     }
 
     /// Every document, navigation documents included, sorted by bundle then path
     /// (read.md §6.1).
     pub fn list_source(&self) -> Vec<SourceEntry> {
         let mut ids: HashMap<(&str, &str), &str> =
-            HashMap::with_capacity(self.model.concepts.len());
-        for c in &self.model.concepts {
+            HashMap::with_capacity(self.model.concepts().len());
+        for c in self.model.concepts() {
             ids.insert((c.bundle.as_str(), c.path.as_str()), c.id.as_str());
         }
         let mut out = Vec::new();

@@ -819,7 +819,7 @@ fn golden_slices() {
 fn okf_samples_slices_agree_with_sections() {
     // Every section of every sample, fetched by name, is the body's range.
     let m = okf_samples();
-    for c in &m.concepts {
+    for c in m.concepts() {
         let body: Vec<u16> = c.body().encode_utf16().collect();
         for sec in &c.parsed.sections {
             let r = get(

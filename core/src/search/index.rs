@@ -710,7 +710,7 @@ impl Index {
     /// and merged (`build_in`, docs/search.md §10); the index is the same either way.
     pub fn build(model: &Model, today: &str) -> Index {
         let parts = crate::par::threads()
-            .min(model.concepts.len() / MIN_PART)
+            .min(model.concepts().len() / MIN_PART)
             .max(1);
         Index::build_in(model, today, parts)
     }
@@ -723,9 +723,9 @@ impl Index {
     /// unit ids, the tables, the posting lists and the documents equal those of one pass
     /// (docs/search.md §10, "The build on every core").
     pub(crate) fn build_in(model: &Model, today: &str, parts: usize) -> Index {
-        let ranges = split_by_text(&model.concepts, parts);
+        let ranges = split_by_text(model.concepts(), parts);
         let mut parts = crate::par::map(&ranges, |r| {
-            Part::tokenize(&model.concepts[r.clone()], today)
+            Part::tokenize(&model.concepts()[r.clone()], today)
         });
         let mut ix = Index::empty(today);
         let first = parts.remove(0);
@@ -754,7 +754,7 @@ impl Index {
         let first = (first.fwd, first.ends);
         let ((), (off, base)) = crate::par::beside(
             || {
-                for (c, d) in model.concepts.iter().zip(docs.into_iter().flatten()) {
+                for (c, d) in model.concepts().iter().zip(docs.into_iter().flatten()) {
                     ix.push_counted(c, d);
                 }
             },
@@ -1156,7 +1156,7 @@ mod forward_tests {
     fn assert_ranges_build_alike(m: &Model) {
         let one = Index::build_in(m, "2026-01-01", 1);
         let (dump, bytes) = (format!("{one:?}"), one.encode());
-        for parts in [2, 3, 5, m.concepts.len() + 2] {
+        for parts in [2, 3, 5, m.concepts().len() + 2] {
             let ix = Index::build_in(m, "2026-01-01", parts);
             assert_eq!(format!("{ix:?}"), dump, "{parts} ranges");
             assert_eq!(ix.encode(), bytes, "{parts} ranges");

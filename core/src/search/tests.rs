@@ -296,7 +296,7 @@ proptest! {
         let (title, description) = (clean(&title), clean(&description));
         let text = format!("---\ntype: Notes\ntitle: \"{title}\"\ndescription: \"{description}\"\ngrain: Rows per Queries\n---\n{body}");
         let m = model(&[("b", "p.md", &text)]);
-        let c = &m.concepts[0];
+        let c = &m.concepts()[0];
         let ix = Index::build(&m, TODAY);
         let p = &c.parsed;
         let fields = [
@@ -1364,7 +1364,7 @@ proptest! {
 /// ASCII body as bytes), for the body `body` (checked to be the concept's body).
 fn concept_pos(body: &str, words: &[&str]) -> Option<usize> {
     let m = model(&[("b", "p.md", &doc(body))]);
-    let c = &m.concepts[0];
+    let c = &m.concepts()[0];
     assert_eq!(c.body(), body);
     pos::pos_of(c, words)
 }
@@ -1848,7 +1848,7 @@ proptest! {
             prop_assert_eq!(ix.encode(), built.encode());
             // The statistics, pairs and name sequences themselves, not only their bytes.
             prop_assert_eq!(ix.state_dump(), built.state_dump());
-            prop_assert_eq!(ix.len(), next.concepts.len());
+            prop_assert_eq!(ix.len(), next.concepts().len());
             for q in queries {
                 for o in [SearchOptions::default(), opts(2, Some("b1"), true), opts(3, None, false)] {
                     let a = search(&next, &ix, "t", q, &o, &today);

@@ -70,7 +70,7 @@ impl Index {
     }
 
     fn try_update(&mut self, old: &Model, new: &Model, today: &str) -> bool {
-        if old.concepts.len() != self.live as usize {
+        if old.concepts().len() != self.live as usize {
             return false;
         }
         let date_changed = self.today != today;
@@ -83,7 +83,7 @@ impl Index {
         let mut added: Vec<&Concept> = Vec::new();
         let (mut i, mut j) = (0, 0);
         loop {
-            match (old.concepts.get(i), new.concepts.get(j)) {
+            match (old.concepts().get(i), new.concepts().get(j)) {
                 (None, None) => break,
                 (Some(a), None) => {
                     gone.push(a);
@@ -119,7 +119,7 @@ impl Index {
         }
         // Re-indexing most of the tenant (a date that turns everything stale, a bulk
         // import) is cheaper as a fresh build.
-        if (gone.len() + added.len()) * 4 > 2 * old.concepts.len() + 64 {
+        if (gone.len() + added.len()) * 4 > 2 * old.concepts().len() + 64 {
             return false;
         }
         let old_today = std::mem::take(&mut self.today);
@@ -135,7 +135,7 @@ impl Index {
             }
             self.add(c, today, &mut tally);
         }
-        self.live as usize == new.concepts.len()
+        self.live as usize == new.concepts().len()
     }
 
     /// Tombstones the document of `c`, re-tokenizing it to find its units. Returns false

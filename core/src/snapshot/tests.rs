@@ -278,7 +278,7 @@ fn model_ids(docs: &[(&str, String, String)]) -> Vec<String> {
         .iter()
         .map(|(b, p, t)| (*b, p.as_str(), t.as_str()))
         .collect();
-    model(&d).concepts.iter().map(|c| c.id.clone()).collect()
+    model(&d).concepts().iter().map(|c| c.id.clone()).collect()
 }
 
 #[test]
@@ -452,7 +452,7 @@ proptest! {
         let first: Vec<Change> = start.into_iter().map(|(b, p, t)| e.change(b, p, Some(t))).collect();
         e.linker.apply(first).unwrap();
         let mut tree = SnapshotTree::build(e.linker.model());
-        prop_assert_eq!(tree.concepts(), e.linker.model().concepts.len());
+        prop_assert_eq!(tree.concepts(), e.linker.model().concepts().len());
         for ((b, p, t), delete) in edits {
             let change = e.change(b, p, (!delete).then_some(t));
             e.linker.apply(vec![change]).unwrap();

@@ -90,7 +90,7 @@ fn round_trip_gives_the_same_state() {
         );
     }
     // Concepts share their text and parse with the documents, as a compile gives them.
-    for c in &d.model.concepts {
+    for c in d.model.concepts() {
         let doc = d.state.doc(&c.bundle, &c.path).unwrap();
         assert!(crate::bytes::Text::ptr_eq(&doc.text, &c.text));
         assert!(Arc::ptr_eq(doc.parsed.as_ref().unwrap(), &c.parsed));
