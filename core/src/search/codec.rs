@@ -10,7 +10,7 @@ use super::table::pair_key;
 use crate::bytes::Bytes;
 use crate::error::{Error, Result};
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 const MAGIC: &[u8; 4] = b"LRSI";
 /// The format version: 2 since the per-field ranking (1 was the weighted single bag).
@@ -291,17 +291,20 @@ impl Index {
         // Every unit's lists in unit order, the names list first: the flat array fills in
         // order, with no second pass.
         let mut places = keep.as_ref().map(|_| vec![(0u32, 0u32); units * FIELDS]);
+        // A decoded index owns its flat arrays until it is cloned (`Arc::make_mut` copies
+        // nothing here).
         match places {
-            Some(_) => ix.base.reserve(names.1.len()),
-            None => ix.base.reserve((r.b.len() - r.at) / 2 + names.1.len()),
+            Some(_) => Arc::make_mut(&mut ix.base).reserve(names.1.len()),
+            None => Arc::make_mut(&mut ix.base).reserve((r.b.len() - r.at) / 2 + names.1.len()),
         }
-        ix.base_off.clear();
+        Arc::make_mut(&mut ix.base_off).clear();
         let mut sums = vec![[0u64; FIELDS]; nd];
         let mut written = 0usize;
         for u in 0..units {
-            ix.base_off.push(ix.base.len() as u32);
+            let len = ix.base.len() as u32;
+            Arc::make_mut(&mut ix.base_off).push(len);
             let (lo, hi) = (names.0[u] as usize, names.0[u + 1] as usize);
-            ix.base.extend_from_slice(&names.1[lo..hi]);
+            Arc::make_mut(&mut ix.base).extend_from_slice(&names.1[lo..hi]);
             ix.df[u][NAMES] = (hi - lo) as u32;
             let sums = (u < nt).then_some(&mut sums);
             written += r.lists(u, nd, &mut ix, sums, places.as_deref_mut())?;
@@ -309,7 +312,8 @@ impl Index {
                 return Err(corrupt("a unit without postings"));
             }
         }
-        ix.base_off.push(ix.base.len() as u32);
+        let len = ix.base.len() as u32;
+        Arc::make_mut(&mut ix.base_off).push(len);
         if r.at != r.b.len() {
             return Err(corrupt("trailing bytes"));
         }
@@ -322,7 +326,7 @@ impl Index {
         }
         ix.live_postings = ix.base.len() + places.as_ref().map_or(0, |_| written);
         if let (Some(bytes), Some(places)) = (keep, places) {
-            ix.encoded = Some(Box::new(Encoded::new(bytes, places)));
+            ix.encoded = Some(Arc::new(Encoded::new(bytes, places)));
         }
         ix.refresh_norms();
         Ok(ix)
@@ -460,8 +464,9 @@ impl<'a> Reader<'a> {
             return Err(corrupt("bad field mask"));
         }
         let mut read = 0;
+        let (base, base_off) = (Arc::make_mut(&mut ix.base), Arc::make_mut(&mut ix.base_off));
         for (i, &f) in WRITTEN.iter().enumerate() {
-            ix.base_off.push(ix.base.len() as u32);
+            base_off.push(base.len() as u32);
             if mask & (1 << i) == 0 {
                 continue;
             }
@@ -483,7 +488,7 @@ impl<'a> Reader<'a> {
                 if let Some(s) = sums.as_deref_mut() {
                     s[doc as usize][f] += u64::from(tf);
                 }
-                ix.base.push(Posting {
+                base.push(Posting {
                     slot: doc as u32,
                     tf,
                 });

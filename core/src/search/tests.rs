@@ -1313,6 +1313,7 @@ proptest! {
         let words = query_words(&q);
         let map = crate::text::Utf16Map::new(&body);
         prop_assert_eq!(pos(&body, &map, &words), pos::pos_unicode(&body, &map, &words));
+        prop_assert_eq!(concept_pos(&body, &words), pos::pos_unicode(&body, &map, &words));
     }
 }
 
@@ -1355,7 +1356,17 @@ proptest! {
         let words = query_words(&q);
         let map = crate::text::Utf16Map::new(&body);
         prop_assert_eq!(pos(&body, &map, &words), pos::pos_unicode(&body, &map, &words));
+        prop_assert_eq!(concept_pos(&body, &words), pos::pos_unicode(&body, &map, &words));
     }
+}
+
+/// `pos` as a search computes it, from a compiled concept (`pos::pos_of`, which reads an
+/// ASCII body as bytes), for the body `body` (checked to be the concept's body).
+fn concept_pos(body: &str, words: &[&str]) -> Option<usize> {
+    let m = model(&[("b", "p.md", &doc(body))]);
+    let c = &m.concepts()[0];
+    assert_eq!(c.body(), body);
+    pos::pos_of(c, words)
 }
 
 // ---- §7 Empty and wordless queries ----
