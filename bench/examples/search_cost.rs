@@ -1,11 +1,15 @@
-//! On-CPU cost of the search index over the reference corpus: `Index::build`, and one
-//! search request (ranking, `pos`, the rendered TSV) for each of the five probes.
+//! On-CPU cost of the search index over the reference corpus: `Index::build`, a copy of the
+//! index (`copy`: what a commit beside a search makes), and one search request (ranking,
+//! `pos`, the rendered TSV) for each of the five probes.
 //!
-//! `cargo run --release -p langonrock-bench --example search_cost -- [build|query|mix] [BUNDLES] [REPS]`
+//! `cargo run --release -p langonrock-bench --example search_cost -- [build|copy|query|mix] [BUNDLES] [REPS] [TENANTS]`
 //!
 //! `mix` runs, instead of the five probes, 500 queries made as `bench/scripts/serve_load.py`
 //! makes them (two words of four or more letters drawn from the concepts' summaries, seeded),
-//! so its figure is the core's share of a `serve` search request.
+//! so its figure is the core's share of a `serve` search request. With TENANTS above 1 (the
+//! query modes), that many tenants are compiled and indexed, each its own copy of the
+//! corpus in memory, and the queries go round them in turn, as `serve_load.py --tenants`
+//! spreads its requests: the instructions are the same, the memory a search reads is not.
 //!
 //! BUNDLES of 500 concepts (default 40: 20,000 concepts). Prints the median on-CPU time of
 //! REPS runs (`CLOCK_PROCESS_CPUTIME_ID`, every thread: a build runs on every core; a loaded
@@ -62,12 +66,17 @@ fn mix_queries(model: &Model) -> Vec<String> {
 }
 
 #[inline(never)]
-fn measured(mode: &str, model: &Model, index: &Index, queries: &[String]) -> usize {
+fn measured(mode: &str, tenants: &[(Model, Index)], queries: &[String]) -> usize {
     match mode {
-        "build" => Index::build(model, EVAL_DATE).posting_count(),
+        "build" => Index::build(&tenants[0].0, EVAL_DATE).posting_count(),
+        // The copy a commit makes of the index when a read holds the state it replaces
+        // (docs/search.md §8 rule 4), without the update that follows it.
+        "copy" => tenants[0].1.clone().posting_count(),
         _ => queries
             .iter()
-            .map(|p| {
+            .enumerate()
+            .map(|(i, p)| {
+                let (model, index) = &tenants[i % tenants.len()];
                 search(
                     model,
                     index,
@@ -89,17 +98,24 @@ fn main() {
     let bundles: usize = args.get(1).map_or(40, |s| s.parse().expect("BUNDLES"));
     let reps: usize = args.get(2).map_or(
         match mode.as_str() {
-            "build" => 7,
+            "build" | "copy" => 7,
             "mix" => 5,
             _ => 200,
         },
         |s| s.parse().expect("REPS"),
     );
+    let copies: usize = args.get(3).map_or(1, |s| s.parse().expect("TENANTS"));
     let corpus = Corpus::reference(bundles).expect("corpus");
-    let model = corpus.model().expect("model");
-    let index = Index::build(&model, EVAL_DATE);
+    let tenants: Vec<(Model, Index)> = (0..copies.max(1))
+        .map(|_| {
+            let model = corpus.model().expect("model");
+            let index = Index::build(&model, EVAL_DATE);
+            (model, index)
+        })
+        .collect();
+    let model = &tenants[0].0;
     let queries: Vec<String> = if mode == "mix" {
-        mix_queries(&model)
+        mix_queries(model)
     } else {
         PROBES.iter().map(|p| p.to_string()).collect()
     };
@@ -109,20 +125,22 @@ fn main() {
     let t0 = Instant::now();
     for _ in 0..reps {
         let (c, w) = clocks(t0);
-        sink += black_box(measured(&mode, &model, &index, &queries));
+        sink += black_box(measured(&mode, &tenants, &queries));
         let (c1, w1) = clocks(t0);
         cpu.push(c1 - c);
         wall.push(w1 - w);
     }
     cpu.sort_unstable();
     wall.sort_unstable();
-    let per = if mode == "build" { 1 } else { queries.len() } as f64;
+    let whole = mode == "build" || mode == "copy";
+    let per = if whole { 1 } else { queries.len() } as f64;
     let median = |v: &[u64]| v[v.len() / 2] as f64 / per / 1000.0;
     println!(
-        "{mode}: {} concepts, {reps} runs, median on-CPU {:.1} µs, wall {:.1} µs{} (checksum {sink})",
+        "{mode}: {} concepts × {} tenants, {reps} runs, median on-CPU {:.1} µs, wall {:.1} µs{} (checksum {sink})",
         model.concepts().len(),
+        tenants.len(),
         median(&cpu),
         median(&wall),
-        if mode == "build" { "" } else { " per search" }
+        if whole { "" } else { " per search" }
     );
 }

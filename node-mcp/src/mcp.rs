@@ -71,18 +71,86 @@ pub fn manifest_resource(advice: Option<&str>) -> Resource {
 pub struct McpServer {
     backend: Arc<dyn Backend>,
     names: Vec<&'static str>,
+    mode: Mode,
+    /// The tool list and the resource, which carry the advice sentence: given, or worked
+    /// out once by [`McpServer::listing`] from `advice`.
+    listing: Arc<std::sync::OnceLock<Listing>>,
+    advice: Option<Arc<dyn Fn() -> Option<String> + Send + Sync>>,
+}
+
+/// What `tools/list` and `resources/list` answer.
+struct Listing {
     tools: Vec<Tool>,
     resource: Resource,
+}
+
+impl Listing {
+    fn new(mode: Mode, advice: Option<&str>) -> Listing {
+        Listing {
+            tools: rmcp_tools(mode, advice),
+            resource: manifest_resource(advice),
+        }
+    }
 }
 
 impl McpServer {
     /// A server over `backend` in `mode` with the advice sentence (`None`: no advice).
     pub fn new(backend: Arc<dyn Backend>, mode: Mode, advice: Option<String>) -> McpServer {
+        let listing = std::sync::OnceLock::new();
+        let _ = listing.set(Listing::new(mode, advice.as_deref()));
         McpServer {
             backend,
             names: mode.tools().iter().map(|t| t.name).collect(),
-            tools: rmcp_tools(mode, advice.as_deref()),
-            resource: manifest_resource(advice.as_deref()),
+            mode,
+            listing: Arc::new(listing),
+            advice: None,
+        }
+    }
+
+    /// A server whose advice sentence `advice` works out when the tool list or the
+    /// resource is first needed, or when [`McpServer::listing`] is called ahead (on a
+    /// thread of its own at start-up, so that a first `tools/call` does not wait for the
+    /// whole manifest: agent.md §1.1). Calls never need it.
+    pub fn deferred(
+        backend: Arc<dyn Backend>,
+        mode: Mode,
+        advice: impl Fn() -> Option<String> + Send + Sync + 'static,
+    ) -> McpServer {
+        McpServer {
+            backend,
+            names: mode.tools().iter().map(|t| t.name).collect(),
+            mode,
+            listing: Arc::new(std::sync::OnceLock::new()),
+            advice: Some(Arc::new(advice)),
+        }
+    }
+
+    /// Works out the tool list and the resource once (waiting when another thread is
+    /// doing so).
+    fn listing(&self) -> &Listing {
+        self.listing.get_or_init(|| {
+            let advice = self.advice.as_ref().and_then(|f| f());
+            Listing::new(self.mode, advice.as_deref())
+        })
+    }
+
+    /// [`McpServer::listing`] ahead of the first list request.
+    pub fn prepare(&self) {
+        self.listing();
+    }
+
+    /// The listing, on the blocking pool when it is not worked out yet.
+    async fn listing_async<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Listing) -> T + Send + 'static,
+    ) -> T {
+        if let Some(l) = self.listing.get() {
+            return f(l);
+        }
+        let server = self.clone();
+        match tokio::task::spawn_blocking(move || f(server.listing())).await {
+            Ok(v) => v,
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
         }
     }
 
@@ -143,7 +211,9 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools.clone()))
+        Ok(ListToolsResult::with_all_items(
+            self.listing_async(|l| l.tools.clone()).await,
+        ))
     }
 
     async fn call_tool(
@@ -181,9 +251,9 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(ListResourcesResult::with_all_items(vec![self
-            .resource
-            .clone()]))
+        Ok(ListResourcesResult::with_all_items(vec![
+            self.listing_async(|l| l.resource.clone()).await,
+        ]))
     }
 
     async fn read_resource(
@@ -286,9 +356,21 @@ pub fn server_for(conn: Conn, mode: Mode) -> McpServer {
 }
 
 /// [`server_for`] over a backend the caller keeps (to finish it when the session ends).
+/// The advice sentence is worked out on a thread of its own, started here, from the whole
+/// manifest, read right after the open; `tools/list` and `resources/list`
+/// wait for it, calls do not (agent.md §1.1, §7.2).
 pub fn server_over(backend: Arc<TenantBackend>, mode: Mode) -> McpServer {
-    let advice = backend.conn.advice();
-    McpServer::new(backend, mode, advice)
+    let conn = backend.conn.clone();
+    let server = McpServer::deferred(backend, mode, move || conn.advice());
+    let ahead = server.clone();
+    if std::thread::Builder::new()
+        .name("langonrock-advice".into())
+        .spawn(move || ahead.prepare())
+        .is_err()
+    {
+        server.prepare();
+    }
+    server
 }
 
 /// The advice sentence of a tenant (agent.md §7.2), from its whole manifest for today;

@@ -983,6 +983,11 @@ mod incremental {
                 prop_assert_eq!(manifest(linker.model(), "t", None, TODAY).unwrap(), manifest(&want, "t", None, TODAY).unwrap());
                 prop_assert_eq!(linker.model().diagnostics(), want.diagnostics());
                 prop_assert_eq!(linker.model(), &want);
+                // The id index, carried over or rebuilt, finds every concept where it is.
+                for (i, c) in linker.model().concepts().iter().enumerate() {
+                    prop_assert_eq!(linker.model().position(&c.id), Some(i), "{}", c.id);
+                }
+                prop_assert_eq!(linker.model().position("no/such-id"), None);
                 // Every concept the delta does not name is the same Arc as before.
                 for c in linker.model().concepts() {
                     let touched = delta.upserted.iter().any(|u| Arc::ptr_eq(u, c));
@@ -995,6 +1000,9 @@ mod incremental {
                 let redo: Vec<Change> = step.iter().map(|&op| change(op)).collect();
                 linker.apply(delta.undo).unwrap();
                 prop_assert_eq!(linker.model(), &full(&before_state));
+                for (i, c) in linker.model().concepts().iter().enumerate() {
+                    prop_assert_eq!(linker.model().position(&c.id), Some(i), "{}", c.id);
+                }
                 linker.apply(redo).unwrap();
                 prop_assert_eq!(linker.model(), &want);
             }

@@ -1104,6 +1104,50 @@ impl Linker {
         )
     }
 
+    /// The model without `removed` and with `upserted`, its id index carried over
+    /// ([`Model::with_changes`]); `None` if a removed concept is not in the model.
+    fn model_with_changes(
+        &self,
+        bundles: Vec<String>,
+        removed: &[Arc<Concept>],
+        upserted: &[Arc<Concept>],
+    ) -> Option<Model> {
+        let old = &self.model;
+        let mut gone: Vec<usize> = removed
+            .iter()
+            .map(|c| {
+                old.position(&c.id)
+                    .filter(|&i| Arc::ptr_eq(&old.concepts()[i], c))
+            })
+            .collect::<Option<_>>()?;
+        gone.sort_unstable();
+        gone.dedup();
+        if gone.len() != removed.len() {
+            return None;
+        }
+        let mut concepts: Vec<Arc<Concept>> =
+            Vec::with_capacity(old.concepts().len() + upserted.len());
+        let mut from = 0;
+        for &g in &gone {
+            concepts.extend_from_slice(&old.concepts()[from..g]);
+            from = g + 1;
+        }
+        concepts.extend_from_slice(&old.concepts()[from..]);
+        let mut fresh: Vec<Arc<Concept>> = upserted.to_vec();
+        fresh.sort_by(|a, b| {
+            (a.bundle.as_str(), a.id.as_str()).cmp(&(b.bundle.as_str(), b.id.as_str()))
+        });
+        let mut places = Vec::with_capacity(fresh.len());
+        for c in fresh {
+            let at = concepts.partition_point(|x| {
+                (x.bundle.as_str(), x.id.as_str()) < (c.bundle.as_str(), c.id.as_str())
+            });
+            concepts.insert(at, c);
+            places.push(at);
+        }
+        old.with_changes(bundles, concepts, &gone, &places)
+    }
+
     fn rebuild_model(&mut self, removed: &[Arc<Concept>], upserted: &[Arc<Concept>]) {
         let bundles: Vec<String> = self.docs.keys().cloned().collect();
         let old = &self.model;
@@ -1125,6 +1169,13 @@ impl Linker {
             self.model =
                 old.with_replaced(bundles, places.into_iter().zip(upserted.iter().cloned()));
             return;
+        }
+        // A few concepts in or out (a usual commit): carry the id index over.
+        if removed.len() <= 64 && upserted.len() <= 64 {
+            if let Some(model) = self.model_with_changes(bundles.clone(), removed, upserted) {
+                self.model = model;
+                return;
+            }
         }
         let gone: HashSet<*const Concept> = removed.iter().map(Arc::as_ptr).collect();
         let mut concepts: Vec<Arc<Concept>> = old

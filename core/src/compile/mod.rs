@@ -167,6 +167,27 @@ impl Model {
         }
     }
 
+    /// A model of `concepts`, which is this model's list without the concepts at the sorted
+    /// positions `removed` and with new ones at the sorted positions `inserted` (positions in
+    /// the new list). The id index is carried over: positions shift by counting, and only the
+    /// removed and inserted ids are hashed. `None` when an inserted id is already there.
+    pub(crate) fn with_changes(
+        &self,
+        bundles: Vec<String>,
+        concepts: Vec<Arc<Concept>>,
+        removed: &[usize],
+        inserted: &[usize],
+    ) -> Option<Model> {
+        let by_id = self
+            .by_id
+            .shifted(&self.concepts, &concepts, removed, inserted)?;
+        Some(Model {
+            bundles,
+            concepts,
+            by_id: Arc::new(by_id),
+        })
+    }
+
     /// The position in `concepts` of the concept with public id `id`.
     pub fn position(&self, id: &str) -> Option<usize> {
         self.by_id.get(&self.concepts, id)
@@ -454,9 +475,8 @@ fn diag(bundle: &str, path: &str, message: String) -> Diagnostic {
 
 /// Public ids to positions in a model's concept list, keyed by the concepts' own ids: the
 /// table holds positions only, so building it copies no string and dropping it frees one
-/// allocation. A commit that adds or removes a document rebuilds it (about 20,000 hashes at
-/// 20,000 concepts, where a map of copied ids cost as many allocations to build and frees to
-/// drop; docs/compile.md §11).
+/// allocation. A commit that adds or removes a few documents carries it over
+/// ([`IdIndex::shifted`]), a larger one rebuilds it (docs/compile.md §11 rule 4).
 #[derive(Clone, Default)]
 struct IdIndex {
     table: hashbrown::HashTable<u32>,
@@ -482,6 +502,47 @@ impl IdIndex {
                 hashbrown::hash_table::Entry::Occupied(_) => return None,
                 hashbrown::hash_table::Entry::Vacant(v) => {
                     v.insert(i as u32);
+                }
+            }
+        }
+        Some(IdIndex { table })
+    }
+
+    /// The index of `new`, made from this index of `old` (see [`Model::with_changes`]).
+    fn shifted(
+        &self,
+        old: &[Arc<Concept>],
+        new: &[Arc<Concept>],
+        removed: &[usize],
+        inserted: &[usize],
+    ) -> Option<IdIndex> {
+        debug_assert!(old.len() - removed.len() + inserted.len() == new.len());
+        u32::try_from(new.len()).ok()?;
+        let mut table = self.table.clone();
+        for &q in removed {
+            let entry = table
+                .find_entry(id_hash(&old.get(q)?.id), |&j| j as usize == q)
+                .ok()?;
+            entry.remove();
+        }
+        // A kept concept's rank among the kept is its old position less the removed before
+        // it; the inserted concept j (0-based) has `inserted[j] - j` kept ones before it.
+        let before: Vec<usize> = inserted.iter().enumerate().map(|(j, &p)| p - j).collect();
+        for j in table.iter_mut() {
+            let q = *j as usize;
+            let rank = q - removed.partition_point(|&r| r < q);
+            *j = (rank + before.partition_point(|&c| c <= rank)) as u32;
+        }
+        for &p in inserted {
+            let c = new.get(p)?;
+            match table.entry(
+                id_hash(&c.id),
+                |&j: &u32| new[j as usize].id == c.id,
+                |&j: &u32| id_hash(&new[j as usize].id),
+            ) {
+                hashbrown::hash_table::Entry::Occupied(_) => return None,
+                hashbrown::hash_table::Entry::Vacant(v) => {
+                    v.insert(p as u32);
                 }
             }
         }

@@ -538,8 +538,8 @@ impl Served {
         opts: &crate::search::SearchOptions,
         today: &str,
     ) -> Result<String> {
-        self.with_hits(query, opts, today, |model, result| {
-            crate::search::render(model, tenant, query, result, today)
+        self.with_hits(query, opts, today, |model, found| {
+            crate::search::render_found(model, tenant, query, &found.result, &found.concepts, today)
         })?
     }
 
@@ -550,8 +550,8 @@ impl Served {
         opts: &crate::search::SearchOptions,
         today: &str,
     ) -> Result<crate::rows::SearchRows> {
-        self.with_hits(query, opts, today, |model, result| {
-            crate::rows::search_rows(model, query, result, today)
+        self.with_hits(query, opts, today, |model, found| {
+            crate::rows::search_rows(model, query, &found.result, today)
         })
     }
 
@@ -562,19 +562,13 @@ impl Served {
         query: &str,
         opts: &crate::search::SearchOptions,
         today: &str,
-        f: impl FnOnce(&Model, &crate::search::SearchResult) -> T,
+        f: impl FnOnce(&Model, &crate::search::Found<'_>) -> T,
     ) -> Result<T> {
         self.with_index(today, |model, index| {
-            let result = crate::search::search_hits(model, index, query, opts, today)?;
+            let found = crate::search::find(model, index, query, opts, today)?;
             // The direct hits' bodies gave their `pos`.
-            self.check_texts(
-                result
-                    .hits
-                    .iter()
-                    .filter(|h| !h.linked)
-                    .filter_map(|h| model.concept(&h.id)),
-            )?;
-            Ok(f(model, &result))
+            self.check_texts(found.direct())?;
+            Ok(f(model, &found))
         })?
     }
 

@@ -20,12 +20,16 @@ impl Engine {
     /// failure is kept, and the next read or commit reports it as it would have).
     pub fn warm(&mut self) -> bool {
         let index = self.served.materialize_index();
-        if self.linker_ready {
-            return index;
-        }
         let served = self.served.clone();
-        if served.check_all_texts().is_err() {
+        // The texts are checked even when the linker is ready (an open from an older
+        // derived record applied the commits since with it): until every text is, each
+        // read checks those it returns, one lookup apiece (docs/http.md §7).
+        let texts = served.unchecked_texts();
+        if texts && served.check_all_texts().is_err() {
             return false;
+        }
+        if self.linker_ready {
+            return index || texts;
         }
         let Ok(mut linker) = super::linker_of(&served) else {
             return false;

@@ -647,17 +647,22 @@ pub struct Index {
     /// `n_f(u)` by unit id, over live documents.
     pub(crate) df: Vec<[u32; FIELDS]>,
     /// CSR offsets into `base` by list key (`unit · 4 + field`), one more than the lists
-    /// known at the last compaction.
-    pub(crate) base_off: Vec<u32>,
+    /// known at the last compaction. Shared with the index's clones, like `base`: only a
+    /// compaction or a decode writes them, always into new arrays (docs/search.md §8
+    /// rule 4: a commit's copy of the index shares them).
+    pub(crate) base_off: Arc<Vec<u32>>,
     /// Invariant: the postings of each list are sorted by slot.
-    pub(crate) base: Vec<Posting>,
+    pub(crate) base: Arc<Vec<Posting>>,
     /// Postings added since the last compaction, by list key; slots above every base slot.
     pub(crate) extra: HashMap<u32, Vec<Posting>, Fast>,
     pub(crate) extra_postings: usize,
     pub(crate) docs: Vec<Doc>,
     pub(crate) alive: Vec<bool>,
-    /// `k1 · norm_f(d)` by slot, refreshed whenever an `avg_f` changes.
-    pub(crate) knorm: Vec<[f64; FIELDS]>,
+    /// `k1 · norm_f(d)` by field, then slot, refreshed whenever an `avg_f` changes. One
+    /// array per field: a posting list of field `f` reads only `knorm[f]`, so the memory a
+    /// ranking walks is a quarter of what slot-major records would make it
+    /// (docs/search.md §10, "A query's working memory").
+    pub(crate) knorm: [Vec<f64>; FIELDS],
     pub(crate) by_id: HashMap<Box<str>, u32, Fast>,
     pub(crate) bundles: Vec<Box<str>>,
     /// The live slots by name sequence (term ids), each slot once per sequence.
@@ -669,8 +674,9 @@ pub struct Index {
     pub(crate) dead_postings: usize,
     /// The posting lists of the written fields still encoded, when decoded from a derived
     /// record by [`Index::decode_shared`]; `base` then holds only the names lists. Folded
-    /// into `base` before the first update.
-    pub(crate) encoded: Option<Box<super::codec::Encoded>>,
+    /// into `base` before the first update. Shared with the index's clones (a list is
+    /// decoded once, for all of them).
+    pub(crate) encoded: Option<Arc<super::codec::Encoded>>,
 }
 
 impl Index {
@@ -680,13 +686,13 @@ impl Index {
             vocab: Vocab::default(),
             pairs: PairTable::default(),
             df: Vec::new(),
-            base_off: vec![0],
-            base: Vec::new(),
+            base_off: Arc::new(vec![0]),
+            base: Arc::default(),
             extra: HashMap::default(),
             extra_postings: 0,
             docs: Vec::new(),
             alive: Vec::new(),
-            knorm: Vec::new(),
+            knorm: Default::default(),
             by_id: HashMap::default(),
             bundles: Vec::new(),
             name_seqs: HashMap::default(),
@@ -757,8 +763,8 @@ impl Index {
         drop(rest);
         ix.df = df;
         ix.live_postings = base.len();
-        ix.base_off = off;
-        ix.base = base;
+        ix.base_off = Arc::new(off);
+        ix.base = Arc::new(base);
         ix.refresh_norms();
         ix
     }
@@ -864,17 +870,17 @@ impl Index {
                 self.total_len[f] as f64 / n
             }
         });
-        self.knorm.clear();
-        self.knorm.extend(self.docs.iter().map(|d| {
-            std::array::from_fn(|f| {
+        for (f, knorm) in self.knorm.iter_mut().enumerate() {
+            knorm.clear();
+            knorm.extend(self.docs.iter().map(|d| {
                 let norm = if avg[f] == 0.0 {
                     1.0
                 } else {
                     1.0 - B + B * f64::from(d.len[f]) / avg[f]
                 };
                 K1 * norm
-            })
-        }));
+            }));
+        }
     }
 
     /// The read date the index was built or last updated for.
@@ -955,7 +961,7 @@ impl Index {
                 .map(|d| d.id.len() * 2 + d.names.len() * 4)
                 .sum::<usize>()
             + self.alive.capacity()
-            + self.knorm.capacity() * size_of::<[f64; FIELDS]>()
+            + self.knorm.iter().map(|k| k.capacity() * 8).sum::<usize>()
             + self.by_id.capacity() * map_entry(16)
             + self
                 .name_seqs
@@ -1067,8 +1073,8 @@ impl Index {
             off.push(base.len() as u32);
         }
         self.encoded = None;
-        self.base_off = off;
-        self.base = base;
+        self.base_off = Arc::new(off);
+        self.base = Arc::new(base);
     }
 
     /// Every statistic of the index by term text and id, for tests that compare an updated
@@ -1101,7 +1107,7 @@ impl Index {
         for (slot, d) in self.docs.iter().enumerate() {
             if self.alive[slot] {
                 let names: Vec<&str> = d.names.iter().map(|u| texts[u].as_str()).collect();
-                let bits = self.knorm[slot].map(f64::to_bits);
+                let bits: [u64; FIELDS] = std::array::from_fn(|f| self.knorm[f][slot].to_bits());
                 rows.push(format!(
                     "doc {} {:?} {} {names:?} {bits:?}",
                     d.id, d.len, d.id_len

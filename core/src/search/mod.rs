@@ -36,7 +36,7 @@ pub use pos::{pos, query_words, WINDOW};
 pub use rank::MAX_QUERY_TOKENS;
 pub use tokenize::{for_each_token, for_each_unstemmed_token, query_terms, stem, tokens};
 
-use crate::compile::Model;
+use crate::compile::{Concept, Model};
 use crate::error::{Error, Result};
 use crate::manifest::{preamble, push_row, resolve_bundle, COLUMNS};
 use rank::{rank, Filter};
@@ -108,6 +108,39 @@ pub fn search_hits(
     opts: &SearchOptions,
     today: &str,
 ) -> Result<SearchResult> {
+    find(model, index, query, opts, today).map(|f| f.result)
+}
+
+/// A [`SearchResult`] with the concept of each hit, looked up once: the hosts' search
+/// (`Served::search`) checks the direct hits' texts and renders the rows from these,
+/// instead of finding each concept by id again for each.
+pub(crate) struct Found<'m> {
+    pub(crate) result: SearchResult,
+    /// The concept of each hit, in the order of `result.hits`: always there for a direct
+    /// hit; `None` for a linked id the model does not hold (rendering it is an error).
+    pub(crate) concepts: Vec<Option<&'m Concept>>,
+}
+
+impl<'m> Found<'m> {
+    /// The direct hits' concepts.
+    pub(crate) fn direct(&self) -> impl Iterator<Item = &'m Concept> + '_ {
+        self.result
+            .hits
+            .iter()
+            .zip(&self.concepts)
+            .filter(|(h, _)| !h.linked)
+            .filter_map(|(_, c)| *c)
+    }
+}
+
+/// [`search_hits`], keeping each hit's concept.
+pub(crate) fn find<'m>(
+    model: &'m Model,
+    index: &Index,
+    query: &str,
+    opts: &SearchOptions,
+    today: &str,
+) -> Result<Found<'m>> {
     let bundle = resolve_bundle(model, opts.bundle.as_deref())?;
     let fixed;
     let index = if index.today() == today {
@@ -127,29 +160,38 @@ pub fn search_hits(
     let ranked = rank(index, query, filter, opts.k);
     let words = query_words(query);
     let mut hits = Vec::with_capacity(ranked.len() * 2);
+    let mut concepts = Vec::with_capacity(ranked.len() * 2);
     for &(slot, score) in &ranked {
         let id = &index.doc(slot).id;
         let c = model.concept(id).ok_or_else(|| mismatch(id))?;
-        let p = pos(c.body(), &c.parsed.body_map, &words);
+        let p = pos::pos_of(c, &words);
         hits.push(Hit {
             id: id.to_string(),
             score: Some(score),
             pos: p,
             linked: false,
         });
+        concepts.push(Some(c));
     }
     if opts.expand {
-        let linked = expand(model, &hits, bundle, opts.k)?;
-        hits.extend(linked.into_iter().map(|id| Hit {
-            id,
-            score: None,
-            pos: None,
-            linked: true,
-        }));
+        let direct: Vec<&Concept> = concepts.iter().flatten().copied().collect();
+        let linked = expand(model, &direct, bundle, opts.k);
+        for id in linked {
+            concepts.push(model.concept(id));
+            hits.push(Hit {
+                id: id.to_string(),
+                score: None,
+                pos: None,
+                linked: true,
+            });
+        }
     }
-    Ok(SearchResult {
-        bundle: bundle.map(str::to_string),
-        hits,
+    Ok(Found {
+        result: SearchResult {
+            bundle: bundle.map(str::to_string),
+            hits,
+        },
+        concepts,
     })
 }
 
@@ -162,8 +204,8 @@ pub fn search(
     opts: &SearchOptions,
     today: &str,
 ) -> Result<String> {
-    let result = search_hits(model, index, query, opts, today)?;
-    render(model, tenant, query, &result, today)
+    let found = find(model, index, query, opts, today)?;
+    render_found(model, tenant, query, &found.result, &found.concepts, today)
 }
 
 /// Renders a [`SearchResult`] as the search TSV (search.md §5).
@@ -172,6 +214,20 @@ pub fn render(
     tenant: &str,
     query: &str,
     result: &SearchResult,
+    today: &str,
+) -> Result<String> {
+    let concepts: Vec<Option<&Concept>> =
+        result.hits.iter().map(|h| model.concept(&h.id)).collect();
+    render_found(model, tenant, query, result, &concepts, today)
+}
+
+/// [`render`] from the concepts [`find`] kept (`concepts`: one per hit of `result`).
+pub(crate) fn render_found(
+    model: &Model,
+    tenant: &str,
+    query: &str,
+    result: &SearchResult,
+    concepts: &[Option<&Concept>],
     today: &str,
 ) -> Result<String> {
     let mut out = String::with_capacity(256 + result.hits.len() * 200);
@@ -199,8 +255,8 @@ pub fn render(
     ));
     out.push_str(COLUMNS);
     out.push_str("\tpos\n");
-    for h in &result.hits {
-        let c = model.concept(&h.id).ok_or_else(|| mismatch(&h.id))?;
+    for (h, c) in result.hits.iter().zip(concepts) {
+        let c = c.ok_or_else(|| mismatch(&h.id))?;
         push_row(&mut out, c, today);
         out.push('\t');
         match h.pos {
@@ -218,14 +274,19 @@ fn mismatch(id: &str) -> Error {
     ))
 }
 
-/// The one-hop expansion (search.md §4): ids linked from the direct hits, by inbound count,
-/// then the rank of the first hit pointing at them, then id; at most `k`.
-fn expand(model: &Model, direct: &[Hit], bundle: Option<&str>, k: usize) -> Result<Vec<String>> {
-    let is_direct: HashMap<&str, (), Fast> = direct.iter().map(|h| (h.id.as_str(), ())).collect();
+/// The one-hop expansion (search.md §4): ids linked from the direct hits (`direct`, their
+/// concepts in rank order), by inbound count, then the rank of the first hit pointing at
+/// them, then id; at most `k`.
+fn expand<'m>(
+    model: &Model,
+    direct: &[&'m Concept],
+    bundle: Option<&str>,
+    k: usize,
+) -> Vec<&'m str> {
+    let is_direct: HashMap<&str, (), Fast> = direct.iter().map(|c| (c.id.as_str(), ())).collect();
     let mut found: HashMap<&str, (usize, usize), Fast> = HashMap::default();
-    let mut order: Vec<&str> = Vec::new();
-    for (rank, h) in direct.iter().enumerate() {
-        let c = model.concept(&h.id).ok_or_else(|| mismatch(&h.id))?;
+    let mut order: Vec<&'m str> = Vec::new();
+    for (rank, &c) in direct.iter().enumerate() {
         for l in &c.links {
             if is_direct.contains_key(l.as_str()) {
                 continue;
@@ -250,5 +311,5 @@ fn expand(model: &Model, direct: &[Hit], bundle: Option<&str>, k: usize) -> Resu
         cb.cmp(&ca).then(ra.cmp(&rb)).then_with(|| a.cmp(b))
     });
     order.truncate(k);
-    Ok(order.into_iter().map(str::to_string).collect())
+    order
 }

@@ -108,6 +108,18 @@ fn separators_only(
 
 /// Rules 5 and 6 over the occurrences, sorted by offset.
 fn place(body: &str, map: &Utf16Map, occ: &[Occ], words: usize) -> Option<usize> {
+    let mut p = window(map, occ, words)?;
+    // Never on the second half of a surrogate pair of the body `get` slices.
+    let b = map.to_byte(body, p);
+    if map.to_u16(body, b) != p {
+        p -= 1;
+    }
+    Some(p)
+}
+
+/// The window's start of rules 5 and 6, before the surrogate rule (which an ASCII body,
+/// one UTF-16 unit per byte, never needs).
+fn window(map: &Utf16Map, occ: &[Occ], words: usize) -> Option<usize> {
     if occ.is_empty() {
         return None;
     }
@@ -116,15 +128,30 @@ fn place(body: &str, map: &Utf16Map, occ: &[Occ], words: usize) -> Option<usize>
     // Rule 6.
     let len = end - start;
     let lead = WINDOW.saturating_sub(len) / 2;
-    let mut p = start
-        .saturating_sub(lead)
-        .min(body_len.saturating_sub(WINDOW));
-    // Never on the second half of a surrogate pair of the body `get` slices.
-    let b = map.to_byte(body, p);
-    if map.to_u16(body, b) != p {
-        p -= 1;
+    Some(
+        start
+            .saturating_sub(lead)
+            .min(body_len.saturating_sub(WINDOW)),
+    )
+}
+
+/// [`pos`] of a concept's body (search.md §6). An ASCII body is read as its bytes, as
+/// [`pos`] reads it: a text a store handed out in place (`crate::bytes::Text`) reads as
+/// `str` only after a UTF-8 check of the whole text, which bytes that are all ASCII do not
+/// need. Any other body goes to [`pos`].
+pub(crate) fn pos_of(c: &crate::compile::Concept, words: &[&str]) -> Option<usize> {
+    let map = &c.parsed.body_map;
+    let Some(body) = c.text.as_bytes().get(c.parsed.body_start..) else {
+        return pos(c.body(), map, words);
+    };
+    if !body.is_ascii() {
+        return pos(c.body(), map, words);
     }
-    Some(p)
+    if body.is_empty() || words.is_empty() {
+        return None;
+    }
+    let words = dedup(words.iter().map(|w| w.to_lowercase()));
+    window(map, &ascii_occurrences(body, &words), words.len())
 }
 
 /// [`occurrences`] for an ASCII body and lower-cased `words`: the body is lower-cased as

@@ -259,8 +259,8 @@ fn accumulate(
 ) {
     let big_n = index.len() as f64;
     let n = acc.len();
-    // As long as `acc`, so one comparison bounds every access of a posting.
-    let knorm = &index.knorm[..n];
+    // Each as long as `acc`, so one comparison bounds every access of a posting.
+    let knorm: [&[f64]; FIELDS] = std::array::from_fn(|f| &index.knorm[f][..n]);
     // Each unit's lists are read field by field, so every S(d) adds its terms in query
     // order, each over names, description, meta and body, then its pairs the same way.
     for (ti, &u) in plan.terms.iter().enumerate() {
@@ -277,9 +277,8 @@ fn accumulate(
             let parts = index.posting_parts(u * FIELDS as u32 + f as u32);
             let l = List {
                 idf,
-                f,
                 mark,
-                knorm,
+                knorm: knorm[f],
             };
             match (seen, ti) {
                 (false, 0) => l.score::<true, true>(parts, acc, cands, &keep),
@@ -298,6 +297,7 @@ fn accumulate(
                 continue;
             }
             let idf = idf(big_n, df);
+            let knorm = knorm[f];
             for part in index.posting_parts(u * FIELDS as u32 + f as u32) {
                 for p in part {
                     let i = p.slot as usize;
@@ -305,7 +305,7 @@ fn accumulate(
                         continue;
                     }
                     let tf = f64::from(p.tf);
-                    let s = idf * tf * (K1 + 1.0) / (tf + knorm[i][f]);
+                    let s = idf * tf * (K1 + 1.0) / (tf + knorm[i]);
                     let a = &mut acc[i];
                     if a.stamp != 0 {
                         a.sum += s;
@@ -331,9 +331,9 @@ fn accumulate(
 /// One term's posting list in one field, as the ranking reads it.
 struct List<'a> {
     idf: f64,
-    f: usize,
     mark: u32,
-    knorm: &'a [[f64; FIELDS]],
+    /// The field's `k1 · norm_f(d)` by slot.
+    knorm: &'a [f64],
 }
 
 impl List<'_> {
@@ -349,7 +349,7 @@ impl List<'_> {
     ) {
         let n = acc.len();
         let knorm = &self.knorm[..n];
-        let (idf, f, mark) = (self.idf, self.f, self.mark);
+        let (idf, mark) = (self.idf, self.mark);
         for part in parts {
             for p in part {
                 let i = p.slot as usize;
@@ -357,7 +357,7 @@ impl List<'_> {
                     continue;
                 }
                 let tf = f64::from(p.tf);
-                let s = idf * tf * (K1 + 1.0) / (tf + knorm[i][f]);
+                let s = idf * tf * (K1 + 1.0) / (tf + knorm[i]);
                 let a = &mut acc[i];
                 if FRESH {
                     cands.push(i as u32);

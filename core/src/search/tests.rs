@@ -1313,6 +1313,7 @@ proptest! {
         let words = query_words(&q);
         let map = crate::text::Utf16Map::new(&body);
         prop_assert_eq!(pos(&body, &map, &words), pos::pos_unicode(&body, &map, &words));
+        prop_assert_eq!(concept_pos(&body, &words), pos::pos_unicode(&body, &map, &words));
     }
 }
 
@@ -1355,7 +1356,17 @@ proptest! {
         let words = query_words(&q);
         let map = crate::text::Utf16Map::new(&body);
         prop_assert_eq!(pos(&body, &map, &words), pos::pos_unicode(&body, &map, &words));
+        prop_assert_eq!(concept_pos(&body, &words), pos::pos_unicode(&body, &map, &words));
     }
+}
+
+/// `pos` as a search computes it, from a compiled concept (`pos::pos_of`, which reads an
+/// ASCII body as bytes), for the body `body` (checked to be the concept's body).
+fn concept_pos(body: &str, words: &[&str]) -> Option<usize> {
+    let m = model(&[("b", "p.md", &doc(body))]);
+    let c = &m.concepts()[0];
+    assert_eq!(c.body(), body);
+    pos::pos_of(c, words)
 }
 
 // ---- §7 Empty and wordless queries ----
@@ -1694,6 +1705,76 @@ fn decode_refuses_damaged_records() {
         Index::decode(b"XXXX").unwrap_err().message(),
         "database corruption: search index record: missing magic"
     );
+}
+
+/// A tenant whose posting lists hold numbers of one byte and of more: a term in every
+/// document (gaps of 0), one in every 70th (gaps over 63 take two bytes), `tf`s of 2 (one
+/// byte) and of 300 (two).
+fn wide() -> Model {
+    let docs: Vec<(String, String)> = (0..150)
+        .map(|i| {
+            let mut body = String::from("common ");
+            if i % 70 == 5 {
+                body.push_str("rare ");
+            }
+            if i % 3 == 0 {
+                body.push_str("twice twice ");
+            }
+            if i % 100 == 7 {
+                body.push_str(&"many ".repeat(300));
+            }
+            (format!("d{i:03}.md"), doc(&format!("{body}\n")))
+        })
+        .collect();
+    let docs: Vec<(&str, &str, &str)> = docs
+        .iter()
+        .map(|(p, t)| ("b", p.as_str(), t.as_str()))
+        .collect();
+    model(&docs)
+}
+
+#[test]
+fn a_shared_decode_reads_long_numbers_and_damage_as_the_full_one_does() {
+    let m = wide();
+    let bytes = Index::build(&m, TODAY).encode();
+    let full = Index::decode(&bytes).unwrap();
+    let shared = Index::decode_shared(bytes.clone().into()).unwrap();
+    assert_eq!(shared.state_dump(), full.state_dump());
+    for q in ["rare", "many", "twice common"] {
+        assert_eq!(
+            search(&m, &shared, "t", q, &SearchOptions::default(), TODAY).unwrap(),
+            search(&m, &full, "t", q, &SearchOptions::default(), TODAY).unwrap()
+        );
+    }
+    // Every byte damaged in turn (and every cut): both decodes fail alike or read alike.
+    let mut failed = 0;
+    for at in 0..bytes.len() {
+        for damaged in [
+            {
+                let mut b = bytes.clone();
+                b[at] ^= 0x80;
+                b
+            },
+            {
+                let mut b = bytes.clone();
+                b[at] = b[at].wrapping_add(1);
+                b
+            },
+            bytes[..at].to_vec(),
+        ] {
+            let a = Index::decode(&damaged);
+            let b = Index::decode_shared(damaged.into());
+            match (a, b) {
+                (Ok(a), Ok(b)) => assert_eq!(a.state_dump(), b.state_dump(), "at {at}"),
+                (Err(a), Err(b)) => {
+                    assert_eq!(a.message(), b.message(), "at {at}");
+                    failed += 1;
+                }
+                (a, b) => panic!("at {at}: {:?} against {:?}", a.is_ok(), b.is_ok()),
+            }
+        }
+    }
+    assert!(failed > bytes.len(), "most damage is caught: {failed}");
 }
 
 proptest! {

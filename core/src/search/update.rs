@@ -248,8 +248,8 @@ impl Index {
             }
         }
         self.alive = vec![true; self.docs.len()];
-        self.base_off = off;
-        self.base = base;
+        self.base_off = Arc::new(off);
+        self.base = Arc::new(base);
         self.extra = HashMap::default();
         self.extra_postings = 0;
         self.dead_postings = 0;

@@ -100,11 +100,14 @@ impl Tenants {
 
     /// Opens the tenant `id` (validated) on the root's store. Over a database the
     /// connection follows the change feed, so another replica's commit is seen on the next
-    /// request after its notification, and within half a second without one; and when it
-    /// opened from the derived record, a thread readies it for the first refresh
-    /// (`Connection::warm`: the texts' check and the incremental linker), which would
-    /// otherwise fall on the first request after another replica's commit
-    /// (docs/postgres.md, "Replicas").
+    /// request after its notification, and within half a second without one. When it
+    /// opened from the derived record, a thread readies it (`Connection::warm`: the texts'
+    /// check, the incremental linker, the index's posting lists), on either store: over a
+    /// database that work would otherwise fall on the first request after another
+    /// replica's commit (docs/postgres.md, "Replicas"), and on both it would fall on the
+    /// first commit, while until the texts are checked every read checks the ones it
+    /// returns first (a lookup of each under a lock shared by the tenant's reads;
+    /// docs/http.md §7).
     fn open_tenant(&self, id: &str) -> Result<Tenant, Error> {
         let conn = Arc::new(
             Options::default()
@@ -114,7 +117,7 @@ impl Tenants {
                 .open_root(&self.root, id)?,
         );
         conn.follow_changes();
-        if self.root.files().is_none() && conn.served_from_derived() {
+        if conn.served_from_derived() {
             let c = conn.clone();
             let _ = std::thread::Builder::new()
                 .name("langonrock-warm".into())

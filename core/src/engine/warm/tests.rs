@@ -201,3 +201,27 @@ fn a_derived_index_serves_a_later_day() {
     assert_eq!(later, search(&fresh, LATER));
     assert_eq!(search(&derived, TODAY), search(&fresh, TODAY));
 }
+
+/// An open from an older derived record applies the commits since with the linker it
+/// builds, so the linker is ready at once; `warm` still checks every served text, after
+/// which reads check none (until then each read looked up every text it returned).
+#[test]
+fn warm_checks_the_texts_of_an_open_from_an_older_derived_record() {
+    let mut store = stored();
+    let mut writer = open(&mut store);
+    let edited = after_edit(&mut writer, &mut store);
+    let mut e = open(&mut store);
+    let s = e.read().unwrap();
+    assert!(s.unchecked_texts(), "served from the older derived record");
+    assert_eq!(
+        (
+            crate::manifest::manifest(&s.model, "acme", None, TODAY).unwrap(),
+            s.snapshot_id()
+        ),
+        edited
+    );
+    drop(s);
+    assert!(e.warm(), "the texts were left to check");
+    assert!(!e.read().unwrap().unchecked_texts());
+    assert!(!e.warm(), "once");
+}
