@@ -258,6 +258,20 @@ pub fn once<T>(f: impl FnOnce() -> T) -> (T, f64, f64) {
     (out, wall, cpu)
 }
 
+/// [`once`] with the on-CPU time of the whole process, every thread together, for an
+/// operation that spreads over every core (an import parses and hashes there).
+pub fn once_all_threads<T>(f: impl FnOnce() -> T) -> (T, f64, f64) {
+    let c0 = process_self_cpu_ns();
+    let t = Instant::now();
+    let out = f();
+    let wall = ms(t.elapsed());
+    let cpu = match (c0, process_self_cpu_ns()) {
+        (Some(a), Some(b)) => (b - a) as f64 / 1e6,
+        _ => f64::NAN,
+    };
+    (out, wall, cpu)
+}
+
 /// A duration in ms for a table: three significant figures or so.
 pub fn fmt_ms(x: f64) -> String {
     if x.is_nan() {

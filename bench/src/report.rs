@@ -258,7 +258,7 @@ pub fn markdown(a: &All, notes: &str) -> String {
          children; the issue's limit is 10 minutes) on {} × {}, {:.1} GiB RAM, Linux {}, {}. \
          The machine is shared with other build jobs: the 1-minute load average ranged from \
          {lmin:.2} to {lmax:.2} during the run (on {} CPUs), so wall-clock figures are upper \
-         bounds; on-CPU time (`CLOCK_THREAD_CPUTIME_ID` for the harness's thread, `/proc/<pid>/task/*/schedstat` for a child server) is given beside them where it matters.\n",
+         bounds; on-CPU time (`CLOCK_THREAD_CPUTIME_ID` for the harness's thread, `CLOCK_PROCESS_CPUTIME_ID` for what runs on every core — compile, import, cold opens, the index build — and `/proc/<pid>/task/*/schedstat` for a child server) is given beside them where it matters.\n",
         a.total_ms / 1000.0,
         a.cpu_ms / 1000.0,
         m.nproc,

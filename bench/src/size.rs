@@ -510,7 +510,9 @@ pub fn measure(concepts: usize, data: Option<&Path>, quick: bool) -> Result<Size
         .collect();
     drop(corpus);
 
-    let compile_stats = measure::run(Plan::slow(runs.slow), |_| {
+    // `compile`, the import and the cold opens parse, hash and decode on every core
+    // (docs/compile.md §12): the process's CPU time, not this thread's.
+    let compile_stats = measure::run_all_threads(runs.slow, |_| {
         let m = compile(&docs, SUMMARY_WIDTH).map_err(core_err("compile"))?;
         if m.concepts().len() != concepts {
             return Err(format!("compiled {} concepts", m.concepts().len()));
@@ -520,14 +522,14 @@ pub fn measure(concepts: usize, data: Option<&Path>, quick: bool) -> Result<Size
     load.extend(loadavg());
 
     let mut host = MemHost::new().map_err(core_err("engine"))?;
-    let (imported, iw, ic) = once(|| host.import(docs));
+    let (imported, iw, ic) = measure::once_all_threads(|| host.import(docs));
     let imported = imported.map_err(core_err("import"))?;
     if imported.concepts != concepts {
         return Err(format!("imported {} concepts", imported.concepts));
     }
     let rss_after_import_kb = status_kb(None, "VmRSS");
 
-    let open_memory = measure::run(Plan::slow(runs.slow), |_| {
+    let open_memory = measure::run_all_threads(runs.slow, |_| {
         let e = host.open_cold().map_err(core_err("open"))?;
         let n = e.read().map_err(core_err("read"))?.concepts();
         if n != concepts {
@@ -545,7 +547,7 @@ pub fn measure(concepts: usize, data: Option<&Path>, quick: bool) -> Result<Size
             .map_err(|e| format!("put the derived record: {e:?}"))?;
         bytes.len()
     };
-    let open_memory_derived = measure::run(Plan::slow(runs.slow), |_| {
+    let open_memory_derived = measure::run_all_threads(runs.slow, |_| {
         let e = host.open_cold().map_err(core_err("open"))?;
         let s = e.read().map_err(core_err("read"))?;
         if s.concepts() != concepts || !s.from_derived() {
@@ -560,7 +562,7 @@ pub fn measure(concepts: usize, data: Option<&Path>, quick: bool) -> Result<Size
     let mut open_files_from_derived = false;
     let open_files = match data {
         None => None,
-        Some(d) => Some(measure::run(Plan::slow(runs.slow), |_| {
+        Some(d) => Some(measure::run_all_threads(runs.slow, |_| {
             let c =
                 langonrock::Connection::open(d, TENANT, true).map_err(core_err("open files"))?;
             let n = c.read().map_err(core_err("read"))?.concepts();

@@ -9,7 +9,7 @@
 //! without descending into names for which [`hidden`] holds (it reports those names
 //! themselves, so a refusal can say why), then reads the planned files.
 
-use crate::compile::check_validated_names;
+use crate::compile::check_sorted_names;
 use crate::error::{Error, Result};
 use crate::validate;
 
@@ -286,15 +286,23 @@ pub fn plan<'e>(entries: &[Entry<'e>], opts: &Options<'_>) -> Result<Plan> {
             path,
         });
     }
-    documents.sort_by(|a, b| (&a.bundle, &a.path).cmp(&(&b.bundle, &b.path)));
-    // Every path came out of `document_path` above.
-    check_validated_names(
-        documents
-            .iter()
-            .map(|d| (d.bundle.as_str(), d.path.as_str())),
-    )?;
-    let mut bundles: Vec<String> = documents.iter().map(|d| d.bundle.clone()).collect();
-    bundles.dedup();
+    // On every core, unstable: two documents with one key are refused just below whatever
+    // their order (docs/compile.md §12).
+    crate::par::sort_unstable_by(&mut documents, |a, b| {
+        (&a.bundle, &a.path).cmp(&(&b.bundle, &b.path))
+    });
+    // Every path came out of `document_path` above, and they are sorted.
+    let names: Vec<(&str, &str)> = documents
+        .iter()
+        .map(|d| (d.bundle.as_str(), d.path.as_str()))
+        .collect();
+    check_sorted_names(&names)?;
+    let mut bundles: Vec<String> = Vec::new();
+    for d in &documents {
+        if bundles.last() != Some(&d.bundle) {
+            bundles.push(d.bundle.clone());
+        }
+    }
 
     left_out.sort_unstable();
     let mut line = match &layout {

@@ -26,6 +26,23 @@ pub fn for_each_mut<T: Send>(items: &mut [T], f: impl Fn(&mut T) + Sync + Send) 
     items.iter_mut().for_each(f);
 }
 
+/// Sorts `items` by `cmp`: on every core with the `parallel` feature, on the calling thread
+/// otherwise. An unstable sort: the order is the same either way whenever `cmp` never finds
+/// two items equal (the callers sort by keys that are unique, or refuse the input when two
+/// are not).
+pub fn sort_unstable_by<T: Send>(
+    items: &mut [T],
+    cmp: impl Fn(&T, &T) -> std::cmp::Ordering + Sync,
+) {
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::slice::ParallelSliceMut;
+        items.par_sort_unstable_by(cmp);
+    }
+    #[cfg(not(feature = "parallel"))]
+    items.sort_unstable_by(cmp);
+}
+
 /// How many threads [`map`] and [`for_each_mut`] spread work over: the cores with the
 /// `parallel` feature, 1 otherwise. Work cut by it must give the same result whatever it is.
 pub fn threads() -> usize {
@@ -75,6 +92,16 @@ mod tests {
         super::for_each_mut(&mut items, |i| *i = *i * 2 + 1);
         assert_eq!(items, (0..1000).map(|i| i * 2 + 1).collect::<Vec<u64>>());
         assert!(super::threads() >= 1);
+    }
+
+    #[test]
+    fn sorts_like_the_sequential_sort() {
+        // Distinct keys in a scrambled order: one order whatever the split.
+        let mut items: Vec<u64> = (0..50_000u64).map(|i| (i * 7_919) % 50_021).collect();
+        let mut want = items.clone();
+        want.sort_unstable();
+        super::sort_unstable_by(&mut items, |a, b| a.cmp(b));
+        assert_eq!(items, want);
     }
 
     #[test]

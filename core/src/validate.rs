@@ -18,8 +18,16 @@ fn name_ok(s: &str) -> bool {
 }
 
 fn is_device_name(segment: &str) -> bool {
+    is_device_segment(segment.as_bytes())
+}
+
+/// [`is_device_name`] of a segment's bytes.
+fn is_device_segment(segment: &[u8]) -> bool {
     // The stem before the first dot, compared without case and without a copy.
-    let stem = segment.split('.').next().unwrap_or("").as_bytes();
+    let stem = &segment[..segment
+        .iter()
+        .position(|&c| c == b'.')
+        .unwrap_or(segment.len())];
     match stem.len() {
         3 => [b"con", b"prn", b"aux", b"nul"]
             .iter()
@@ -79,6 +87,16 @@ pub fn nfc(s: &str) -> String {
 /// path exportable and unambiguous in docs/limits.md); returns the normalised path. The rules
 /// are checked in order and the first failure is the error, each with its own message.
 pub fn document_path(path: &str) -> Result<String> {
+    // A folder's plan validates every path it reads (20,000 at once): the usual path takes
+    // one pass over its bytes, and anything else the rules one by one.
+    if plain_path_ok(path) {
+        return Ok(path.to_string());
+    }
+    document_path_by_rules(path)
+}
+
+/// [`document_path`] rule by rule.
+fn document_path_by_rules(path: &str) -> Result<String> {
     let p = nfc(path);
     let fail = |why: String| {
         Err(Error::Invalid(format!(
@@ -124,6 +142,43 @@ pub fn document_path(path: &str) -> Result<String> {
         return fail("\"-\" cannot name a concept".into());
     }
     Ok(p)
+}
+
+/// Whether [`document_path`] accepts `path` as it is, decided in one pass for the usual
+/// path: ASCII (so NFC already), at most 200 bytes, printable, none of `\\` and the
+/// characters Windows file names cannot hold, each segment non-empty, not starting with
+/// `.` or `#`, not ending with a space or a dot, no device name, ending in `.md` and not
+/// naming `-`. `false` leaves the path to the rules one by one (which may still accept it);
+/// a test holds that `true` is never wrong.
+fn plain_path_ok(path: &str) -> bool {
+    let b = path.as_bytes();
+    if b.len() > 200 || !ends_with_md(path) {
+        return false;
+    }
+    let mut ok = true;
+    let mut seg_start = 0;
+    for (i, &c) in b.iter().enumerate() {
+        if c == b'/' {
+            ok &= segment_plain(&b[seg_start..i]);
+            seg_start = i + 1;
+        } else {
+            ok &= (0x20..0x7f).contains(&c)
+                && !matches!(c, b'\\' | b'<' | b'>' | b':' | b'"' | b'|' | b'?' | b'*');
+        }
+    }
+    let last = &b[seg_start..];
+    ok && segment_plain(last) && !last.eq_ignore_ascii_case(b"-.md")
+}
+
+/// One segment of [`plain_path_ok`]'s path, whose bytes are checked already: non-empty, not
+/// starting with `.` or `#`, not ending with a space or a dot, not a device name.
+fn segment_plain(s: &[u8]) -> bool {
+    match (s.first(), s.last()) {
+        (Some(f), Some(l)) => {
+            !matches!(f, b'.' | b'#') && !matches!(l, b' ' | b'.') && !is_device_segment(s)
+        }
+        _ => false,
+    }
 }
 
 /// What is wrong with one `/`-segment of a path, as the tail of the message.
@@ -242,7 +297,40 @@ mod tests {
         }
     }
 
+    #[test]
+    fn plain_path_examples() {
+        for ok in [
+            "a.md",
+            "tables/orders_b1_raw_1.md",
+            "A b/C-d.MD",
+            "x/con1.md",
+        ] {
+            assert!(super::plain_path_ok(ok), "{ok}");
+            assert_eq!(super::document_path(ok).unwrap(), ok);
+        }
+        for not in [
+            "", "a", "/a.md", "a//b.md", ".a/b.md", "a./b.md", "a /b.md", "#a.md", "con.md",
+            "x/-.md", "a\\b.md", "a:b.md", "a\tb.md", "é.md",
+        ] {
+            assert!(!super::plain_path_ok(not), "{not:?}");
+        }
+    }
+
     proptest::proptest! {
+        /// The one-pass check of the usual path never accepts what the rules refuse or
+        /// would change, and accepts the plain paths they accept.
+        #[test]
+        fn plain_paths_agree_with_the_rules(
+            p in "(([a-zA-Z0-9 ._#<:*\\\\|-]|é){0,6}/){0,3}([a-zA-Z0-9 ._#-]|é){0,5}(\\.md|\\.MD|\\.txt)?"
+        ) {
+            let rules = super::document_path_by_rules(&p);
+            if super::plain_path_ok(&p) {
+                proptest::prop_assert_eq!(rules.ok(), Some(p.clone()));
+            } else if p.is_ascii() {
+                proptest::prop_assert!(rules.is_err(), "{p:?} is accepted but not by the plain check");
+            }
+        }
+
         #[test]
         fn device_names_match_the_rule(s in "[cCoOmMnNlLpPtTuUxXaArR0-9.é]{0,6}") {
             proptest::prop_assert_eq!(super::is_device_name(&s), is_device_name_plain(&s));

@@ -68,68 +68,96 @@ pub fn check_folder(dir: &Path) -> Result<(), Error> {
 /// How many files [`read_folder_with`] reads at once.
 const READ_CHUNK: usize = 512;
 
-/// One entry found by the walk: its relative path, kind and file.
+/// One entry found by the walk: its relative path and kind. Its file is `dir` joined with
+/// the path (built by the thread that reads it).
 struct Found {
     rel: String,
     kind: EntryKind,
-    file: PathBuf,
 }
 
 /// Lists every entry under `dir` (symbolic links not followed, hidden names skipped),
-/// depth-first without recursion.
+/// depth-first without recursion: a folder's entries, then each of its subfolders' in the
+/// reverse of the order they were listed in. The root's subfolders are walked on every core
+/// (core's `par`), each one's list in that same order, so the list is the same either way.
 fn walk(dir: &Path) -> Result<Vec<Found>, Error> {
     let mut found = Vec::new();
-    let mut stack = vec![(dir.to_path_buf(), String::new())];
-    while let Some((d, prefix)) = stack.pop() {
-        let entries = fs::read_dir(&d).map_err(|e| cannot_read(&d, &e))?;
-        for e in entries {
-            let e = e.map_err(|e| cannot_read(&d, &e))?;
-            let path = e.path();
-            let os = e.file_name();
-            let lossy = os.to_string_lossy();
-            if folder::hidden(&lossy) {
-                // Reported, never entered: the plan leaves it out, and names it when the
-                // folder holds nothing else.
-                let rel = if prefix.is_empty() {
-                    lossy.into_owned()
-                } else {
-                    format!("{prefix}/{lossy}")
-                };
-                found.push(Found {
-                    rel,
-                    kind: EntryKind::Other,
-                    file: path,
-                });
-                continue;
-            }
-            let name = os.to_str().ok_or_else(|| {
-                Error::Invalid(format!("{}: file name is not valid UTF-8", path.display()))
-            })?;
-            let rel = if prefix.is_empty() {
-                name.to_string()
-            } else {
-                format!("{prefix}/{name}")
-            };
-            // file_type() does not traverse a symbolic link.
-            let ft = e.file_type().map_err(|e| cannot_read(&path, &e))?;
-            let kind = if ft.is_dir() {
-                stack.push((path.clone(), rel.clone()));
-                EntryKind::Dir
-            } else if ft.is_file() {
-                EntryKind::File
-            } else if ft.is_symlink() {
-                EntryKind::Link
-            } else {
-                EntryKind::Other
-            };
-            found.push(Found {
-                rel,
-                kind,
-                file: path,
-            });
-        }
+    let mut subfolders = Vec::new();
+    list(dir, String::new(), &mut found, &mut subfolders)?;
+    subfolders.reverse();
+    let below = langonrock_core::par::map(&subfolders, |(d, prefix)| {
+        walk_below(d.clone(), prefix.clone())
+    });
+    for b in below {
+        found.extend(b?);
     }
     Ok(found)
+}
+
+/// The entries below the folder `d` (whose relative path is `prefix`), in [`walk`]'s order.
+fn walk_below(d: PathBuf, prefix: String) -> Result<Vec<Found>, Error> {
+    let mut found = Vec::new();
+    let mut stack = vec![(d, prefix)];
+    let mut subfolders = Vec::new();
+    while let Some((d, prefix)) = stack.pop() {
+        list(&d, prefix, &mut found, &mut subfolders)?;
+        stack.append(&mut subfolders);
+    }
+    Ok(found)
+}
+
+/// Appends the entries of the folder `d` (relative path `prefix`) to `found`, and its
+/// subfolders, in the order listed, to `subfolders`.
+fn list(
+    d: &Path,
+    prefix: String,
+    found: &mut Vec<Found>,
+    subfolders: &mut Vec<(PathBuf, String)>,
+) -> Result<(), Error> {
+    let entries = fs::read_dir(d).map_err(|e| cannot_read(d, &e))?;
+    let rel_of = |name: &str| {
+        let mut rel = String::with_capacity(prefix.len() + 1 + name.len());
+        if !prefix.is_empty() {
+            rel.push_str(&prefix);
+            rel.push('/');
+        }
+        rel.push_str(name);
+        rel
+    };
+    for e in entries {
+        let e = e.map_err(|e| cannot_read(d, &e))?;
+        let os = e.file_name();
+        let lossy = os.to_string_lossy();
+        if folder::hidden(&lossy) {
+            // Reported, never entered: the plan leaves it out, and names it when the
+            // folder holds nothing else.
+            found.push(Found {
+                rel: rel_of(&lossy),
+                kind: EntryKind::Other,
+            });
+            continue;
+        }
+        let name = os.to_str().ok_or_else(|| {
+            Error::Invalid(format!(
+                "{}: file name is not valid UTF-8",
+                e.path().display()
+            ))
+        })?;
+        let rel = rel_of(name);
+        // file_type() does not traverse a symbolic link.
+        let ft = e.file_type().map_err(|err| cannot_read(&e.path(), &err))?;
+        let kind = if ft.is_dir() {
+            subfolders.push((e.path(), rel.clone()));
+            EntryKind::Dir
+        } else if ft.is_file() {
+            EntryKind::File
+        } else if ft.is_symlink() {
+            EntryKind::Link
+        } else {
+            EntryKind::Other
+        };
+        found.push(Found { rel, kind });
+    }
+    Ok(())
 }
 
 /// Reads `dir` as core's folder plan decides, or as the one bundle `bundle`.
@@ -240,19 +268,19 @@ fn read_folder_each<T: Send>(
             break;
         }
         let texts = langonrock_core::par::map(&chunk, |d| {
-            let file = &found[d.entry].file;
-            let text = with_file(file, |bytes| {
+            let file = dir.join(&found[d.entry].rel);
+            let text = with_file(&file, |bytes| {
                 folder::source_text(&d.bundle, &d.path, bytes).map(Arc::<str>::from)
             })
-            .map_err(|e| cannot_read(file, &e))??;
+            .map_err(|e| cannot_read(&file, &e))??;
             let done = then(&d.path, &text);
-            Ok::<_, Error>((text, done))
+            Ok::<_, Error>((text, file, done))
         });
         for (d, text) in chunk.into_iter().zip(texts) {
-            let (text, done) = text?;
+            let (text, file, done) = text?;
             docs.push(ReadDoc {
                 doc: SourceDoc::new(d.bundle, d.path, text),
-                file: found[d.entry].file.clone(),
+                file,
             });
             out.push(done);
             progress(docs.len(), total);

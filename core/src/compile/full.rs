@@ -144,19 +144,31 @@ pub(super) fn full_pass(items: Vec<Item<'_>>, ambiguity: Ambiguity) -> Result<Fu
 
     // Concepts in key order, and local ids bundle by bundle.
     let mut item_of: Vec<usize> = Vec::with_capacity(items.len());
-    let mut locals: Vec<String> = Vec::with_capacity(items.len());
-    let mut notes: Vec<Option<String>> = Vec::with_capacity(items.len());
+    let mut runs: Vec<(usize, usize)> = Vec::new();
     let mut start = 0;
     while start < items.len() {
         let bundle = items[start].bundle();
         let end = start + items[start..].partition_point(|it| it.bundle() == bundle);
         let first = item_of.len();
         item_of.extend((start..end).filter(|&i| items[i].parsed.is_some()));
-        let paths: Vec<&str> = item_of[first..].iter().map(|&i| items[i].path()).collect();
-        let (ids, ns) = bundle_local_ids(&paths, ambiguity)?;
+        runs.push((first, item_of.len()));
+        start = end;
+    }
+    // Each bundle's local ids depend on its own paths alone: the bundles on every core
+    // (docs/compile.md §12), the first refusal in bundle order.
+    let per_bundle = crate::par::map(&runs, |&(first, end)| {
+        let paths: Vec<&str> = item_of[first..end]
+            .iter()
+            .map(|&i| items[i].path())
+            .collect();
+        bundle_local_ids(&paths, ambiguity)
+    });
+    let mut locals: Vec<String> = Vec::with_capacity(item_of.len());
+    let mut notes: Vec<Option<String>> = Vec::with_capacity(item_of.len());
+    for r in per_bundle {
+        let (ids, ns) = r?;
         locals.extend(ids);
         notes.extend(ns);
-        start = end;
     }
     let n = item_of.len();
 
@@ -318,8 +330,9 @@ impl Full<'_> {
         }
         let mut concepts: Vec<Arc<Concept>> =
             self.concepts.iter().map(|c| c.concept.clone()).collect();
-        // Already sorted by bundle; sort each bundle's run by id.
-        concepts.sort_by(|a, b| {
+        // Already sorted by bundle; sort each bundle's run by id, on every core (ids are
+        // unique, so the order is one; docs/compile.md §12).
+        crate::par::sort_unstable_by(&mut concepts, |a, b| {
             (a.bundle.as_str(), a.id.as_str()).cmp(&(b.bundle.as_str(), b.id.as_str()))
         });
         Model::new(bundles, concepts).expect("the full pass gives every concept its own id")

@@ -291,34 +291,18 @@ pub fn parse_source(path: &str, text: &str, width: usize) -> Option<Arc<ParsedDo
 /// Validates bundle names and paths, and their uniqueness ignoring case
 /// (compile.md §1.1.4, §10). Paths must already be NFC.
 pub fn check_names<'a>(items: impl Iterator<Item = (&'a str, &'a str)>) -> Result<()> {
-    check_names_with(items, true)
-}
-
-/// [`check_names`] for paths that came out of [`validate::document_path`] already (a
-/// folder's plan): the same errors, without validating each path a second time.
-pub(crate) fn check_validated_names<'a>(
-    items: impl Iterator<Item = (&'a str, &'a str)>,
-) -> Result<()> {
-    check_names_with(items, false)
-}
-
-fn check_names_with<'a>(
-    items: impl Iterator<Item = (&'a str, &'a str)>,
-    validate_paths: bool,
-) -> Result<()> {
     let mut bundles: HashMap<String, &str> = HashMap::default();
     let mut seen: rustc_hash::FxHashSet<String> = rustc_hash::FxHashSet::default();
+    seen.reserve(items.size_hint().0);
     let mut last: Option<(&str, String)> = None;
     for (bundle, path) in items {
         validate::bundle_name(bundle)?;
-        if validate_paths {
-            let norm = validate::document_path(path)?;
-            if norm != path {
-                return Err(Error::Invalid(format!(
-                    "invalid path \"{}\": not in NFC form",
-                    crate::bounds::quote(path)
-                )));
-            }
+        let norm = validate::document_path(path)?;
+        if norm != path {
+            return Err(Error::Invalid(format!(
+                "invalid path \"{}\": not in NFC form",
+                crate::bounds::quote(path)
+            )));
         }
         // Documents come grouped by bundle: the previous bundle's lower-case form is reused.
         if last.as_ref().is_none_or(|(b, _)| *b != bundle) {
@@ -345,6 +329,54 @@ fn check_names_with<'a>(
         }
         if !seen.insert(key) {
             return Err(Error::Invalid(validate::CASE_UNIQUE.into()));
+        }
+    }
+    Ok(())
+}
+
+/// [`check_names`] for a folder's plan: valid bundle names, paths that came out of
+/// [`validate::document_path`] already, sorted by `(bundle, path)`. The same result, with a
+/// lower-cased copy only of the paths that are not lower-case ASCII already: such a path
+/// can only clash with another ignoring case through one that is not (found in the sorted
+/// list by its lower-case form) or one that is not either (found in a set of those).
+pub(crate) fn check_sorted_names(items: &[(&str, &str)]) -> Result<()> {
+    let clash = || Err(Error::Invalid(validate::CASE_UNIQUE.into()));
+    let mut bundles: HashMap<String, &str> = HashMap::default();
+    let mut folded: rustc_hash::FxHashSet<(&str, String)> = rustc_hash::FxHashSet::default();
+    let mut last: Option<&str> = None;
+    for (i, &(bundle, path)) in items.iter().enumerate() {
+        if last != Some(bundle) {
+            validate::bundle_name(bundle)?;
+            match bundles.entry(bundle.to_ascii_lowercase()) {
+                std::collections::hash_map::Entry::Occupied(b) if *b.get() != bundle => {
+                    return clash()
+                }
+                std::collections::hash_map::Entry::Occupied(_) => {}
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(bundle);
+                }
+            }
+            last = Some(bundle);
+        }
+        if i > 0 && items[i - 1] == (bundle, path) {
+            return clash();
+        }
+        if path
+            .bytes()
+            .all(|b| b.is_ascii() && !b.is_ascii_uppercase())
+        {
+            continue;
+        }
+        let lower = if path.is_ascii() {
+            path.to_ascii_lowercase()
+        } else {
+            path.to_lowercase()
+        };
+        if lower != path && items.binary_search(&(bundle, lower.as_str())).is_ok() {
+            return clash();
+        }
+        if !folded.insert((bundle, lower)) {
+            return clash();
         }
     }
     Ok(())

@@ -268,3 +268,24 @@ fn the_plan_does_not_depend_on_entry_order() {
     assert_eq!(strip(&pa), strip(&pb));
     assert_eq!(pa.line, pb.line);
 }
+
+proptest::proptest! {
+    /// The plan's check of sorted names gives what `check_names` gives for the same
+    /// documents: the clash ignoring case found or not, the same error.
+    #[test]
+    fn sorted_names_check_like_check_names(
+        mut docs in proptest::collection::vec(
+            (
+                proptest::sample::select(vec!["a", "b", "B"]),
+                "(x/)?[aAbBéÉß]{1,3}\\.(md|MD)",
+            ),
+            0..12,
+        )
+    ) {
+        docs.sort();
+        let pairs: Vec<(&str, &str)> = docs.iter().map(|(b, p)| (*b, p.as_str())).collect();
+        let want = crate::compile::check_names(pairs.iter().copied()).map_err(|e| e.message());
+        let got = crate::compile::check_sorted_names(&pairs).map_err(|e| e.message());
+        proptest::prop_assert_eq!(got, want);
+    }
+}
