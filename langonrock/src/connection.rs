@@ -582,6 +582,11 @@ impl Connection {
         self.served().is_some_and(|s| s.from_derived())
     }
 
+    /// Whether `warm` would ready anything (`Served::warm_pays`).
+    pub fn warm_pays(&self) -> bool {
+        self.served().is_some_and(|s| s.warm_pays())
+    }
+
     fn busy(&self) -> bool {
         self.inner.busy.load(Ordering::Acquire)
     }

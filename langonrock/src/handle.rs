@@ -272,6 +272,12 @@ impl Connection {
         self.local().is_some_and(Local::served_from_derived)
     }
 
+    /// Whether [`Connection::warm`] would ready anything: the served state was decoded from
+    /// a derived record, or some of its texts are still unchecked. `false` remotely.
+    pub fn warm_pays(&self) -> bool {
+        self.local().is_some_and(Local::warm_pays)
+    }
+
     /// Puts the pending derived record, if any, and waits for it (a no-op remotely). A
     /// long-lived host calls it when a session ends; [`Connection::close`] and dropping
     /// the connection do it too.

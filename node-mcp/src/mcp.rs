@@ -315,6 +315,10 @@ where
 
 use langonrock::Connection as Conn;
 
+/// How long after start-up a writable `mcp` session readies its linker for commits
+/// (docs/mcp.md "Start-up time"), in milliseconds.
+pub const WARM_AFTER_MS: u64 = 300;
+
 /// The MCP backend over one tenant connection of the files store.
 pub struct TenantBackend {
     conn: Arc<Conn>,
@@ -419,14 +423,26 @@ where
         let _ = writeln!(err, "{}", crate::commands::no_revisions(&t.tenant, &t.data));
     }
     conn.follow_changes();
+    let conn = Arc::new(conn);
     // The first search needs the index: decode (or build) it on another thread while the
-    // session starts.
+    // session starts. A writable session opened from a derived record then readies itself
+    // for commits on the same thread once the start-up has passed (docs/mcp.md "Start-up time"),
+    // so the first write does not build the linker: the wait leaves the cold first search
+    // its cores, and a write that comes sooner builds it as before.
     if let Some(s) = conn.served() {
+        let warm = (!mode.read_only && conn.warm_pays()).then(|| conn.clone());
         let _ = std::thread::Builder::new()
             .name("langonrock-index".into())
-            .spawn(move || s.warm_index(&langonrock::clock::today()));
+            .spawn(move || {
+                s.warm_index(&langonrock::clock::today());
+                drop(s);
+                if let Some(c) = warm {
+                    std::thread::sleep(std::time::Duration::from_millis(WARM_AFTER_MS));
+                    let _ = c.warm();
+                }
+            });
     }
-    let backend = Arc::new(TenantBackend::new(conn));
+    let backend = Arc::new(TenantBackend::new_shared(conn));
     let server = server_over(backend.clone(), mode);
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()

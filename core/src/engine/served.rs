@@ -485,6 +485,15 @@ impl Served {
         self.from_derived
     }
 
+    /// Whether `warm` would do work a later read or commit would otherwise do: this state
+    /// was decoded from a derived record (no incremental linker yet), or some of its texts
+    /// are still unchecked (an open from an older record with the commits since applied).
+    /// A host with idle time warms such a state (docs/mcp.md "Start-up time",
+    /// docs/http.md §7).
+    pub fn warm_pays(&self) -> bool {
+        self.from_derived || self.unchecked_texts()
+    }
+
     /// The derived record of this state (engine.md §9.1 rule 4): its key and bytes, with
     /// the search index (built for `today` when this state has none yet; an index already
     /// built keeps its own date, and a search re-dates it), and the documents' texts when

@@ -117,7 +117,7 @@ impl Tenants {
                 .open_root(&self.root, id)?,
         );
         conn.follow_changes();
-        if conn.served_from_derived() {
+        if conn.warm_pays() {
             let c = conn.clone();
             let _ = std::thread::Builder::new()
                 .name("langonrock-warm".into())
