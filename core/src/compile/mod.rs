@@ -492,20 +492,30 @@ impl IdIndex {
     /// `u32::MAX` concepts).
     fn build(concepts: &[Arc<Concept>]) -> Option<IdIndex> {
         u32::try_from(concepts.len()).ok()?;
-        let mut table = hashbrown::HashTable::with_capacity(concepts.len());
-        for (i, c) in concepts.iter().enumerate() {
-            match table.entry(
-                id_hash(&c.id),
-                |&j: &u32| concepts[j as usize].id == c.id,
-                |&j: &u32| id_hash(&concepts[j as usize].id),
-            ) {
-                hashbrown::hash_table::Entry::Occupied(_) => return None,
-                hashbrown::hash_table::Entry::Vacant(v) => {
-                    v.insert(i as u32);
-                }
+        let mut index = IdIndex {
+            table: hashbrown::HashTable::with_capacity(concepts.len()),
+        };
+        for i in 0..concepts.len() {
+            index.insert(concepts, i)?;
+        }
+        Some(index)
+    }
+
+    /// Adds the concept at position `p` of `concepts`, whose other entries the table holds
+    /// already; `None` when its id is there.
+    fn insert(&mut self, concepts: &[Arc<Concept>], p: usize) -> Option<()> {
+        let c = concepts.get(p)?;
+        match self.table.entry(
+            id_hash(&c.id),
+            |&j: &u32| concepts[j as usize].id == c.id,
+            |&j: &u32| id_hash(&concepts[j as usize].id),
+        ) {
+            hashbrown::hash_table::Entry::Occupied(_) => None,
+            hashbrown::hash_table::Entry::Vacant(v) => {
+                v.insert(p as u32);
+                Some(())
             }
         }
-        Some(IdIndex { table })
     }
 
     /// The index of `new`, made from this index of `old` (see [`Model::with_changes`]).
@@ -518,7 +528,8 @@ impl IdIndex {
     ) -> Option<IdIndex> {
         debug_assert!(old.len() - removed.len() + inserted.len() == new.len());
         u32::try_from(new.len()).ok()?;
-        let mut table = self.table.clone();
+        let mut index = self.clone();
+        let table = &mut index.table;
         for &q in removed {
             let entry = table
                 .find_entry(id_hash(&old.get(q)?.id), |&j| j as usize == q)
@@ -534,19 +545,9 @@ impl IdIndex {
             *j = (rank + before.partition_point(|&c| c <= rank)) as u32;
         }
         for &p in inserted {
-            let c = new.get(p)?;
-            match table.entry(
-                id_hash(&c.id),
-                |&j: &u32| new[j as usize].id == c.id,
-                |&j: &u32| id_hash(&new[j as usize].id),
-            ) {
-                hashbrown::hash_table::Entry::Occupied(_) => return None,
-                hashbrown::hash_table::Entry::Vacant(v) => {
-                    v.insert(p as u32);
-                }
-            }
+            index.insert(new, p)?;
         }
-        Some(IdIndex { table })
+        Some(index)
     }
 
     fn get(&self, concepts: &[Arc<Concept>], id: &str) -> Option<usize> {

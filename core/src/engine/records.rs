@@ -296,13 +296,6 @@ impl BundleRecord {
 
     /// Decodes and checks a bundle record; `what` names it in the corruption message.
     pub fn decode(bytes: &[u8], what: &str) -> Result<BundleRecord> {
-        #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct Raw {
-            format: String,
-            version: u64,
-            documents: Vec<(String, String)>,
-        }
         let bad = || Error::corrupt(format!("{what} is not a valid bundle record"));
         // Records as this compiler writes them, with no escape in a path, are read by one
         // scan that accepts only their canonical bytes (docs/records.md "Bundle record"); any
@@ -311,7 +304,7 @@ impl BundleRecord {
         let (documents, canonical) = match plain_bundle_documents(bytes) {
             Some(documents) => (documents, true),
             None => {
-                let raw: Raw = serde_json::from_slice(bytes).map_err(|_| bad())?;
+                let raw: RawBundleRecord = serde_json::from_slice(bytes).map_err(|_| bad())?;
                 if raw.format != BUNDLE_FORMAT || raw.version != FORMAT_VERSION {
                     return Err(bad());
                 }
@@ -342,6 +335,15 @@ impl BundleRecord {
         }
         Ok(rec)
     }
+}
+
+/// A bundle record as JSON text, before its checks.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBundleRecord {
+    format: String,
+    version: u64,
+    documents: Vec<(String, String)>,
 }
 
 /// The documents of a bundle record in exactly the bytes [`BundleRecord::encode`] writes for
@@ -516,14 +518,7 @@ mod tests {
     #[test]
     fn bundle_record_scan_agrees_with_the_parser() {
         fn parsed(bytes: &[u8]) -> Option<BundleRecord> {
-            #[derive(Deserialize)]
-            #[serde(deny_unknown_fields)]
-            struct Raw {
-                format: String,
-                version: u64,
-                documents: Vec<(String, String)>,
-            }
-            let raw: Raw = serde_json::from_slice(bytes).ok()?;
+            let raw: RawBundleRecord = serde_json::from_slice(bytes).ok()?;
             let documents = raw
                 .documents
                 .into_iter()
