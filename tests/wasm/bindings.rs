@@ -207,7 +207,7 @@ fn compile_through_the_bindings_gives_the_core_manifest() {
     let snap = engine.snapshot().expect("snapshot");
     assert_eq!(
         field(&snap, "concepts").as_f64(),
-        Some(model.concepts.len() as f64)
+        Some(model.concepts().len() as f64)
     );
     assert_eq!(
         text(&snap, "snapshot"),
@@ -220,7 +220,7 @@ fn get_answers_a_map_in_result_order_with_the_core_slices() {
     let (engine, _) = loaded();
     let model = compile(&samples(), SUMMARY_WIDTH).expect("compile");
     let ids: Vec<String> = model
-        .concepts
+        .concepts()
         .iter()
         .rev()
         .take(3)
