@@ -75,7 +75,7 @@ pub struct McpServer {
     /// The tool list and the resource, which carry the advice sentence: given, or worked
     /// out once by [`McpServer::listing`] from `advice`.
     listing: Arc<std::sync::OnceLock<Listing>>,
-    advice: Option<Arc<dyn Fn() -> Option<String> + Send + Sync>>,
+    advice: Arc<dyn Fn() -> Option<String> + Send + Sync>,
 }
 
 /// What `tools/list` and `resources/list` answer.
@@ -96,15 +96,9 @@ impl Listing {
 impl McpServer {
     /// A server over `backend` in `mode` with the advice sentence (`None`: no advice).
     pub fn new(backend: Arc<dyn Backend>, mode: Mode, advice: Option<String>) -> McpServer {
-        let listing = std::sync::OnceLock::new();
-        let _ = listing.set(Listing::new(mode, advice.as_deref()));
-        McpServer {
-            backend,
-            names: mode.tools().iter().map(|t| t.name).collect(),
-            mode,
-            listing: Arc::new(listing),
-            advice: None,
-        }
+        let server = McpServer::deferred(backend, mode, move || advice.clone());
+        server.prepare();
+        server
     }
 
     /// A server whose advice sentence `advice` works out when the tool list or the
@@ -121,7 +115,7 @@ impl McpServer {
             names: mode.tools().iter().map(|t| t.name).collect(),
             mode,
             listing: Arc::new(std::sync::OnceLock::new()),
-            advice: Some(Arc::new(advice)),
+            advice: Arc::new(advice),
         }
     }
 
@@ -129,7 +123,7 @@ impl McpServer {
     /// doing so).
     fn listing(&self) -> &Listing {
         self.listing.get_or_init(|| {
-            let advice = self.advice.as_ref().and_then(|f| f());
+            let advice = (self.advice)();
             Listing::new(self.mode, advice.as_deref())
         })
     }

@@ -332,9 +332,7 @@ impl Full<'_> {
             self.concepts.iter().map(|c| c.concept.clone()).collect();
         // Already sorted by bundle; sort each bundle's run by id, on every core (ids are
         // unique, so the order is one; docs/compile.md §12).
-        crate::par::sort_unstable_by(&mut concepts, |a, b| {
-            (a.bundle.as_str(), a.id.as_str()).cmp(&(b.bundle.as_str(), b.id.as_str()))
-        });
+        crate::par::sort_unstable_by(&mut concepts, |a, b| a.place().cmp(&b.place()));
         Model::new(bundles, concepts).expect("the full pass gives every concept its own id")
     }
 }

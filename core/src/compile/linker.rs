@@ -1134,14 +1134,10 @@ impl Linker {
         }
         concepts.extend_from_slice(&old.concepts()[from..]);
         let mut fresh: Vec<Arc<Concept>> = upserted.to_vec();
-        fresh.sort_by(|a, b| {
-            (a.bundle.as_str(), a.id.as_str()).cmp(&(b.bundle.as_str(), b.id.as_str()))
-        });
+        fresh.sort_by(|a, b| a.place().cmp(&b.place()));
         let mut places = Vec::with_capacity(fresh.len());
         for c in fresh {
-            let at = concepts.partition_point(|x| {
-                (x.bundle.as_str(), x.id.as_str()) < (c.bundle.as_str(), c.id.as_str())
-            });
+            let at = concepts.partition_point(|x| x.place() < c.place());
             concepts.insert(at, c);
             places.push(at);
         }
@@ -1184,23 +1180,9 @@ impl Linker {
             .filter(|c| !gone.contains(&Arc::as_ptr(c)))
             .cloned()
             .collect();
-        let mut fresh: Vec<Arc<Concept>> = upserted.to_vec();
-        fresh.sort_by(|a, b| {
-            (a.bundle.as_str(), a.id.as_str()).cmp(&(b.bundle.as_str(), b.id.as_str()))
-        });
-        if fresh.len() > 64 {
-            concepts.extend(fresh);
-            concepts.sort_by(|a, b| {
-                (a.bundle.as_str(), a.id.as_str()).cmp(&(b.bundle.as_str(), b.id.as_str()))
-            });
-        } else {
-            for c in fresh {
-                let at = concepts.partition_point(|x| {
-                    (x.bundle.as_str(), x.id.as_str()) < (c.bundle.as_str(), c.id.as_str())
-                });
-                concepts.insert(at, c);
-            }
-        }
+        // Many concepts in or out: one sort of the whole list, and a new id index.
+        concepts.extend(upserted.iter().cloned());
+        concepts.sort_unstable_by(|a, b| a.place().cmp(&b.place()));
         self.model =
             Model::new(bundles, concepts).expect("the linker gives every concept its own id");
     }

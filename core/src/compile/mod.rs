@@ -106,6 +106,11 @@ impl Concept {
     pub fn body(&self) -> &str {
         &self.text[self.parsed.body_start..]
     }
+
+    /// Where the concept sorts in a model: by bundle, then id ([`Model::concepts`]).
+    pub fn place(&self) -> (&str, &str) {
+        (&self.bundle, &self.id)
+    }
 }
 
 /// The compiled read model of a tenant.

@@ -96,7 +96,7 @@ impl Index {
                 (Some(a), Some(b)) => match if Arc::ptr_eq(a, b) {
                     Ordering::Equal
                 } else {
-                    (a.bundle.as_str(), a.id.as_str()).cmp(&(b.bundle.as_str(), b.id.as_str()))
+                    a.place().cmp(&b.place())
                 } {
                     Ordering::Less => {
                         gone.push(a);
