@@ -174,7 +174,8 @@ pub fn read_folder_then<T: Send>(
     then: impl Fn(&str, &str) -> T + Sync + Send,
 ) -> Result<(FolderRead, Vec<T>), Error> {
     let mut out = Vec::new();
-    let read = read_folder_each(dir, bundle, &mut |_, _| {}, &then, &mut out)?;
+    // Nothing shows progress here: the files in one go, without a pause between chunks.
+    let read = read_folder_each(dir, bundle, None, &then, &mut out)?;
     Ok((read, out))
 }
 
@@ -185,7 +186,7 @@ pub fn read_folder_with(
     bundle: Option<&str>,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<FolderRead, Error> {
-    read_folder_each(dir, bundle, progress, &|_, _| (), &mut Vec::new())
+    read_folder_each(dir, bundle, Some(progress), &|_, _| (), &mut Vec::new())
 }
 
 thread_local! {
@@ -231,7 +232,7 @@ fn with_file<T>(file: &Path, f: impl FnOnce(&[u8]) -> T) -> std::io::Result<T> {
 fn read_folder_each<T: Send>(
     dir: &Path,
     bundle: Option<&str>,
-    progress: &mut dyn FnMut(usize, usize),
+    mut progress: Option<&mut dyn FnMut(usize, usize)>,
     then: &(dyn Fn(&str, &str) -> T + Sync),
     out: &mut Vec<T>,
 ) -> Result<FolderRead, Error> {
@@ -259,11 +260,13 @@ fn read_folder_each<T: Send>(
     let mut docs = Vec::with_capacity(total);
     out.reserve(total);
     // Files are read a chunk at a time, the chunk's files on every core (core's `par`), so
-    // progress still moves while a large folder is read; the first failure in the plan's
-    // order is the one reported, as when reading one file after another.
+    // progress still moves while a large folder is read (all of them as one chunk when no
+    // progress is shown); the first failure in the plan's order is the one reported, as
+    // when reading one file after another.
+    let chunk_len = if progress.is_some() { READ_CHUNK } else { total.max(1) };
     let mut planned = plan.documents.into_iter();
     loop {
-        let chunk: Vec<_> = planned.by_ref().take(READ_CHUNK).collect();
+        let chunk: Vec<_> = planned.by_ref().take(chunk_len).collect();
         if chunk.is_empty() {
             break;
         }
@@ -283,7 +286,9 @@ fn read_folder_each<T: Send>(
                 file,
             });
             out.push(done);
-            progress(docs.len(), total);
+            if let Some(progress) = progress.as_mut() {
+                progress(docs.len(), total);
+            }
         }
     }
     Ok(FolderRead {
