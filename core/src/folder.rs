@@ -266,25 +266,30 @@ pub fn plan<'e>(entries: &[Entry<'e>], opts: &Options<'_>) -> Result<Plan> {
         }
     };
 
-    let mut documents = Vec::with_capacity(docs.len());
-    let mut left_out: Vec<&str> = Vec::new();
-    for &(entry, p) in &docs {
+    // Each document's bundle and path depend on its own path alone: on every core
+    // (docs/compile.md §12), the first refusal in the walk's order.
+    let planned = crate::par::map(&docs, |&(entry, p)| {
         let (bundle, rel) = match &layout {
             Layout::OneBundle { bundle, .. } => (bundle.clone(), p),
             Layout::Bundles => match p.split_once('/') {
                 Some((b, rest)) => (b.to_string(), rest),
-                None => {
-                    left_out.push(p);
-                    continue;
-                }
+                None => return Ok(None),
             },
         };
         let path = validate::document_path(rel)?;
-        documents.push(PlannedDoc {
+        Ok::<_, Error>(Some(PlannedDoc {
             entry,
             bundle,
             path,
-        });
+        }))
+    });
+    let mut documents = Vec::with_capacity(docs.len());
+    let mut left_out: Vec<&str> = Vec::new();
+    for (d, &(_, p)) in planned.into_iter().zip(&docs) {
+        match d? {
+            Some(d) => documents.push(d),
+            None => left_out.push(p),
+        }
     }
     // On every core, unstable: two documents with one key are refused just below whatever
     // their order (docs/compile.md §12).

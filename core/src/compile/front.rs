@@ -455,8 +455,10 @@ fn plain(v: &str) -> Option<&str> {
         return None;
     }
     let mut end = b.len();
-    for i in memchr::memchr2_iter(b'#', b':', b) {
-        match b[i] {
+    // A plain loop: the values are a few dozen bytes, too short for memchr's vector setup
+    // to pay.
+    for (i, &c) in b.iter().enumerate() {
+        match c {
             b'#' if i > 0 && b[i - 1] == b' ' => {
                 end = i;
                 break;
@@ -523,6 +525,13 @@ pub(crate) fn resolve_plain(v: &str) -> Plain {
         .bytes()
         .all(|b| b.is_ascii_hexdigit() || matches!(b, b'x' | b'o' | b'+' | b'-' | b'.'))
     {
+        return Plain::Str;
+    }
+    // A sign after the first byte, other than an exponent's: no integer and no float has
+    // one (Rust's parsers take a sign first, and a float's exponent after its `e`), so a
+    // date such as `2026-03-01` is a string without trying the parsers.
+    let b = v.as_bytes();
+    if (1..b.len()).any(|i| matches!(b[i], b'+' | b'-') && !matches!(b[i - 1], b'e' | b'E')) {
         return Plain::Str;
     }
     if yaml_unsigned(v, u64::from_str_radix) || yaml_negative(v, i64::from_str_radix) {

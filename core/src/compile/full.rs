@@ -322,19 +322,38 @@ pub(super) fn full_pass(items: Vec<Item<'_>>, ambiguity: Ambiguity) -> Result<Fu
 impl Full<'_> {
     /// The model of the pass: every bundle, the concepts sorted by `(bundle, id)`.
     pub(super) fn model(&self) -> Model {
+        model_of(self.bundles(), self.concepts())
+    }
+
+    /// [`Full::model`], the pass itself dropped beside the model's sort: the documents,
+    /// local ids and notes of 20,000 concepts are as many frees, which would otherwise
+    /// run on the calling thread alone (docs/compile.md §12).
+    pub(super) fn into_model(self) -> Model {
+        let (bundles, concepts) = (self.bundles(), self.concepts());
+        crate::par::beside(|| model_of(bundles, concepts), move || drop(self)).0
+    }
+
+    fn bundles(&self) -> Vec<String> {
         let mut bundles: Vec<String> = Vec::new();
         for it in &self.items {
             if bundles.last().map(String::as_str) != Some(it.bundle()) {
                 bundles.push(it.bundle().to_string());
             }
         }
-        let mut concepts: Vec<Arc<Concept>> =
-            self.concepts.iter().map(|c| c.concept.clone()).collect();
-        // Already sorted by bundle; sort each bundle's run by id, on every core (ids are
-        // unique, so the order is one; docs/compile.md §12).
-        crate::par::sort_unstable_by(&mut concepts, |a, b| a.place().cmp(&b.place()));
-        Model::new(bundles, concepts).expect("the full pass gives every concept its own id")
+        bundles
     }
+
+    fn concepts(&self) -> Vec<Arc<Concept>> {
+        self.concepts.iter().map(|c| c.concept.clone()).collect()
+    }
+}
+
+/// The model of these bundles and concepts, which are sorted by bundle.
+fn model_of(bundles: Vec<String>, mut concepts: Vec<Arc<Concept>>) -> Model {
+    // Already sorted by bundle; sort each bundle's run by id, on every core (ids are
+    // unique, so the order is one; docs/compile.md §12).
+    crate::par::sort_unstable_by(&mut concepts, |a, b| a.place().cmp(&b.place()));
+    Model::new(bundles, concepts).expect("the full pass gives every concept its own id")
 }
 
 #[cfg(test)]

@@ -467,7 +467,7 @@ pub fn local_ids(paths: &[&str]) -> Vec<String> {
 /// Each entry carries its parsed form, or `None` for a navigation document.
 pub fn link(docs: Vec<LinkInput>, ambiguity: Ambiguity) -> Result<Model> {
     let items = docs.into_iter().map(full::Item::from_input).collect();
-    Ok(full::full_pass(items, ambiguity)?.model())
+    Ok(full::full_pass(items, ambiguity)?.into_model())
 }
 
 fn diag(bundle: &str, path: &str, message: String) -> Diagnostic {

@@ -512,7 +512,14 @@ fn parse_with(path: &str, text: &str, width: usize, fast_path: bool) -> ParsedDo
     };
     let description = field_str(&fields.description).filter(|d| !d.is_empty());
 
-    let body_map = Utf16Map::new(body);
+    // The whole text's map first: when the text is ASCII, so is its body, without a second
+    // pass over it.
+    let source_map = Utf16Map::new(text);
+    let body_map = if source_map.is_ascii() {
+        Utf16Map::ascii(body.len())
+    } else {
+        Utf16Map::new(body)
+    };
     let scan = scan_body(body, path, &body_map, !has_fm, description.is_none());
     let summary_src = match description {
         Some(d) => flatten(d),
@@ -530,7 +537,6 @@ fn parse_with(path: &str, text: &str, width: usize, fast_path: bool) -> ParsedDo
     } else {
         scan.first_heading.filter(|t| !t.is_empty())
     };
-    let source_map = Utf16Map::new(text);
     let body_start16 = source_map.to_u16(text, body_start);
 
     ParsedDoc {

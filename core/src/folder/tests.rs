@@ -213,6 +213,19 @@ fn names_and_paths_are_validated_and_normalised() {
         err(&files(&["Sales/a.md", "sales/b.md"]), &o),
         "document paths must be unique across case-insensitive filesystems"
     );
+    // Of many refused paths (validated on every core), the first in the walk's order is
+    // the error, whatever lies between them.
+    let mut many: Vec<String> = (0..3000).map(|i| format!("b/ok{i}.md")).collect();
+    many.insert(1234, "b/z:z.md".into());
+    many.insert(2345, "b/a:a.md".into());
+    let leaked: Vec<&'static str> = many
+        .into_iter()
+        .map(|p| &*Box::leak(p.into_boxed_str()))
+        .collect();
+    assert_eq!(
+        err(&files(&leaked), &o),
+        "invalid path \"z:z.md\": segment \"z:z.md\" holds \":\", which Windows file names cannot hold"
+    );
     // NFD file names become NFC paths.
     let p = plan(&files(&["Cafe\u{301}.md"]), &o).expect("plan");
     assert_eq!(p.documents[0].path, "Caf\u{e9}.md");
