@@ -43,9 +43,11 @@ fn main() {
 /// and one 4 KiB fault each). `mcp` takes 32 MiB, more than any of the threads that decode
 /// a derived record allocates at 20,000 concepts (about 20 MiB each): its cold first search
 /// then takes 10,000 -> 600 page faults and 106 -> 79 ms of CPU, for 84 -> 91 MiB of peak
-/// RSS (8 MiB, session 6's choice, left most of those threads' memory in 4 KiB pages;
+/// RSS (8 MiB, session 6's choice, left the rest of those threads' memory in 4 KiB pages;
 /// without the re-exec: 19,000 faults and 129 ms; docs/benchmarks.md, session 8). `serve`
-/// keeps the default (its many arenas live long).
+/// keeps the default (its many arenas live long). In about half the runs of some builds,
+/// glibc takes no huge pages at all although the tunable is set (the same session; cause
+/// not found): those runs cost what a run without the re-exec costs.
 ///
 /// The allocator keeps its default of an arena per thread. One arena for all threads
 /// (`glibc.malloc.arena_max=1`, so that the threads decoding a derived record's chunks get
