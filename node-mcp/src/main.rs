@@ -37,10 +37,17 @@ fn main() {
 /// then takes that much more at once instead of what the request needs. Without it the
 /// threads' arenas grew a few pages at a time, one `mprotect` each: a one-line `write` at
 /// 20,000 concepts made 7,376 `mprotect` calls and 12,400 page faults (603 and 2,100 with
-/// 16 MiB), and took 168 ms of CPU against 113 (`perf stat`). `mcp` takes 8 MiB: its cold
-/// first search took 102 ms of CPU against 90 (80 with 16 MiB, but peak RSS 80 -> 93 MiB
-/// against 82, near issue 15's 100; docs/benchmarks.md, session 6). `serve` keeps the
-/// default (its many arenas live long).
+/// 16 MiB), and took 168 ms of CPU against 113 (`perf stat`). The pad also decides how much
+/// of a thread's arena gets huge pages: glibc maps a thread's arena with the pad at once
+/// (one `madvise`, huge pages), but grows it beyond that a page at a time (one `mprotect`
+/// and one 4 KiB fault each). `mcp` takes 32 MiB, more than any of the threads that decode
+/// a derived record allocates at 20,000 concepts (about 20 MiB each): its cold first search
+/// then takes 10,000 -> 600 page faults and 106 -> 79 ms of CPU, for 84 -> 91 MiB of peak
+/// RSS (8 MiB, session 6's choice, left the rest of those threads' memory in 4 KiB pages;
+/// without the re-exec: 19,000 faults and 129 ms; docs/benchmarks.md, session 8). `serve`
+/// keeps the default (its many arenas live long). In about half the runs of some builds,
+/// glibc takes no huge pages at all although the tunable is set (the same session; cause
+/// not found): those runs cost what a run without the re-exec costs.
 ///
 /// The allocator keeps its default of an arena per thread. One arena for all threads
 /// (`glibc.malloc.arena_max=1`, so that the threads decoding a derived record's chunks get
@@ -70,7 +77,7 @@ fn huge_pages() {
     {
         ""
     } else if command.as_deref().is_some_and(|c| c == "mcp") {
-        ":glibc.malloc.top_pad=8388608"
+        ":glibc.malloc.top_pad=33554432"
     } else {
         ":glibc.malloc.top_pad=16777216"
     };
