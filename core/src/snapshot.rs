@@ -37,9 +37,10 @@ pub struct Snapshot {
 
 /// The canonical encoder: length-prefixed fields in fixed-width big-endian, so the bytes
 /// are the same on every target and no field can run into the next. Small fields gather
-/// in a buffer, so the hasher sees few, large updates.
+/// in a buffer, so the hasher sees few, large updates; with a host's SHA-256
+/// (`hash::set_host_sha256`) every field does, and the host hashes the encoding at once.
 struct Enc {
-    hasher: Sha256,
+    hasher: Option<Sha256>,
     buf: Vec<u8>,
 }
 
@@ -48,20 +49,26 @@ const DIRECT: usize = 256;
 
 impl Enc {
     fn new(tag: &str) -> Enc {
+        Enc::sized(tag, 0)
+    }
+    /// An encoder for about `bytes` of fields (the buffer's size with a host's SHA-256).
+    fn sized(tag: &str, bytes: usize) -> Enc {
+        let host = crate::hash::host_sha256();
         let mut e = Enc {
-            hasher: Sha256::new(),
-            buf: Vec::with_capacity(DIRECT * 2),
+            hasher: (!host).then(Sha256::new),
+            buf: Vec::with_capacity(if host { bytes + DIRECT } else { DIRECT * 2 }),
         };
         e.str(tag);
         e
     }
     fn bytes(&mut self, b: &[u8]) {
-        if b.len() >= DIRECT {
-            self.hasher.update(&self.buf);
-            self.buf.clear();
-            self.hasher.update(b);
-        } else {
-            self.buf.extend_from_slice(b);
+        match &mut self.hasher {
+            Some(h) if b.len() >= DIRECT => {
+                h.update(&self.buf);
+                self.buf.clear();
+                h.update(b);
+            }
+            _ => self.buf.extend_from_slice(b),
         }
     }
     fn u64(&mut self, n: usize) {
@@ -83,16 +90,24 @@ impl Enc {
     fn digest(&mut self, d: &Digest) {
         self.bytes(d);
     }
-    fn finish(mut self) -> Digest {
-        self.hasher.update(&self.buf);
-        self.hasher.finalize().into()
+    fn finish(self) -> Digest {
+        match self.hasher {
+            Some(mut h) => {
+                h.update(&self.buf);
+                h.finalize().into()
+            }
+            None => crate::hash::sha256(&self.buf),
+        }
     }
 }
 
 /// The digest of one concept's compiled form.
 pub fn concept_digest(c: &Concept) -> Digest {
     let p: &ParsedDoc = &c.parsed;
-    let mut e = Enc::new(CONCEPT_TAG);
+    let mut e = Enc::sized(
+        CONCEPT_TAG,
+        c.body().len() + p.summary.len() + 64 * p.sections.len(),
+    );
     e.str(&c.id);
     e.str(&c.bundle);
     e.str(&c.path);
