@@ -120,6 +120,15 @@ pub fn is_hex_digest(s: &str) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
+/// Sets the tests' host SHA-256 (`tests::test_host`): the crate's own, refusing any call
+/// that holds an input starting with 0xff. Tests of other modules call it to run their
+/// digests through the host path.
+#[cfg(test)]
+pub(crate) fn use_test_host() {
+    set_host_sha256(tests::test_host);
+    assert!(host_sha256());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,7 +158,7 @@ mod tests {
 
     /// A host's SHA-256 for the test: the crate's own, except that it refuses any call that
     /// holds an input starting with 0xff (which must then be hashed here all the same).
-    fn test_host(inputs: &[&[u8]], out: &mut [Digest]) -> bool {
+    pub(super) fn test_host(inputs: &[&[u8]], out: &mut [Digest]) -> bool {
         use std::sync::atomic::Ordering::Relaxed;
         if inputs.iter().any(|b| b.first() == Some(&0xff)) {
             return false;
@@ -167,8 +176,7 @@ mod tests {
         use std::sync::atomic::Ordering::Relaxed;
         // Other tests of this binary may run with the host on too: their digests (and the
         // snapshot goldens) must come out the same, which they check themselves.
-        set_host_sha256(test_host);
-        assert!(host_sha256());
+        use_test_host();
         let long = vec![7u8; HOST_MIN];
         let mut refused = vec![0u8; 3 * HOST_MIN];
         refused[0] = 0xff;

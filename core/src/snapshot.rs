@@ -108,6 +108,13 @@ pub fn concept_digest(c: &Concept) -> Digest {
         CONCEPT_TAG,
         c.body().len() + p.summary.len() + 64 * p.sections.len(),
     );
+    concept_fields(&mut e, c);
+    e.finish()
+}
+
+/// The fields of a concept's encoding after its tag.
+fn concept_fields(e: &mut Enc, c: &Concept) {
+    let p: &ParsedDoc = &c.parsed;
     e.str(&c.id);
     e.str(&c.bundle);
     e.str(&c.path);
@@ -128,7 +135,42 @@ pub fn concept_digest(c: &Concept) -> Digest {
         e.u64(s.end);
     }
     e.str(c.body());
-    e.finish()
+}
+
+/// The leaves of `concepts`: with a host's SHA-256, their encodings gathered in one buffer
+/// and hashed in few calls to the host (`hash::sha256_many`); else one by one.
+fn concept_nodes(concepts: &[Arc<Concept>]) -> Vec<ConceptNode> {
+    if !crate::hash::host_sha256() {
+        return concepts.iter().map(ConceptNode::new).collect();
+    }
+    let mut e = Enc {
+        hasher: None,
+        buf: Vec::new(),
+    };
+    let mut ends = Vec::with_capacity(concepts.len());
+    for c in concepts {
+        e.str(CONCEPT_TAG);
+        concept_fields(&mut e, c);
+        ends.push(e.buf.len());
+    }
+    let mut start = 0;
+    let slices: Vec<&[u8]> = ends
+        .iter()
+        .map(|&end| {
+            let s = &e.buf[start..end];
+            start = end;
+            s
+        })
+        .collect();
+    let digests = crate::hash::sha256_many(&slices);
+    concepts
+        .iter()
+        .zip(digests)
+        .map(|(c, digest)| ConceptNode {
+            concept: Arc::clone(c),
+            digest,
+        })
+        .collect()
 }
 
 fn bundle_digest(name: &str, concepts: &[ConceptNode]) -> Digest {
@@ -226,11 +268,7 @@ impl SnapshotTree {
             .bundles
             .iter()
             .map(|name| {
-                let concepts: Vec<ConceptNode> = model
-                    .bundle_concepts(name)
-                    .iter()
-                    .map(ConceptNode::new)
-                    .collect();
+                let concepts = concept_nodes(model.bundle_concepts(name));
                 let digest = bundle_digest(name, &concepts);
                 BundleNode {
                     name: name.clone(),
@@ -257,7 +295,7 @@ impl SnapshotTree {
             let old = old_bundles.peek().filter(|b| b.name == *name).copied();
             let fresh = model.bundle_concepts(name);
             let Some(old) = old else {
-                let concepts: Vec<ConceptNode> = fresh.iter().map(ConceptNode::new).collect();
+                let concepts = concept_nodes(fresh);
                 let digest = bundle_digest(name, &concepts);
                 bundles.push(BundleNode {
                     name: name.clone(),

@@ -165,7 +165,10 @@ async function readPlanned(dir, bundle, texts = false) {
               start = 0;
               if (buf.byteLength < st.size + 1) buf = new Uint8Array(st.size + 1);
             }
-            for (;;) {
+            // Up to the end of the file; once its fstat size is read, no second read looks
+            // for more: a file that changed after its fstat fails the stamp check before
+            // the commit (`folder changed during import`).
+            while (at - start < st.size || st.size === 0) {
               if (at === buf.byteLength) {
                 // The file grew since its fstat.
                 const grown = new Uint8Array(buf.byteLength * 2);

@@ -344,9 +344,16 @@ class FilesTenant {
       throw e;
     }
     await syncDirectory(this.packsDir);
-    const p = await openPack(this.packsDir, h.name);
-    if (!p) throw storeError(`${target} vanished`);
-    return p;
+    // Its index as openPack would read it back: the head, then the records in `order`.
+    const keys = new Map();
+    let offset = h.head.byteLength;
+    for (const i of h.order) {
+      const r = records[i];
+      keys.set(r.ks ?? keyString(r.key), { offset, len: r.bytes.byteLength });
+      offset += r.bytes.byteLength;
+    }
+    if (offset !== h.len) throw storeError(`${target}: ${offset} bytes written, the pack head says ${h.len}`);
+    return { name: h.name, path: target, len: h.len, keys };
   }
 
   async #readNumber(name) {
