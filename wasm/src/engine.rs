@@ -615,8 +615,16 @@ impl WasmSources {
                     .into(),
             ));
         }
-        // The texts are copied once more, into one allocation each.
-        crate::heap::step();
+        if self.docs.is_empty() && !lens.is_empty() {
+            // The first run tells about how large the documents are: headroom for all their
+            // texts and the import's compile, index and records (about three times the
+            // texts), grown at once rather than a step at a time (each growth of the memory
+            // costs V8 a full garbage collection).
+            let whole = bytes.len() / lens.len() * self.planned.len();
+            crate::heap::expect(4 * whole);
+        } else {
+            crate::heap::step();
+        }
         let mut at = 0;
         for &n in lens {
             let (bundle, path) = std::mem::take(&mut self.planned[self.docs.len()]);
