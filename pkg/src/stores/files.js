@@ -330,13 +330,14 @@ class FilesTenant {
   // Writes `records` ({key, bytes}) as one pack, durably: staged and fsynced, renamed into
   // packs/, packs/ fsynced. Returns the pack.
   async #writePack(records, time) {
+    let list = '';
+    for (const r of records) list += `${r.ks ?? keyString(r.key)}\n`;
     const h = packHead(
-      records.map((r) => r.key.kind),
-      records.map((r) => r.key.digest),
+      list,
       records.map((r) => r.bytes.byteLength),
     );
     await mkdirDurable(this.packsDir);
-    const staged = await this.#stagePieces([h.head, ...h.order.map((i) => records[i].bytes)], time, 'pack');
+    const staged = await this.#stagePieces([h.head, ...Array.from(h.order, (i) => records[i].bytes)], time, 'pack');
     const target = join(this.packsDir, h.name);
     try {
       await fsp.rename(staged, target);
