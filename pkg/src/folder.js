@@ -135,9 +135,16 @@ async function readPlanned(dir, bundle, texts = false) {
     let at = 0;
     // The documents from `first` on are in `buf`, not yet in `sources`.
     let first = 0;
+    // A document handed over that is not UTF-8: its error, which no later read may replace.
+    let refused = null;
     const hand = (upTo) => {
       if (upTo > first) {
-        sources.push(buf.subarray(0, at), lens.subarray(first, upTo));
+        try {
+          sources.push(buf.subarray(0, at), lens.subarray(first, upTo));
+        } catch (e) {
+          refused = e;
+          throw e;
+        }
         if (contents) {
           let from = 0;
           for (let j = first; j < upTo; j++) {
@@ -183,6 +190,8 @@ async function readPlanned(dir, bundle, texts = false) {
             closeSync(fd);
           }
         } catch (e) {
+          // Handing over the documents before this one found one that is not UTF-8.
+          if (e === refused) throw e;
           // A document before this one that is not UTF-8 comes first.
           at = start;
           hand(i);
