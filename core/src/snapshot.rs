@@ -37,9 +37,10 @@ pub struct Snapshot {
 
 /// The canonical encoder: length-prefixed fields in fixed-width big-endian, so the bytes
 /// are the same on every target and no field can run into the next. Small fields gather
-/// in a buffer, so the hasher sees few, large updates.
+/// in a buffer, so the hasher sees few, large updates; with a host's SHA-256
+/// (`hash::set_host_sha256`) every field does, and the host hashes the encoding at once.
 struct Enc {
-    hasher: Sha256,
+    hasher: Option<Sha256>,
     buf: Vec<u8>,
 }
 
@@ -48,20 +49,26 @@ const DIRECT: usize = 256;
 
 impl Enc {
     fn new(tag: &str) -> Enc {
+        Enc::sized(tag, 0)
+    }
+    /// An encoder for about `bytes` of fields (the buffer's size with a host's SHA-256).
+    fn sized(tag: &str, bytes: usize) -> Enc {
+        let host = crate::hash::host_sha256();
         let mut e = Enc {
-            hasher: Sha256::new(),
-            buf: Vec::with_capacity(DIRECT * 2),
+            hasher: (!host).then(Sha256::new),
+            buf: Vec::with_capacity(if host { bytes + DIRECT } else { DIRECT * 2 }),
         };
         e.str(tag);
         e
     }
     fn bytes(&mut self, b: &[u8]) {
-        if b.len() >= DIRECT {
-            self.hasher.update(&self.buf);
-            self.buf.clear();
-            self.hasher.update(b);
-        } else {
-            self.buf.extend_from_slice(b);
+        match &mut self.hasher {
+            Some(h) if b.len() >= DIRECT => {
+                h.update(&self.buf);
+                self.buf.clear();
+                h.update(b);
+            }
+            _ => self.buf.extend_from_slice(b),
         }
     }
     fn u64(&mut self, n: usize) {
@@ -83,16 +90,31 @@ impl Enc {
     fn digest(&mut self, d: &Digest) {
         self.bytes(d);
     }
-    fn finish(mut self) -> Digest {
-        self.hasher.update(&self.buf);
-        self.hasher.finalize().into()
+    fn finish(self) -> Digest {
+        match self.hasher {
+            Some(mut h) => {
+                h.update(&self.buf);
+                h.finalize().into()
+            }
+            None => crate::hash::sha256(&self.buf),
+        }
     }
 }
 
 /// The digest of one concept's compiled form.
 pub fn concept_digest(c: &Concept) -> Digest {
     let p: &ParsedDoc = &c.parsed;
-    let mut e = Enc::new(CONCEPT_TAG);
+    let mut e = Enc::sized(
+        CONCEPT_TAG,
+        c.body().len() + p.summary.len() + 64 * p.sections.len(),
+    );
+    concept_fields(&mut e, c);
+    e.finish()
+}
+
+/// The fields of a concept's encoding after its tag.
+fn concept_fields(e: &mut Enc, c: &Concept) {
+    let p: &ParsedDoc = &c.parsed;
     e.str(&c.id);
     e.str(&c.bundle);
     e.str(&c.path);
@@ -113,7 +135,42 @@ pub fn concept_digest(c: &Concept) -> Digest {
         e.u64(s.end);
     }
     e.str(c.body());
-    e.finish()
+}
+
+/// The leaves of `concepts`: with a host's SHA-256, their encodings gathered in one buffer
+/// and hashed in few calls to the host (`hash::sha256_many`); else one by one.
+fn concept_nodes(concepts: &[Arc<Concept>]) -> Vec<ConceptNode> {
+    if !crate::hash::host_sha256() {
+        return concepts.iter().map(ConceptNode::new).collect();
+    }
+    let mut e = Enc {
+        hasher: None,
+        buf: Vec::new(),
+    };
+    let mut ends = Vec::with_capacity(concepts.len());
+    for c in concepts {
+        e.str(CONCEPT_TAG);
+        concept_fields(&mut e, c);
+        ends.push(e.buf.len());
+    }
+    let mut start = 0;
+    let slices: Vec<&[u8]> = ends
+        .iter()
+        .map(|&end| {
+            let s = &e.buf[start..end];
+            start = end;
+            s
+        })
+        .collect();
+    let digests = crate::hash::sha256_many(&slices);
+    concepts
+        .iter()
+        .zip(digests)
+        .map(|(c, digest)| ConceptNode {
+            concept: Arc::clone(c),
+            digest,
+        })
+        .collect()
 }
 
 fn bundle_digest(name: &str, concepts: &[ConceptNode]) -> Digest {
@@ -211,11 +268,7 @@ impl SnapshotTree {
             .bundles
             .iter()
             .map(|name| {
-                let concepts: Vec<ConceptNode> = model
-                    .bundle_concepts(name)
-                    .iter()
-                    .map(ConceptNode::new)
-                    .collect();
+                let concepts = concept_nodes(model.bundle_concepts(name));
                 let digest = bundle_digest(name, &concepts);
                 BundleNode {
                     name: name.clone(),
@@ -242,7 +295,7 @@ impl SnapshotTree {
             let old = old_bundles.peek().filter(|b| b.name == *name).copied();
             let fresh = model.bundle_concepts(name);
             let Some(old) = old else {
-                let concepts: Vec<ConceptNode> = fresh.iter().map(ConceptNode::new).collect();
+                let concepts = concept_nodes(fresh);
                 let digest = bundle_digest(name, &concepts);
                 bundles.push(BundleNode {
                     name: name.clone(),

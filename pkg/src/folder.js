@@ -8,8 +8,7 @@
 import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { lstat, mkdir, readdir, realpath, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { folderWalkError, hiddenName, WasmSources } from '../gen/langonrock_wasm.js';
-import { planFolder } from './index.js';
+import { folderWalkError, hiddenName, WasmFolderPlan, WasmSources } from '../gen/langonrock_wasm.js';
 import { importSources } from './internal.js';
 import { LangonrockError } from './errors.js';
 
@@ -28,9 +27,20 @@ function reason(e) {
 
 const unreadable = (path, e) => folderWalkError('unreadable', path, reason(e));
 
-/** Every entry under `dir`: `{path, kind, file}`, hidden names skipped, links not followed. */
+// An entry's kind as `WasmFolderPlan` takes it.
+const FILE = 0;
+const LINK = 1;
+const DIR = 2;
+const OTHER = 3;
+
+/**
+ * Every entry under `dir`, hidden names skipped, links not followed: `paths` (relative, with
+ * `/`), `kinds` (as `WasmFolderPlan` takes them) and `files` (the full paths), in one order.
+ */
 async function walk(dir) {
-  const found = [];
+  const paths = [];
+  const kinds = [];
+  const files = [];
   const stack = [[dir, '']];
   while (stack.length) {
     const [d, prefix] = stack.pop();
@@ -43,23 +53,22 @@ async function walk(dir) {
     for (const e of entries) {
       const path = prefix === '' ? e.name : `${prefix}/${e.name}`;
       const file = join(d, e.name);
+      let kind = OTHER;
       // Reported, never entered: the plan leaves it out, and names it when the folder
       // holds nothing else.
-      if (hiddenName(e.name)) {
-        found.push({ path, kind: 'other', file });
-        continue;
-      }
+      if (hiddenName(e.name)) kind = OTHER;
       // A Dirent describes a symbolic link itself, never its target.
-      let kind = 'other';
-      if (e.isDirectory()) {
-        kind = 'dir';
+      else if (e.isDirectory()) {
+        kind = DIR;
         stack.push([file, path]);
-      } else if (e.isFile()) kind = 'file';
-      else if (e.isSymbolicLink()) kind = 'link';
-      found.push({ path, kind, file });
+      } else if (e.isFile()) kind = FILE;
+      else if (e.isSymbolicLink()) kind = LINK;
+      paths.push(path);
+      kinds.push(kind);
+      files.push(file);
     }
   }
-  return found;
+  return { paths, kinds, files };
 }
 
 // Files are read with synchronous calls (open, fstat, read, close: a tenth of the CPU of
@@ -78,15 +87,20 @@ function stamp(file) {
   }
 }
 
+// The read buffer: files are read into it back to back and its contents handed to the
+// module a run of documents at a time, so it is allocated (and its pages touched) once.
+const BUFFER_BYTES = 4 << 20;
+
 /**
  * Reads `dir` as the core's folder plan decides, or as the one bundle `bundle`
- * (docs/import.md): the planned documents in the plan's order (bundle, then path) as one
- * buffer, handed to the module as a `WasmSources` (checked as UTF-8 there), each file's
- * stamp from the descriptor it was read through, the layout and the decision `line`. A
- * failure is the first in the plan's order, whether the file could not be read or is not
- * UTF-8, as the native reader reports it.
+ * (docs/import.md): the planned documents in the plan's order (bundle, then path), handed
+ * to the module as they are read, a buffer's worth at a time, into a `WasmSources` (checked
+ * as UTF-8 there), each file's stamp from the descriptor it was read through, the layout
+ * and the decision `line`; with `texts`, also each document's text as a string. A failure is
+ * the first in the plan's order, whether the file could not be read or is not UTF-8, as the
+ * native reader reports it.
  */
-async function readPlanned(dir, bundle) {
+async function readPlanned(dir, bundle, texts = false) {
   let meta;
   try {
     meta = await stat(dir);
@@ -102,54 +116,98 @@ async function readPlanned(dir, bundle) {
     throw unreadable(dir, e);
   }
   const name = basename(canonical) || undefined;
-  const plan = planFolder(
-    found.map(({ path, kind }) => ({ path, kind })),
-    { bundle: bundle == null ? undefined : String(bundle), name, shown: dir },
-  );
-  const n = plan.documents.length;
-  const bundles = new Array(n);
-  const paths = new Array(n);
-  const files = new Array(n);
-  const stamps = new Array(n);
-  const lens = new Uint32Array(n);
-  let buf = new Uint8Array(1 << 20);
-  let at = 0;
-  const sources = (count) => new WasmSources(bundles.slice(0, count), paths.slice(0, count), buf.subarray(0, at), lens.subarray(0, count));
-  for (let i = 0; i < n; i++) {
-    if (i > 0 && i % CHUNK === 0) await yieldToLoop();
-    const d = plan.documents[i];
-    const { file } = found[d.entry];
-    bundles[i] = d.bundle;
-    paths[i] = d.path;
-    files[i] = file;
-    const start = at;
-    try {
-      const fd = openSync(file, 'r');
-      try {
-        const st = fstatSync(fd);
-        stamps[i] = stampOf(st);
-        for (;;) {
-          if (buf.byteLength - at < Math.max(st.size - (at - start), 0) + 1) {
-            const grown = new Uint8Array(Math.max(buf.byteLength * 2, at + st.size + 1));
-            grown.set(buf.subarray(0, at));
-            buf = grown;
-          }
-          const got = readSync(fd, buf, at, buf.byteLength - at, null);
-          if (got === 0) break;
-          at += got;
+  // One string of NUL-ended paths: no object per entry crosses into the module.
+  const plan = new WasmFolderPlan(found.paths.join('\0') + (found.paths.length ? '\0' : ''), Uint8Array.from(found.kinds), {
+    bundle: bundle == null ? undefined : String(bundle),
+    name,
+    shown: dir,
+  });
+  try {
+    const entries = plan.entries;
+    const n = entries.length;
+    const files = new Array(n);
+    const stamps = new Array(n);
+    const contents = texts ? new Array(n) : null;
+    const lens = new Uint32Array(n);
+    const sources = new WasmSources(plan);
+    const utf8 = new TextDecoder();
+    let buf = new Uint8Array(BUFFER_BYTES);
+    let at = 0;
+    // The documents from `first` on are in `buf`, not yet in `sources`.
+    let first = 0;
+    // A document handed over that is not UTF-8: its error, which no later read may replace.
+    let refused = null;
+    const hand = (upTo) => {
+      if (upTo > first) {
+        try {
+          sources.push(buf.subarray(0, at), lens.subarray(first, upTo));
+        } catch (e) {
+          refused = e;
+          throw e;
         }
-      } finally {
-        closeSync(fd);
+        if (contents) {
+          let from = 0;
+          for (let j = first; j < upTo; j++) {
+            contents[j] = utf8.decode(buf.subarray(from, from + lens[j]));
+            from += lens[j];
+          }
+        }
       }
+      first = upTo;
+      at = 0;
+    };
+    try {
+      for (let i = 0; i < n; i++) {
+        if (i > 0 && i % CHUNK === 0) await yieldToLoop();
+        const file = found.files[entries[i]];
+        files[i] = file;
+        let start = at;
+        try {
+          const fd = openSync(file, 'r');
+          try {
+            const st = fstatSync(fd);
+            stamps[i] = stampOf(st);
+            if (buf.byteLength - at < st.size + 1) {
+              hand(i);
+              start = 0;
+              if (buf.byteLength < st.size + 1) buf = new Uint8Array(st.size + 1);
+            }
+            // Up to the end of the file; once its fstat size is read, no second read looks
+            // for more: a file that changed after its fstat fails the stamp check before
+            // the commit (`folder changed during import`).
+            while (at - start < st.size || st.size === 0) {
+              if (at === buf.byteLength) {
+                // The file grew since its fstat.
+                const grown = new Uint8Array(buf.byteLength * 2);
+                grown.set(buf.subarray(0, at));
+                buf = grown;
+              }
+              const got = readSync(fd, buf, at, buf.byteLength - at, null);
+              if (got === 0) break;
+              at += got;
+            }
+          } finally {
+            closeSync(fd);
+          }
+        } catch (e) {
+          // Handing over the documents before this one found one that is not UTF-8.
+          if (e === refused) throw e;
+          // A document before this one that is not UTF-8 comes first.
+          at = start;
+          hand(i);
+          throw unreadable(file, e);
+        }
+        lens[i] = at - start;
+      }
+      hand(n);
     } catch (e) {
-      // A document before this one that is not UTF-8 comes first.
-      at = start;
-      sources(i).free();
-      throw unreadable(file, e);
+      sources.free();
+      throw e;
     }
-    lens[i] = at - start;
+    return { sources, contents, files, stamps, plan: texts ? plan.toJs() : null, layout: plan.layout, bundle: plan.bundle, line: plan.line };
+  } finally {
+    plan.free();
   }
-  return { sources: sources(n), bytes: buf.subarray(0, at), bundles, paths, lens, files, stamps, layout: plan.layout, bundle: plan.bundle, line: plan.line };
 }
 
 /**
@@ -158,7 +216,7 @@ async function readPlanned(dir, bundle) {
  * sorted by bundle then path; `line` is the decision in one line.
  */
 export async function readFolder(dir, bundle) {
-  const read = await readPlanned(dir, bundle);
+  const read = await readPlanned(dir, bundle, true);
   read.sources.free();
   const docs = decoded(read).map((d, i) => ({ ...d, file: read.files[i] }));
   return { docs, layout: read.layout, bundle: read.bundle, line: read.line };
@@ -175,7 +233,8 @@ export async function readFolder(dir, bundle) {
  */
 export async function importFolder(connection, dir, options = {}) {
   const { bundle, strict = false } = options ?? {};
-  const read = await readPlanned(dir, bundle);
+  const local = typeof connection[importSources] === 'function';
+  const read = await readPlanned(dir, bundle, !local);
   try {
     let canonical;
     try {
@@ -193,8 +252,7 @@ export async function importFolder(connection, dir, options = {}) {
     const opts = { strict: Boolean(strict), check };
     // A local connection takes the bytes as read; any other (a remote one refuses imports)
     // gets the documents as strings.
-    const result =
-      typeof connection[importSources] === 'function'
+    const result = local
         ? await connection[importSources](location, read.sources, opts)
         : await connection.importDocuments(location, decoded(read), opts);
     return { ...result, line: read.line };
@@ -205,13 +263,7 @@ export async function importFolder(connection, dir, options = {}) {
 
 // The documents as strings (their bytes were checked as UTF-8 already).
 function decoded(read) {
-  const utf8 = new TextDecoder();
-  let at = 0;
-  return read.bundles.map((b, i) => {
-    const content = utf8.decode(read.bytes.subarray(at, at + read.lens[i]));
-    at += read.lens[i];
-    return { bundle: b, path: read.paths[i], content };
-  });
+  return read.plan.documents.map((d, i) => ({ bundle: d.bundle, path: d.path, content: read.contents[i] }));
 }
 
 /**

@@ -541,11 +541,29 @@ class Connection {
         await this.#store.close();
       } finally {
         this.#timer.free();
-        this.#engine.free();
+        release(this.#engine);
       }
     })();
     return this.#closing;
   }
+}
+
+// A closed connection's engine is freed a second later, by a timer that in Node does not
+// keep the process alive: freeing a large served state allocation by allocation takes a
+// while (0.1-0.3 s at 20,000 concepts), and a process that exits right after `close()`
+// need not pay for it (the native binary leaves it to the exit too). At most one engine
+// waits: the next close frees the previous one first (docs/js.md §1.2).
+const RELEASE_MS = 1000;
+let releasing = null;
+function release(engine) {
+  releasing?.free();
+  releasing = engine;
+  setTimeout(() => {
+    if (releasing === engine) {
+      releasing = null;
+      engine.free();
+    }
+  }, RELEASE_MS)?.unref?.();
 }
 
 /**

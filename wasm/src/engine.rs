@@ -465,6 +465,7 @@ impl WasmEngine {
         strict: bool,
     ) -> WasmConnOp {
         let documents = std::mem::take(&mut sources.docs);
+        sources.planned.clear();
         // The compile, the index and the commit's records take about three times the text.
         crate::heap::expect(3 * std::mem::take(&mut sources.bytes));
         refusing(true, || {
@@ -477,27 +478,124 @@ impl WasmEngine {
     }
 }
 
-/// A folder's documents as a host read them, held in the module for an import: their
-/// bundles and paths, and one buffer of all their bytes with each one's length, checked as
-/// UTF-8 as they come in (docs/import.md: the first document in their order that is not
-/// UTF-8 is the error).
+/// A folder's plan (docs/import.md, `folder::plan`) kept in the module for a host that reads
+/// the planned files into a [`WasmSources`]: the walk's paths cross in one string and the
+/// plan's documents stay here, so no object per entry or document crosses either way.
+#[wasm_bindgen]
+pub struct WasmFolderPlan {
+    plan: langonrock_core::folder::Plan,
+}
+
+#[wasm_bindgen]
+impl WasmFolderPlan {
+    /// Plans a folder as `planFolder` does: `paths` holds the walk's relative paths, each
+    /// ended by a NUL (no path holds one), `kinds[i]` the kind of the i-th (0 file, 1 link,
+    /// 2 dir, 3 other), `options` `{bundle?, name?, shown}`. Throws `INVALID` as `planFolder`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(paths: &str, kinds: &[u8], options: JsValue) -> JsResult<WasmFolderPlan> {
+        use langonrock_core::folder::{self, EntryKind};
+        let mut list = Vec::with_capacity(kinds.len());
+        let mut rest = paths;
+        for &k in kinds {
+            let Some((path, after)) = rest.split_once('\0') else {
+                break;
+            };
+            rest = after;
+            let kind = match k {
+                0 => EntryKind::File,
+                1 => EntryKind::Link,
+                2 => EntryKind::Dir,
+                _ => EntryKind::Other,
+            };
+            list.push(folder::Entry { path, kind });
+        }
+        if list.len() != kinds.len() || !rest.is_empty() {
+            return Err(to_js(&Error::Invalid(
+                "folder plan: one NUL-ended path per kind".into(),
+            )));
+        }
+        let (bundle, name, shown) = convert::folder_options(&options);
+        let plan = folder::plan(
+            &list,
+            &folder::Options {
+                bundle: bundle.as_deref(),
+                name: name.as_deref(),
+                shown: &shown,
+            },
+        );
+        js(plan.map(|plan| WasmFolderPlan { plan }))
+    }
+
+    /// The planned documents' entries (indexes into the walk's list), in the plan's order
+    /// (bundle, then path): the files to read, in the order [`WasmSources::push`] takes them.
+    #[wasm_bindgen(getter)]
+    pub fn entries(&self) -> Vec<u32> {
+        self.plan.documents.iter().map(|d| d.entry as u32).collect()
+    }
+
+    /// The plan as `planFolder` returns it (`convert::folder_plan`).
+    #[wasm_bindgen(js_name = toJs)]
+    pub fn to_js(&self) -> JsResult<JsValue> {
+        js(convert::folder_plan(&self.plan))
+    }
+
+    /// The decision in one line.
+    #[wasm_bindgen(getter)]
+    pub fn line(&self) -> String {
+        self.plan.line.clone()
+    }
+
+    /// `"bundles"` or `"one"`.
+    #[wasm_bindgen(getter)]
+    pub fn layout(&self) -> String {
+        match self.plan.layout {
+            langonrock_core::folder::Layout::Bundles => "bundles".into(),
+            langonrock_core::folder::Layout::OneBundle { .. } => "one".into(),
+        }
+    }
+
+    /// The one bundle's name of the layout `"one"`.
+    #[wasm_bindgen(getter)]
+    pub fn bundle(&self) -> Option<String> {
+        match &self.plan.layout {
+            langonrock_core::folder::Layout::Bundles => None,
+            langonrock_core::folder::Layout::OneBundle { bundle, .. } => Some(bundle.clone()),
+        }
+    }
+}
+
+/// A folder's documents as a host read them, held in the module for an import: the plan's
+/// documents, whose bytes the host pushes in the plan's order, a run of them at a time,
+/// each checked as UTF-8 as it comes in (docs/import.md: the first document in their order
+/// that is not UTF-8 is the error).
 #[wasm_bindgen]
 pub struct WasmSources {
+    planned: Vec<(String, String)>,
     docs: Vec<langonrock_core::compile::SourceDoc>,
     bytes: usize,
 }
 
 #[wasm_bindgen]
 impl WasmSources {
-    /// `bundles[i]`/`paths[i]` is the document whose bytes are the next `lens[i]` of `bytes`.
+    /// Sources for `plan`'s documents, none read yet.
     #[wasm_bindgen(constructor)]
-    pub fn new(
-        bundles: Vec<String>,
-        paths: Vec<String>,
-        bytes: &[u8],
-        lens: &[u32],
-    ) -> JsResult<WasmSources> {
-        js(Self::read(bundles, paths, bytes, lens))
+    pub fn new(plan: &WasmFolderPlan) -> WasmSources {
+        WasmSources {
+            planned: plan
+                .plan
+                .documents
+                .iter()
+                .map(|d| (d.bundle.clone(), d.path.clone()))
+                .collect(),
+            docs: Vec::with_capacity(plan.plan.documents.len()),
+            bytes: 0,
+        }
+    }
+
+    /// The next `lens.len()` documents of the plan: the i-th is the next `lens[i]` bytes of
+    /// `bytes`. Throws `INVALID` naming the first that is not UTF-8.
+    pub fn push(&mut self, bytes: &[u8], lens: &[u32]) -> JsResult<()> {
+        js(self.read(bytes, lens))
     }
 
     /// How many documents it holds.
@@ -508,38 +606,39 @@ impl WasmSources {
 }
 
 impl WasmSources {
-    fn read(
-        bundles: Vec<String>,
-        paths: Vec<String>,
-        bytes: &[u8],
-        lens: &[u32],
-    ) -> Result<WasmSources, Error> {
+    fn read(&mut self, bytes: &[u8], lens: &[u32]) -> Result<(), Error> {
         let total: u64 = lens.iter().map(|&n| u64::from(n)).sum();
-        if bundles.len() != lens.len() || paths.len() != lens.len() || total != bytes.len() as u64 {
+        if self.docs.len() + lens.len() > self.planned.len() || total != bytes.len() as u64 {
             return Err(Error::Invalid(
-                "import sources: one bundle, path and length per document, the lengths adding \
-                 up to the bytes"
+                "import sources: at most the plan's documents, the lengths adding up to the \
+                 bytes"
                     .into(),
             ));
         }
-        // The texts are copied once more, into one allocation each.
-        crate::heap::expect(bytes.len());
-        let mut docs = Vec::with_capacity(lens.len());
+        if self.docs.is_empty() && !lens.is_empty() {
+            // The first run tells about how large the documents are: headroom for all their
+            // texts and the import's compile, index and records (about three times the
+            // texts), grown at once rather than a step at a time (each growth of the memory
+            // costs V8 a full garbage collection).
+            let whole = bytes.len() / lens.len() * self.planned.len();
+            crate::heap::expect(4 * whole);
+        } else {
+            crate::heap::step();
+        }
         let mut at = 0;
-        for ((bundle, path), &n) in bundles.into_iter().zip(paths).zip(lens) {
+        for &n in lens {
+            let (bundle, path) = std::mem::take(&mut self.planned[self.docs.len()]);
             let end = at + n as usize;
             let text = langonrock_core::folder::source_text(&bundle, &path, &bytes[at..end])?;
-            docs.push(langonrock_core::compile::SourceDoc::new(
+            self.docs.push(langonrock_core::compile::SourceDoc::new(
                 bundle,
                 path,
                 Arc::<str>::from(text),
             ));
             at = end;
         }
-        Ok(WasmSources {
-            docs,
-            bytes: bytes.len(),
-        })
+        self.bytes += bytes.len();
+        Ok(())
     }
 }
 

@@ -6,6 +6,7 @@
 //!   tool op).
 //! - [`convert`]: every conversion between JS values and the core's types.
 //! - [`error`]: `core::Error` as a real JS `Error` with `code`.
+//! - [`hash`]: a host's SHA-256 for the core (Node's `crypto`).
 //! - [`heap`]: the heap grown ahead, geometrically (V8 makes every `memory.grow` costly).
 //! - [`store`]: what the JS stores take from the core: the files layout and the memory
 //!   store's head check.
@@ -16,11 +17,14 @@
 pub mod convert;
 pub mod engine;
 pub mod error;
+pub mod hash;
 pub mod heap;
 pub mod remote;
 pub mod store;
 
-pub use engine::{WasmConnOp, WasmDerivedTimer, WasmEngine, WasmOp, WasmSources, WasmToolCall};
+pub use engine::{
+    WasmConnOp, WasmDerivedTimer, WasmEngine, WasmFolderPlan, WasmOp, WasmSources, WasmToolCall,
+};
 
 use langonrock_core::{folder, tools, validate};
 use wasm_bindgen::prelude::*;

@@ -121,26 +121,26 @@ fn corrupt(m: String) -> JsValue {
     to_js(&Error::Corrupt(m))
 }
 
-/// The head of a pack of the records `kinds[i]`/`digests[i]` with the byte lengths
-/// `lens[i]`: `{name, head: Uint8Array, order: number[], len}`. Write `head`, then the bytes
-/// of record `order[0]`, `order[1]`, …; the file is `len` bytes long and named `name`.
+/// The head of a pack of the records whose keys are `keys`, each `<kind>/<digest>` ended by
+/// a newline (one string: no value per record crosses), with the byte lengths `lens[i]`:
+/// `{name, head: Uint8Array, order: Uint32Array, len}`. Write `head`, then the bytes of
+/// record `order[0]`, `order[1]`, …; the file is `len` bytes long and named `name`.
 #[wasm_bindgen(js_name = packHead)]
-pub fn pack_head(
-    kinds: Vec<String>,
-    digests: Vec<String>,
-    lens: Vec<f64>,
-) -> Result<JsValue, JsValue> {
-    if kinds.len() != lens.len() || digests.len() != lens.len() {
-        return Err(to_js(&Error::Invalid(
-            "packHead: one kind, digest and length per record".into(),
-        )));
-    }
+pub fn pack_head(keys: &str, lens: Vec<f64>) -> Result<JsValue, JsValue> {
     let mut recs: Vec<(Key, usize)> = Vec::with_capacity(lens.len());
-    for i in 0..lens.len() {
-        recs.push((
-            key(&kinds[i], &digests[i]).map_err(|e| to_js(&e))?,
-            lens[i] as usize,
-        ));
+    let mut rest = keys;
+    for &len in &lens {
+        let Some((k, after)) = rest.split_once('\n') else {
+            break;
+        };
+        rest = after;
+        let (kind, digest) = k.split_once('/').unwrap_or((k, ""));
+        recs.push((key(kind, digest).map_err(|e| to_js(&e))?, len as usize));
+    }
+    if recs.len() != lens.len() || !rest.is_empty() {
+        return Err(to_js(&Error::Invalid(
+            "packHead: one newline-ended key per length".into(),
+        )));
     }
     let h = pack::head(&recs).map_err(|m| to_js(&Error::Invalid(m)))?;
     let o = js_sys::Object::new();
@@ -150,11 +150,12 @@ pub fn pack_head(
         "head",
         &js_sys::Uint8Array::from(h.bytes.as_slice()).into(),
     );
-    let order = js_sys::Array::new();
-    for i in h.order {
-        order.push(&JsValue::from_f64(i as f64));
-    }
-    set(&o, "order", &order.into());
+    let order: Vec<u32> = h.order.iter().map(|&i| i as u32).collect();
+    set(
+        &o,
+        "order",
+        &js_sys::Uint32Array::from(order.as_slice()).into(),
+    );
     set(&o, "len", &JsValue::from_f64(h.len as f64));
     Ok(o.into())
 }

@@ -647,9 +647,13 @@ impl Engine {
                     }
                 }
             }
-            // Each folder document's source hash, once (on every core with `parallel`).
-            let hashed: Vec<Digest> =
-                crate::par::map(&req.documents, |d| Digest::of(d.text.as_bytes()));
+            // Each folder document's source hash, once (on every core with `parallel`, or
+            // many at a time by a host's SHA-256).
+            let texts: Vec<&[u8]> = req.documents.iter().map(|d| d.text.as_bytes()).collect();
+            let hashed: Vec<Digest> = crate::hash::sha256_many(&texts)
+                .into_iter()
+                .map(Digest)
+                .collect();
             let mut folder: BTreeMap<(String, String), (&SourceDoc, Digest)> = BTreeMap::new();
             for (d, h) in req.documents.iter().zip(&hashed) {
                 folder.insert((d.bundle.to_ascii_lowercase(), d.path.clone()), (d, *h));

@@ -13,7 +13,6 @@
 
 use crate::bytes::Bytes;
 use crate::error::{Error, Result};
-use sha2::{Digest as _, Sha256};
 use std::fmt;
 
 /// A SHA-256 digest. Written as 64 lowercase hex characters everywhere.
@@ -23,10 +22,7 @@ pub struct Digest(pub [u8; 32]);
 impl Digest {
     /// The SHA-256 of `bytes`.
     pub fn of(bytes: &[u8]) -> Digest {
-        let out = Sha256::digest(bytes);
-        let mut d = [0u8; 32];
-        d.copy_from_slice(&out);
-        Digest(d)
+        Digest(crate::hash::sha256(bytes))
     }
 
     /// Parses 64 lowercase hex characters (`^[a-f0-9]{64}$`); anything else is `None`.

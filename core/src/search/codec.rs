@@ -166,7 +166,11 @@ impl Index {
                         .filter(|p| self.is_alive(p.slot))
                         .map(|p| (rank[p.slot as usize], p.tf)),
                 );
-                list.sort_unstable();
+                // A document's rank is unique in a list, so any sort gives one order; the
+                // stable one merges the list's ascending runs (one per bundle after a
+                // fresh build, whose slots are in (bundle, id) order) instead of
+                // partitioning it.
+                list.sort_by_key(|&(rank, _)| rank);
                 put_list(out, &list);
             }
         };

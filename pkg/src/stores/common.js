@@ -65,8 +65,13 @@ export function tenantName(tenant) {
 
 /** A private copy of `bytes` (a `Uint8Array`), so callers cannot change stored data. */
 export function copyBytes(bytes, what = 'record bytes') {
+  return checkBytes(bytes, what).slice();
+}
+
+/** `bytes` itself, checked as `copyBytes` checks it, for a store that keeps no reference. */
+export function checkBytes(bytes, what = 'record bytes') {
   if (!(bytes instanceof Uint8Array)) throw invalidError(`${what} must be a Uint8Array`);
-  return bytes.slice();
+  return bytes;
 }
 
 /** Byte equality of two `Uint8Array`s. */

@@ -46,6 +46,7 @@ import {
 import {
   checkOpen,
   checkTime,
+  checkBytes,
   copyBytes,
   injected,
   injectedError,
@@ -329,13 +330,14 @@ class FilesTenant {
   // Writes `records` ({key, bytes}) as one pack, durably: staged and fsynced, renamed into
   // packs/, packs/ fsynced. Returns the pack.
   async #writePack(records, time) {
+    let list = '';
+    for (const r of records) list += `${r.ks ?? keyString(r.key)}\n`;
     const h = packHead(
-      records.map((r) => r.key.kind),
-      records.map((r) => r.key.digest),
+      list,
       records.map((r) => r.bytes.byteLength),
     );
     await mkdirDurable(this.packsDir);
-    const staged = await this.#stagePieces([h.head, ...h.order.map((i) => records[i].bytes)], time, 'pack');
+    const staged = await this.#stagePieces([h.head, ...Array.from(h.order, (i) => records[i].bytes)], time, 'pack');
     const target = join(this.packsDir, h.name);
     try {
       await fsp.rename(staged, target);
@@ -344,9 +346,16 @@ class FilesTenant {
       throw e;
     }
     await syncDirectory(this.packsDir);
-    const p = await openPack(this.packsDir, h.name);
-    if (!p) throw storeError(`${target} vanished`);
-    return p;
+    // Its index as openPack would read it back: the head, then the records in `order`.
+    const keys = new Map();
+    let offset = h.head.byteLength;
+    for (const i of h.order) {
+      const r = records[i];
+      keys.set(r.ks ?? keyString(r.key), { offset, len: r.bytes.byteLength });
+      offset += r.bytes.byteLength;
+    }
+    if (offset !== h.len) throw storeError(`${target}: ${offset} bytes written, the pack head says ${h.len}`);
+    return { name: h.name, path: target, len: h.len, keys };
   }
 
   async #readNumber(name) {
@@ -477,7 +486,9 @@ class FilesTenant {
   // new pack (core's packsToMerge).
   async putMany(records) {
     checkOpen(this.#closed);
-    const items = records.map(({ key, bytes }) => ({ key, ks: keyString(key), bytes: copyBytes(bytes) }));
+    // The bytes are on disk before this resolves and no reference to them is kept, so they
+    // are written as given, not copied (the caller must leave them as they are meanwhile).
+    const items = records.map(({ key, bytes }) => ({ key, ks: keyString(key), bytes: checkBytes(bytes) }));
     for (const it of items) if (await injected(this.failAt, 'put', { key: it.key })) throw injectedError('put');
     const time = this.now();
     try {

@@ -113,6 +113,14 @@ test('parity: a folder with files that are not UTF-8 is refused alike, naming th
     assert.equal(e.message, 'alpha/b.md: source must contain valid UTF-8');
     assert.deepEqual([n.code, n.stderr], [1, `error: ${e.message}\n`]);
     assert.equal((await conn.history()).revisions.length, 0, 'nothing committed');
+    // The same when the documents after it are more than the read buffer holds, so that it is
+    // handed to the module while a later file is being read.
+    await writeFile(join(dir, 'alpha', 'big.md'), `# Big\n${'many words of text\n'.repeat(300_000)}`);
+    const nb = await cli(['import', dir, '--data', join(root, 'bad-utf8-native'), '--tenant', 't']);
+    const eb = await importFolder(conn, dir).catch((x) => x);
+    assert.deepEqual([eb.code, eb.message], ['INVALID', 'alpha/b.md: source must contain valid UTF-8']);
+    assert.deepEqual([nb.code, nb.stderr], [1, `error: ${eb.message}\n`]);
+    await rm(join(dir, 'alpha', 'big.md'));
     // Fixed, the same folder imports; a file changed while the import runs (here, once the
     // documents are read: the connection asks for the time before it commits) fails it.
     await writeFile(join(dir, 'alpha', 'b.md'), '# B\n');
