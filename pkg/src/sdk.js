@@ -14,7 +14,11 @@ export const SDK_MISSING =
  */
 export async function loadSdk(names) {
   try {
-    return await Promise.all(names.map((n) => import(`@modelcontextprotocol/sdk/${n}`)));
+    // A bundler must leave this import to the runtime: the SDK is optional, and the notes
+    // page, which bundles the package, never calls it (Vite and webpack read these hints).
+    return await Promise.all(
+      names.map((n) => import(/* @vite-ignore */ /* webpackIgnore: true */ `@modelcontextprotocol/sdk/${n}`)),
+    );
   } catch (e) {
     if (e?.code === 'ERR_MODULE_NOT_FOUND' && String(e.message).includes('@modelcontextprotocol/sdk')) {
       throw new LangonrockError('INVALID', SDK_MISSING);
