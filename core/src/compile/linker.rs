@@ -13,6 +13,7 @@ use super::{
     full, local_ids, strip_md, underscore_spaces, Ambiguity, Concept, LinkInput, Model, ParsedDoc,
     RawLink, SourceDoc,
 };
+use crate::bytes::Text;
 use crate::error::{Error, Result};
 use crate::validate;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -55,7 +56,8 @@ pub struct LinkDelta {
 struct Entry {
     // The key, shared with the indexes.
     key: Key,
-    doc: SourceDoc,
+    // The document's text (its bundle and path are the key's).
+    text: Text,
     // None for a navigation document.
     parsed: Option<Arc<ParsedDoc>>,
     local: String,
@@ -66,6 +68,29 @@ struct Entry {
     wiki_keys: Vec<String>,
     link_ids: Vec<String>,
     concept: Option<Arc<Concept>>,
+}
+
+/// One document [`Linker::restore_held`] takes: its path, text and parse (`None` for a
+/// navigation document), borrowed.
+#[derive(Debug, Clone, Copy)]
+pub struct Held<'a> {
+    /// The bundle-relative path.
+    pub path: &'a str,
+    /// The exact text.
+    pub text: &'a Text,
+    /// The parse, `None` for a navigation document.
+    pub parsed: Option<&'a Arc<ParsedDoc>>,
+}
+
+impl Entry {
+    /// The document as the tenant pass takes it.
+    fn source(&self) -> SourceDoc {
+        SourceDoc {
+            bundle: self.key.0.clone(),
+            path: self.key.1.clone(),
+            text: self.text.clone(),
+        }
+    }
 }
 
 /// The incremental tenant pass. See the module documentation.
@@ -300,7 +325,7 @@ impl Linker {
             let key: Key = keys[i].clone();
             let mut entry = Entry {
                 key: key.clone(),
-                doc: it.doc.into_owned(),
+                text: it.doc.text.clone(),
                 parsed: it.parsed,
                 local: String::new(),
                 public: String::new(),
@@ -351,15 +376,52 @@ impl Linker {
     }
 
     /// A linker holding `docs` (every document of a tenant as changes that add it, the way
-    /// [`Linker::apply`] takes them to an empty linker) whose tenant pass is known to give `model` (a model served from a derived
-    /// record, linked from exactly these documents): the names (local and public ids) are
-    /// taken from the model without resolving any link again, and the model's concepts are
-    /// kept as they are. The dependency indexes are left out until
+    /// [`Linker::apply`] takes them to an empty linker) whose tenant pass is known to give
+    /// `model` (a model served from a derived record, linked from exactly these documents):
+    /// [`Linker::restore_held`] over them, sorted by bundle and path (a later change of one
+    /// key wins, as in `apply`). Fails when the model does not fit the documents (then apply
+    /// them instead).
+    pub fn restore(ambiguity: Ambiguity, docs: Vec<Change>, model: &Model) -> Result<Linker> {
+        let mismatch = || Error::Invalid("the model does not fit the documents".into());
+        let mut bundles: BTreeMap<String, BTreeMap<String, LinkInput>> = BTreeMap::new();
+        for c in docs {
+            let doc = c.doc.ok_or_else(mismatch)?;
+            bundles.entry(c.bundle).or_default().insert(c.path, doc);
+        }
+        Linker::restore_held(
+            ambiguity,
+            bundles.iter().map(|(b, list)| {
+                (
+                    b.as_str(),
+                    list.iter().map(|(p, (d, parsed))| Held {
+                        path: p.as_str(),
+                        text: &d.text,
+                        parsed: parsed.as_ref(),
+                    }),
+                )
+            }),
+            model,
+        )
+    }
+
+    /// A linker holding the documents `bundles` lists (each bundle's name with its documents;
+    /// bundles in name order, documents in path order, each once) whose tenant pass is known
+    /// to give `model`: the names (local and public ids) are taken from the model without
+    /// resolving any link again, and the model's concepts are kept as they are. The
+    /// documents are borrowed (a served state's, with no list of changes built first) and
+    /// each is copied once, into its entry. The dependency indexes are left out until
     /// [`Linker::index_dependencies`] (a one-shot command applies one or two changes, which
     /// find their dependents by a pass over the documents instead). The result equals a
-    /// linker that applied `docs` to an empty one (a test holds them equal). Fails when the
-    /// model does not fit the documents (then apply them instead).
-    pub fn restore(ambiguity: Ambiguity, docs: Vec<Change>, model: &Model) -> Result<Linker> {
+    /// linker that applied the documents to an empty one (a test holds them equal). Fails
+    /// when the model does not fit the documents, or they are out of order.
+    pub fn restore_held<'a, D>(
+        ambiguity: Ambiguity,
+        bundles: impl IntoIterator<Item = (&'a str, D)>,
+        model: &Model,
+    ) -> Result<Linker>
+    where
+        D: IntoIterator<Item = Held<'a>>,
+    {
         let mismatch = || Error::Invalid("the model does not fit the documents".into());
         let mut by_place: HashMap<(&str, &str), &Arc<Concept>> = HashMap::default();
         by_place.reserve(model.concepts.len());
@@ -368,46 +430,38 @@ impl Linker {
         }
         let mut linker = Linker::new(ambiguity);
         linker.refs = false;
-        // By bundle and path; a later change of one key wins, as in `apply` (the changes
-        // come sorted and distinct from `TenantState::diff`: the maps are built in bulk).
-        let mut bundles: BTreeMap<String, Vec<(String, LinkInput)>> = BTreeMap::new();
-        for c in docs {
-            let doc = c.doc.ok_or_else(mismatch)?;
-            bundles.entry(c.bundle).or_default().push((c.path, doc));
-        }
-        let bundles = bundles.into_iter().map(|(b, list)| {
-            let sorted = list.windows(2).all(|w| w[0].0 < w[1].0);
-            let list: BTreeMap<String, LinkInput> = if sorted {
-                list.into_iter().collect()
-            } else {
-                let mut m = BTreeMap::new();
-                for (p, d) in list {
-                    m.insert(p, d);
-                }
-                m
-            };
-            (b, list)
-        });
+        linker.local_keys.reserve(model.concepts.len());
+        linker.public.reserve(model.concepts.len());
         let mut concepts = 0usize;
-        for (bundle, list) in bundles {
-            let paths: Vec<&str> = list
-                .iter()
-                .filter(|d| d.1 .1.is_some())
-                .map(|d| d.0.as_str())
-                .collect();
+        let mut last_bundle: Option<&str> = None;
+        let mut docs: Vec<(String, BTreeMap<String, Entry>)> = Vec::new();
+        let mut list: Vec<Held<'a>> = Vec::new();
+        let mut paths: Vec<&str> = Vec::new();
+        for (bundle, held) in bundles {
+            if last_bundle.is_some_and(|b| b >= bundle) {
+                return Err(mismatch());
+            }
+            last_bundle = Some(bundle);
+            list.clear();
+            list.extend(held);
+            if list.is_empty() {
+                // A bundle without documents holds nothing to link (as `apply` leaves it).
+                continue;
+            }
+            if !list.windows(2).all(|w| w[0].path < w[1].path) {
+                return Err(mismatch());
+            }
+            paths.clear();
+            paths.extend(list.iter().filter(|d| d.parsed.is_some()).map(|d| d.path));
             let (ids, notes) = bundle_local_ids(&paths, Ambiguity::Serve)?;
             let mut locals = ids.into_iter().zip(notes);
-            let keys: HashMap<&str, Key> = list
-                .keys()
-                .map(|p| (p.as_str(), new_key(&bundle, p)))
-                .collect();
             let mut entries: Vec<(String, Entry)> = Vec::with_capacity(list.len());
-            for (path, (doc, parsed)) in &list {
-                let key = keys[path.as_str()].clone();
+            for d in &list {
+                let key = new_key(bundle, d.path);
                 let mut entry = Entry {
                     key: key.clone(),
-                    doc: doc.clone(),
-                    parsed: parsed.clone(),
+                    text: d.text.clone(),
+                    parsed: d.parsed.cloned(),
                     local: String::new(),
                     public: String::new(),
                     ambiguity_note: None,
@@ -416,21 +470,24 @@ impl Linker {
                     link_ids: Vec::new(),
                     concept: None,
                 };
-                if let Some(p) = parsed {
+                if let Some(p) = d.parsed {
                     let (local, note) = locals.next().ok_or_else(mismatch)?;
-                    let c = *by_place
-                        .get(&(bundle.as_str(), path.as_str()))
-                        .ok_or_else(mismatch)?;
+                    let c = *by_place.get(&(bundle, d.path)).ok_or_else(mismatch)?;
                     if !Arc::ptr_eq(&c.parsed, p) && c.parsed != *p {
                         return Err(mismatch());
                     }
-                    linker
-                        .local_keys
-                        .entry(local.clone())
-                        .or_default()
-                        .insert(key.clone());
                     if linker.public.insert(c.id.clone(), key.clone()).is_some() {
                         return Err(mismatch());
+                    }
+                    match linker.local_keys.get_mut(local.as_str()) {
+                        Some(set) => {
+                            set.insert(key);
+                        }
+                        None => {
+                            linker
+                                .local_keys
+                                .insert(local.clone(), BTreeSet::from([key]));
+                        }
                     }
                     entry.local = local;
                     entry.public = c.id.clone();
@@ -438,14 +495,15 @@ impl Linker {
                     entry.concept = Some(c.clone());
                     concepts += 1;
                 }
-                entries.push((path.clone(), entry));
+                entries.push((d.path.to_string(), entry));
             }
-            // In path order already (`list` is a map): a bulk build.
-            linker.docs.insert(bundle, entries.into_iter().collect());
+            // In path order already: a bulk build.
+            docs.push((bundle.to_string(), entries.into_iter().collect()));
         }
-        if concepts != model.concepts.len() || linker.docs.keys().ne(model.bundles.iter()) {
+        if concepts != model.concepts.len() || docs.iter().map(|d| &d.0).ne(model.bundles.iter()) {
             return Err(mismatch());
         }
+        linker.docs = docs.into_iter().collect();
         linker.model = model.clone();
         Ok(linker)
     }
@@ -554,7 +612,7 @@ impl Linker {
                 m.iter().map(move |(p, e)| Change {
                     bundle: b.clone(),
                     path: p.clone(),
-                    doc: Some((e.doc.clone(), e.parsed.clone())),
+                    doc: Some((e.source(), e.parsed.clone())),
                 })
             })
             .collect()
@@ -616,18 +674,18 @@ impl Linker {
     }
 
     /// Every document with its parse, sorted by bundle and path.
-    pub fn documents(&self) -> impl Iterator<Item = (&SourceDoc, Option<&Arc<ParsedDoc>>)> {
+    pub fn documents(&self) -> impl Iterator<Item = (SourceDoc, Option<&Arc<ParsedDoc>>)> {
         self.docs
             .values()
-            .flat_map(|b| b.values().map(|e| (&e.doc, e.parsed.as_ref())))
+            .flat_map(|b| b.values().map(|e| (e.source(), e.parsed.as_ref())))
     }
 
     /// The document at `(bundle, path)`, if any.
-    pub fn document(&self, bundle: &str, path: &str) -> Option<&SourceDoc> {
+    pub fn document(&self, bundle: &str, path: &str) -> Option<SourceDoc> {
         self.docs
             .get(bundle)
             .and_then(|b| b.get(path))
-            .map(|e| &e.doc)
+            .map(Entry::source)
     }
 
     /// Applies changes (at most one per key; a later one wins) and returns what changed.
@@ -691,7 +749,7 @@ impl Linker {
                 delta.undo.push(Change {
                     bundle: bundle.clone(),
                     path: path.clone(),
-                    doc: old.as_ref().map(|e| (e.doc.clone(), e.parsed.clone())),
+                    doc: old.as_ref().map(|e| (e.source(), e.parsed.clone())),
                 });
                 let existed = old.is_some();
                 let replacing =
@@ -701,7 +759,11 @@ impl Linker {
                     // and cells change.
                     let e = old.expect("replacing");
                     let (doc, parsed) = new_doc.expect("replacing");
-                    let entry = Entry { doc, parsed, ..e };
+                    let entry = Entry {
+                        text: doc.text,
+                        parsed,
+                        ..e
+                    };
                     self.docs
                         .entry(bundle.clone())
                         .or_default()
@@ -734,7 +796,7 @@ impl Linker {
                         let is_concept = parsed.is_some();
                         let entry = Entry {
                             key: key.clone(),
-                            doc,
+                            text: doc.text,
                             parsed,
                             local: String::new(),
                             public: String::new(),
@@ -840,7 +902,7 @@ impl Linker {
                 id: e.public.clone(),
                 bundle: key.0.clone(),
                 path: key.1.clone(),
-                text: e.doc.text.clone(),
+                text: e.text.clone(),
                 parsed,
                 links: links.clone(),
                 diagnostics,

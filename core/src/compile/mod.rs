@@ -12,7 +12,7 @@ mod linker;
 mod parse;
 
 pub use follow::{Create, LinkDocument, LinkTargets, Target};
-pub use linker::{Change, LinkDelta, Linker};
+pub use linker::{Change, Held, LinkDelta, Linker};
 
 pub use parse::{
     frontmatter_description, kind_slug, markdown_options, parse_document, parse_document_reference,

@@ -850,8 +850,17 @@ pub(crate) fn check_created(created: &str) -> Result<()> {
 /// tenant pass over them gives it. Used by the first commit after such an open and by
 /// [`Engine::warm`].
 pub(crate) fn linker_of(served: &Served) -> Result<Linker> {
-    let docs = TenantState::default().diff(&served.state);
-    match Linker::restore(Ambiguity::Serve, docs, &served.model) {
+    let held = served.state.bundles.iter().map(|(name, b)| {
+        (
+            name.as_str(),
+            b.docs.iter().map(|(path, d)| crate::compile::Held {
+                path: path.as_str(),
+                text: &d.text,
+                parsed: d.parsed.as_ref(),
+            }),
+        )
+    });
+    match Linker::restore_held(Ambiguity::Serve, held, &served.model) {
         Ok(linker) => Ok(linker),
         Err(_) => {
             let mut linker = Linker::new(Ambiguity::Serve);

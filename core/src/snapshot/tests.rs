@@ -434,7 +434,7 @@ impl Engine {
         let docs = self
             .linker
             .documents()
-            .map(|(d, p)| (d.clone(), p.cloned()))
+            .map(|(d, p)| (d, p.cloned()))
             .collect();
         link(docs, Ambiguity::Serve).unwrap()
     }

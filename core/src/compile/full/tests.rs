@@ -1,6 +1,6 @@
 //! The from-scratch pass against the incremental pass.
 
-use crate::compile::{link, parse_document, Ambiguity, Change, LinkDelta, Linker, SourceDoc};
+use crate::compile::{link, parse_document, Ambiguity, Change, Held, LinkDelta, Linker, SourceDoc};
 use crate::testutil::okf_sample_docs;
 use proptest::prelude::*;
 use std::sync::Arc;
@@ -259,6 +259,53 @@ fn restore_refuses_a_model_of_other_documents() {
         )));
     }
     assert!(Linker::restore(Ambiguity::Serve, other, full.model()).is_err());
+}
+
+/// `restore_held` takes bundles and paths in order, each once, and refuses anything else
+/// (the engine then applies the documents instead).
+#[test]
+fn restore_held_refuses_documents_out_of_order() {
+    let mut full = Linker::new(Ambiguity::Serve);
+    full.apply(okf_sample_changes()).unwrap();
+    let held = full.held();
+    let mut bundles: Vec<(&str, Vec<Held<'_>>)> = Vec::new();
+    for c in &held {
+        let (doc, parsed) = c.doc.as_ref().unwrap();
+        let h = Held {
+            path: &c.path,
+            text: &doc.text,
+            parsed: parsed.as_ref(),
+        };
+        match bundles.last_mut() {
+            Some((b, list)) if *b == c.bundle => list.push(h),
+            _ => bundles.push((&c.bundle, vec![h])),
+        }
+    }
+    let restore = |b: &[(&str, Vec<Held<'_>>)]| {
+        Linker::restore_held(
+            Ambiguity::Serve,
+            b.iter().map(|(n, l)| (*n, l.iter().copied())),
+            full.model(),
+        )
+    };
+    let restored = restore(&bundles).expect("in order");
+    assert_eq!(restored.dump(), full.dump());
+    let (i, _) = bundles
+        .iter()
+        .enumerate()
+        .find(|(_, (_, l))| l.len() > 1)
+        .expect("a bundle of two documents");
+    let mut swapped = bundles.clone();
+    swapped[i].1.swap(0, 1);
+    assert!(restore(&swapped).is_err());
+    let mut twice = bundles.clone();
+    let first = twice[i].1[0];
+    twice[i].1.insert(0, first);
+    assert!(restore(&twice).is_err());
+    assert!(bundles.len() > 1, "a sample of two bundles");
+    let mut reversed = bundles.clone();
+    reversed.reverse();
+    assert!(restore(&reversed).is_err());
 }
 
 /// A restored linker finds the dependents of every commit by a pass over the documents and

@@ -104,6 +104,10 @@ fn round_trip_gives_the_same_state() {
         crate::compile::Linker::restore(crate::compile::Ambiguity::Serve, docs, &d.model)
             .expect("the decoded model fits its documents");
     assert_eq!(restored.dump(), e.linker.dump());
+    // So does the engine's restore, which borrows the served state's documents.
+    let held = super::super::linker_of(&d).expect("restored");
+    assert!(!held.has_dependency_indexes(), "restored, not applied");
+    assert_eq!(held.dump(), e.linker.dump());
     // An open from a derived record does not make one due.
     let mut o = o;
     assert!(o.take_derived().is_none());
