@@ -943,7 +943,27 @@ impl Connection {
 
     /// `warm` (`Engine::warm`): readies a connection opened from a derived record for
     /// commits; whether there was anything to do.
+    ///
+    /// The work runs over the published state outside the engine, so reads keep refreshing
+    /// (a commit of another process is seen) and commits keep running meanwhile; the
+    /// exclusive op only installs it (docs/connection.md, rule 7). A state replaced while
+    /// the work ran is prepared again, twice at most; then, or with no state open, the
+    /// work runs in the op itself.
     pub fn warm(&self) -> Result<bool, Error> {
+        for _ in 0..3 {
+            let Some(served) = self.served() else { break };
+            // Busy with a step (a commit's compile): assume the linker is still to build.
+            let linker = self
+                .inner
+                .engine
+                .try_lock()
+                .map_or(true, |e| !e.linker_ready());
+            let prepared = langonrock_core::engine::PreparedWarm::new(&served, linker);
+            drop(served);
+            if let Some(did) = self.run(connection::warm_prepared(prepared), &mut |_| None)? {
+                return Ok(did);
+            }
+        }
         self.run(connection::warm(), &mut |_| None)
     }
 

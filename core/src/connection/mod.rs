@@ -35,8 +35,9 @@ pub use timer::{DerivedTimer, DERIVED_DELAY_MS};
 
 use crate::engine::{
     Answer, CommitOutcome, DeleteResult, Engine, GcOptions, GcResult, HistoryPage, HistoryRequest,
-    ImportRequest, ImportResult, Need, Op, RepairRequest, RepairResult, RestoreRequest,
-    RevisionResult, Served, SourceContent, Step, Transaction, VerifyResult, WriteResult,
+    ImportRequest, ImportResult, Need, Op, PreparedWarm, RepairRequest, RepairResult,
+    RestoreRequest, RevisionResult, Served, SourceContent, Step, Transaction, VerifyResult,
+    WriteResult,
 };
 use crate::error::{Error, Result};
 use std::sync::Arc;
@@ -675,6 +676,16 @@ pub fn verify() -> ConnOp<'static, VerifyResult> {
 /// flight; no refresh and no store access.
 pub fn warm() -> ConnOp<'static, bool> {
     ConnOp::maintain(false, false, |e, _| e.warm_op())
+}
+
+/// `warm` for a host with threads, its work prepared outside the engine
+/// (docs/connection.md, rule 7): exclusive, but only to install `prepared`; `None` when the
+/// state it was prepared over is no longer the served one.
+pub fn warm_prepared(prepared: PreparedWarm) -> ConnOp<'static, Option<bool>> {
+    let mut prepared = Some(prepared);
+    ConnOp::maintain(false, false, move |e, _| {
+        e.warm_prepared_op(prepared.take())
+    })
 }
 
 /// `repair` (engine.md §11.4): exclusive, no refresh (it runs on a tenant that fails

@@ -56,6 +56,7 @@ pub use store::{
 pub use served::Served;
 pub use step::Op;
 pub(crate) use step::{Ctx, Flow, Flowing, Progress};
+pub use warm::PreparedWarm;
 
 use crate::compile::{Ambiguity, Change as LinkChange, Linker, Model};
 use crate::error::{Error, Result};
@@ -220,6 +221,12 @@ impl Engine {
     pub fn forget_commit(&mut self) -> Option<Error> {
         self.in_flight.as_ref()?;
         self.acknowledge(CommitOutcome::Indeterminate).err()
+    }
+
+    /// Whether the served state has its incremental linker (false after an open from a
+    /// derived record, until the first commit or `warm`).
+    pub fn linker_ready(&self) -> bool {
+        self.linker_ready
     }
 
     /// Whether the engine must reload before its next operation.

@@ -225,3 +225,54 @@ fn warm_checks_the_texts_of_an_open_from_an_older_derived_record() {
     assert!(!e.read().unwrap().unchecked_texts());
     assert!(!e.warm(), "once");
 }
+
+/// Installs `p` as `connection::warm_prepared` does.
+fn install(e: &mut Engine, store: &mut MemoryStore, p: super::PreparedWarm) -> Option<bool> {
+    let op = e.warm_prepared_op(Some(p));
+    run(e, store, op).unwrap()
+}
+
+#[test]
+fn a_warm_prepared_outside_the_engine_installs_a_linker_commits_agree_with() {
+    let mut cold_store = stored();
+    let mut warm_store = cold_store.clone();
+    let mut cold = open(&mut cold_store);
+    let mut warm = open(&mut warm_store);
+    assert!(!warm.linker_ready());
+    let p = super::PreparedWarm::new(&warm.read().unwrap(), true);
+    assert_eq!(install(&mut warm, &mut warm_store, p), Some(true));
+    assert!(warm.linker_ready());
+    // Prepared again: nothing left to do, and no linker built for it.
+    let p = super::PreparedWarm::new(&warm.read().unwrap(), !warm.linker_ready());
+    assert_eq!(install(&mut warm, &mut warm_store, p), Some(false));
+    assert_eq!(
+        after_edit(&mut warm, &mut warm_store),
+        after_edit(&mut cold, &mut cold_store)
+    );
+}
+
+#[test]
+fn a_warm_prepared_over_a_state_since_replaced_is_not_installed() {
+    let mut store = stored();
+    let mut e = open(&mut store);
+    let mut cold_store = store.clone();
+    let mut cold = open(&mut cold_store);
+    let p = super::PreparedWarm::new(&e.read().unwrap(), true);
+    // A commit replaces the served state (and builds its own linker) before the install.
+    let edited = after_edit(&mut e, &mut store);
+    assert_eq!(install(&mut e, &mut store, p), None);
+    assert_eq!(edited, after_edit(&mut cold, &mut cold_store));
+    // The engine goes on from the commit's state, not the prepared one.
+    let p = super::PreparedWarm::new(&e.read().unwrap(), !e.linker_ready());
+    assert_eq!(install(&mut e, &mut store, p), Some(false));
+}
+
+#[test]
+fn a_warm_prepared_without_its_linker_asks_to_be_prepared_again() {
+    let mut store = stored();
+    let mut e = open(&mut store);
+    // A host that saw a linker (wrongly, or a state since replaced) prepares none.
+    let p = super::PreparedWarm::new(&e.read().unwrap(), false);
+    assert_eq!(install(&mut e, &mut store, p), None);
+    assert!(!e.linker_ready());
+}
