@@ -947,24 +947,23 @@ impl Connection {
     /// The work runs over the published state outside the engine, so reads keep refreshing
     /// (a commit of another process is seen) and commits keep running meanwhile; the
     /// exclusive op only installs it (docs/connection.md, rule 7). A state replaced while
-    /// the work ran is prepared again, twice at most; then, or with no state open, the
-    /// work runs in the op itself.
+    /// the work ran came from a commit or a refresh, which readied what they need: then
+    /// nothing is installed and the answer is false. With no state open, the op itself
+    /// answers (the engine's error).
     pub fn warm(&self) -> Result<bool, Error> {
-        for _ in 0..3 {
-            let Some(served) = self.served() else { break };
-            // Busy with a step (a commit's compile): assume the linker is still to build.
-            let linker = self
-                .inner
-                .engine
-                .try_lock()
-                .map_or(true, |e| !e.linker_ready());
-            let prepared = langonrock_core::engine::PreparedWarm::new(&served, linker);
-            drop(served);
-            if let Some(did) = self.run(connection::warm_prepared(prepared), &mut |_| None)? {
-                return Ok(did);
-            }
-        }
-        self.run(connection::warm(), &mut |_| None)
+        let Some(served) = self.served() else {
+            return self.run(connection::warm(), &mut |_| None);
+        };
+        // Busy with a step (a commit's compile): assume the linker is still to build.
+        let linker = self
+            .inner
+            .engine
+            .try_lock()
+            .map_or(true, |e| !e.linker_ready());
+        let prepared = langonrock_core::engine::PreparedWarm::new(&served, linker);
+        drop(served);
+        let installed = self.run(connection::warm_prepared(prepared), &mut |_| None)?;
+        Ok(installed.unwrap_or(false))
     }
 
     /// `verify` (engine.md §11).

@@ -93,7 +93,7 @@ impl Engine {
 
     /// Installs `prepared` (the engine op of `connection::warm_prepared`): `Some` of whether
     /// there was anything to do when its state is still the served one, `None` when a
-    /// commit or a refresh replaced that state meanwhile (the host may prepare again). It
+    /// commit or a refresh replaced that state meanwhile (it readied what it needs). It
     /// touches no store and never does the work itself.
     pub fn warm_prepared_op(&self, prepared: Option<PreparedWarm>) -> Op<Option<bool>> {
         let mut prepared = prepared;

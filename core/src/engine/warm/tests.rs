@@ -268,10 +268,10 @@ fn a_warm_prepared_over_a_state_since_replaced_is_not_installed() {
 }
 
 #[test]
-fn a_warm_prepared_without_its_linker_asks_to_be_prepared_again() {
+fn a_warm_prepared_without_the_linker_the_engine_lacks_is_not_installed() {
     let mut store = stored();
     let mut e = open(&mut store);
-    // A host that saw a linker (wrongly, or a state since replaced) prepares none.
+    // Prepared as if the engine had a linker (it read the flag of a state since replaced).
     let p = super::PreparedWarm::new(&e.read().unwrap(), false);
     assert_eq!(install(&mut e, &mut store, p), None);
     assert!(!e.linker_ready());
