@@ -566,6 +566,22 @@ pub fn folder_options(v: &JsValue) -> (Option<String>, Option<String>, String) {
     )
 }
 
+/// The plan of a folder's `list` with the options of `v` ([`folder_options`]).
+pub fn plan_with_options(
+    list: &[langonrock_core::folder::Entry<'_>],
+    v: &JsValue,
+) -> Result<langonrock_core::folder::Plan, Error> {
+    let (bundle, name, shown) = folder_options(v);
+    langonrock_core::folder::plan(
+        list,
+        &langonrock_core::folder::Options {
+            bundle: bundle.as_deref(),
+            name: name.as_deref(),
+            shown: &shown,
+        },
+    )
+}
+
 /// A folder plan as `{layout: "bundles" | "one", bundle?, chosen?, bundles, documents:
 /// [{entry, bundle, path}], line}`.
 pub fn folder_plan(p: &langonrock_core::folder::Plan) -> Result<JsValue, Error> {

@@ -514,15 +514,7 @@ impl WasmFolderPlan {
                 "folder plan: one NUL-ended path per kind".into(),
             )));
         }
-        let (bundle, name, shown) = convert::folder_options(&options);
-        let plan = folder::plan(
-            &list,
-            &folder::Options {
-                bundle: bundle.as_deref(),
-                name: name.as_deref(),
-                shown: &shown,
-            },
-        );
+        let plan = convert::plan_with_options(&list, &options);
         js(plan.map(|plan| WasmFolderPlan { plan }))
     }
 

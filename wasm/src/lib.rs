@@ -178,16 +178,7 @@ pub fn plan_folder(entries: JsValue, options: JsValue) -> Result<JsValue, JsValu
         .iter()
         .map(|(path, kind)| folder::Entry { path, kind: *kind })
         .collect();
-    let (bundle, name, shown) = convert::folder_options(&options);
-    let plan = folder::plan(
-        &list,
-        &folder::Options {
-            bundle: bundle.as_deref(),
-            name: name.as_deref(),
-            shown: &shown,
-        },
-    )
-    .map_err(|e| error::to_js(&e))?;
+    let plan = convert::plan_with_options(&list, &options).map_err(|e| error::to_js(&e))?;
     convert::folder_plan(&plan).map_err(|e| error::to_js(&e))
 }
 
