@@ -72,6 +72,9 @@ pub struct Head {
     pub bytes: Vec<u8>,
     /// The records to write after the head, in this order (duplicates of a key left out).
     pub order: Vec<usize>,
+    /// Where each record of `order` starts in the file (its index entry's offset), so a host
+    /// that wrote the pack knows its index without reading it back.
+    pub offsets: Vec<u64>,
     /// The whole file's length.
     pub len: u64,
 }
@@ -95,6 +98,7 @@ pub fn head(records: &[(Key, usize)]) -> Result<Head, String> {
     bytes.extend_from_slice(&FORMAT.to_le_bytes());
     bytes.extend_from_slice(&(order.len() as u32).to_le_bytes());
     let mut offset = start;
+    let mut offsets = Vec::with_capacity(order.len());
     for &i in &order {
         let (key, len) = records[i];
         if !packable(key.kind) {
@@ -106,12 +110,14 @@ pub fn head(records: &[(Key, usize)]) -> Result<Head, String> {
         bytes.extend_from_slice(&len32.to_le_bytes());
         bytes.extend_from_slice(&key.digest.0);
         bytes.extend_from_slice(&offset.to_le_bytes());
+        offsets.push(offset);
         offset += u64::from(len32);
     }
     Ok(Head {
         name: Digest::of(&bytes).to_hex(),
         bytes,
         order,
+        offsets,
         len: offset,
     })
 }
@@ -285,6 +291,22 @@ mod tests {
         let mut rev = refs.clone();
         rev.reverse();
         assert_eq!(encode(&rev).unwrap(), (name, bytes));
+    }
+
+    /// The head's offsets are where the index read back puts each record of `order`.
+    #[test]
+    fn a_heads_offsets_are_its_index_entries() {
+        let r = recs();
+        let lens: Vec<(Key, usize)> = r.iter().map(|(k, b)| (*k, b.len())).collect();
+        let h = head(&lens).unwrap();
+        let refs: Vec<(Key, &[u8])> = r.iter().map(|(k, b)| (*k, b.as_slice())).collect();
+        let (name, bytes) = encode(&refs).unwrap();
+        let ix = index(&name, &bytes[..h.bytes.len()], h.len).unwrap();
+        assert_eq!(h.offsets.len(), h.order.len());
+        for (j, &i) in h.order.iter().enumerate() {
+            let e = ix.iter().find(|e| e.key == r[i].0).unwrap();
+            assert_eq!(h.offsets[j], e.offset, "record {i}");
+        }
     }
 
     #[test]

@@ -582,6 +582,14 @@ pub fn plan_with_options(
     )
 }
 
+/// A plan's layout as JS names it: `"bundles"` or `"one"`.
+pub fn layout_name(layout: &langonrock_core::folder::Layout) -> &'static str {
+    match layout {
+        langonrock_core::folder::Layout::Bundles => "bundles",
+        langonrock_core::folder::Layout::OneBundle { .. } => "one",
+    }
+}
+
 /// A folder plan as `{layout: "bundles" | "one", bundle?, chosen?, bundles, documents:
 /// [{entry, bundle, path}], line}`.
 pub fn folder_plan(p: &langonrock_core::folder::Plan) -> Result<JsValue, Error> {
@@ -592,7 +600,7 @@ pub fn folder_plan(p: &langonrock_core::folder::Plan) -> Result<JsValue, Error> 
         .map(|d| serde_json::json!({"entry": d.entry, "bundle": d.bundle, "path": d.path}))
         .collect();
     let mut v = serde_json::json!({
-        "layout": match p.layout { Layout::Bundles => "bundles", Layout::OneBundle { .. } => "one" },
+        "layout": layout_name(&p.layout),
         "bundles": p.bundles,
         "documents": documents,
         "line": p.line,

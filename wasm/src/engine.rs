@@ -540,10 +540,7 @@ impl WasmFolderPlan {
     /// `"bundles"` or `"one"`.
     #[wasm_bindgen(getter)]
     pub fn layout(&self) -> String {
-        match self.plan.layout {
-            langonrock_core::folder::Layout::Bundles => "bundles".into(),
-            langonrock_core::folder::Layout::OneBundle { .. } => "one".into(),
-        }
+        convert::layout_name(&self.plan.layout).into()
     }
 
     /// The one bundle's name of the layout `"one"`.

@@ -123,8 +123,9 @@ fn corrupt(m: String) -> JsValue {
 
 /// The head of a pack of the records whose keys are `keys`, each `<kind>/<digest>` ended by
 /// a newline (one string: no value per record crosses), with the byte lengths `lens[i]`:
-/// `{name, head: Uint8Array, order: Uint32Array, len}`. Write `head`, then the bytes of
-/// record `order[0]`, `order[1]`, …; the file is `len` bytes long and named `name`.
+/// `{name, head: Uint8Array, order: Uint32Array, offsets: Float64Array, len}`. Write `head`,
+/// then the bytes of record `order[0]`, `order[1]`, …, which start at `offsets[0]`,
+/// `offsets[1]`, …; the file is `len` bytes long and named `name`.
 #[wasm_bindgen(js_name = packHead)]
 pub fn pack_head(keys: &str, lens: Vec<f64>) -> Result<JsValue, JsValue> {
     let mut recs: Vec<(Key, usize)> = Vec::with_capacity(lens.len());
@@ -155,6 +156,12 @@ pub fn pack_head(keys: &str, lens: Vec<f64>) -> Result<JsValue, JsValue> {
         &o,
         "order",
         &js_sys::Uint32Array::from(order.as_slice()).into(),
+    );
+    let offsets: Vec<f64> = h.offsets.iter().map(|&n| n as f64).collect();
+    set(
+        &o,
+        "offsets",
+        &js_sys::Float64Array::from(offsets.as_slice()).into(),
     );
     set(&o, "len", &JsValue::from_f64(h.len as f64));
     Ok(o.into())

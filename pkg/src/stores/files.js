@@ -346,15 +346,12 @@ class FilesTenant {
       throw e;
     }
     await syncDirectory(this.packsDir);
-    // Its index as openPack would read it back: the head, then the records in `order`.
+    // Its index as openPack would read it back, from the head the core made.
     const keys = new Map();
-    let offset = h.head.byteLength;
-    for (const i of h.order) {
+    h.order.forEach((i, j) => {
       const r = records[i];
-      keys.set(r.ks ?? keyString(r.key), { offset, len: r.bytes.byteLength });
-      offset += r.bytes.byteLength;
-    }
-    if (offset !== h.len) throw storeError(`${target}: ${offset} bytes written, the pack head says ${h.len}`);
+      keys.set(r.ks ?? keyString(r.key), { offset: h.offsets[j], len: r.bytes.byteLength });
+    });
     return { name: h.name, path: target, len: h.len, keys };
   }
 
