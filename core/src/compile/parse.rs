@@ -322,10 +322,7 @@ fn plain_target(cut: &str, doc_path: &str) -> Option<Option<String>> {
         _ if cut.starts_with('/') => "",
         None => "",
         Some((dir, _)) => {
-            if dir
-                .split('/')
-                .any(|seg| seg.is_empty() || seg == "." || seg == "..")
-            {
+            if segments(dir).any(|seg| matches!(seg, b"" | b"." | b"..")) {
                 return None;
             }
             dir
@@ -334,20 +331,22 @@ fn plain_target(cut: &str, doc_path: &str) -> Option<Option<String>> {
     // The folder, then each segment: `..` drops the last one, empty and `.` ones are skipped.
     let mut path = String::with_capacity(dir.len() + cut.len() + 4);
     path.push_str(dir);
-    for seg in cut.split('/') {
+    for seg in segments(cut) {
         match seg {
-            "" | "." => {}
-            ".." => {
+            b"" | b"." => {}
+            b".." => {
                 if path.is_empty() {
                     return Some(None);
                 }
-                path.truncate(path.rfind('/').unwrap_or(0));
+                let last = path.bytes().rposition(|c| c == b'/').unwrap_or(0);
+                path.truncate(last);
             }
             s => {
                 if !path.is_empty() {
                     path.push('/');
                 }
-                path.push_str(s);
+                // ASCII (checked above), so any byte range is a str.
+                path.push_str(std::str::from_utf8(s).unwrap_or_default());
             }
         }
     }
@@ -360,14 +359,23 @@ fn plain_target(cut: &str, doc_path: &str) -> Option<Option<String>> {
     Some(Some(path))
 }
 
+/// The `/`-separated segments of an ASCII path, as bytes (a plain loop: the paths are a
+/// few dozen bytes, too short for a searcher's setup to pay).
+fn segments(s: &str) -> impl Iterator<Item = &[u8]> {
+    s.as_bytes().split(|&c| c == b'/')
+}
+
 /// Resolves a Markdown destination against the linking document (compile.md §6.2 rules
 /// 3–6). `None` means the link is skipped; `Some(None)` means it climbed out of the bundle.
 pub(super) fn markdown_target(dest: &str, doc_path: &str) -> Option<Option<String>> {
     if has_scheme(dest) || dest.starts_with('#') {
         return None;
     }
-    let cut = dest.split('#').next().unwrap_or("");
-    let cut = cut.split('?').next().unwrap_or("");
+    // Cut at the first `#`, then at the first `?`: at the first of either.
+    let cut = &dest[..dest
+        .bytes()
+        .position(|c| c == b'#' || c == b'?')
+        .unwrap_or(dest.len())];
     if let Some(target) = plain_target(cut, doc_path) {
         return Some(target);
     }
