@@ -258,7 +258,10 @@ fn inline_link(line: &[u8], open: usize) -> Option<((usize, usize), usize)> {
     while d < line.len() {
         let c = line[d];
         let ok = c.is_ascii_alphanumeric()
-            || matches!(c, b'-' | b'.' | b'/' | b'#' | b'?' | b'=' | b'%' | b'+' | b':' | b';' | b',' | b'@')
+            || matches!(
+                c,
+                b'-' | b'.' | b'/' | b'#' | b'?' | b'=' | b'%' | b'+' | b':' | b';' | b',' | b'@'
+            )
             || (c == b'_' && is_alnum(line.get(d - 1)) && is_alnum(line.get(d + 1)));
         if !ok {
             break;
@@ -456,7 +459,10 @@ Rows are soft deleted rather than removed. Backfilled to 2019 from the warehouse
             "Dest [a](/_x.md)",
         ];
         for body in refused {
-            assert!(scan(body, "d.md", true, true).is_none(), "should be refused: {body:?}");
+            assert!(
+                scan(body, "d.md", true, true).is_none(),
+                "should be refused: {body:?}"
+            );
         }
     }
 
@@ -647,7 +653,10 @@ Rows are soft deleted rather than removed. Backfilled to 2019 from the warehouse
             let mut picks = Vec::new();
             for _ in 0..6 {
                 state = state.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-                picks.push(((state >> 8) as usize, state & 0x100_0000 != 0 || state & 3 != 0));
+                picks.push((
+                    (state >> 8) as usize,
+                    state & 0x100_0000 != 0 || state & 3 != 0,
+                ));
             }
             if agrees(&blocks_of(&picks), "x/d.md") {
                 taken += 1;

@@ -530,7 +530,14 @@ fn parse_with(path: &str, text: &str, width: usize, fast_path: bool) -> ParsedDo
     } else {
         Utf16Map::new(body)
     };
-    let scan = scan_body(body, path, &body_map, !has_fm, description.is_none(), fast_path);
+    let scan = scan_body(
+        body,
+        path,
+        &body_map,
+        !has_fm,
+        description.is_none(),
+        fast_path,
+    );
     let summary_src = match description {
         Some(d) => flatten(d),
         None => flatten(&scan.first_sentence),
