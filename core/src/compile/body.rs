@@ -183,7 +183,9 @@ pub(super) fn scan(
             }
             Some(c) if c.is_ascii_alphabetic() || c >= 0x80 || matches!(c, b'(' | b'"' | b'\'') => {
                 paragraph_line(body, at, end, doc_path, &mut found.links)?;
-                if prev != Prev::Para && !sentence_done {
+                // The first paragraph line that is not blank once trimmed (white space
+                // beyond ASCII makes no blank line for the parser, but trims away here).
+                if !sentence_done && !body[at..end].trim().is_empty() {
                     found.first_sentence = first_sentence(&body[at..end]).to_string();
                     sentence_done = true;
                 }
@@ -576,6 +578,8 @@ Rows are soft deleted rather than removed. Backfilled to 2019 from the warehouse
         "Dest [a](#top)",
         "Dest [a](../../../up.md)",
         "x\u{a0}",
+        "\u{a0}",
+        "\u{3000}\u{2003}",
         "\u{0}nul",
         "Line\\",
         "Two [a](a.md) and [b](b.md).",
@@ -590,6 +594,8 @@ Rows are soft deleted rather than removed. Backfilled to 2019 from the warehouse
         "Joined with [Orders](../tables/orders.md) on key_id.\nAnd a second line!",
         "Two [a](a.md) and [b](./b/c.md#x).",
         "Bang! yes? no.",
+        "\u{3000}\nAfter a wide space. Yes.",
+        "\u{a0}",
         "Up [u](../../u.md) and out [o](http://e.com/x).",
         "| a | b |\n| --- | --- |\n| x | y |\n| z |",
         "| a |\n| :-: |",
