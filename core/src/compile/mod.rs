@@ -4,6 +4,7 @@
 //! cached by the engine per source hash. [`link`] is the tenant pass: local ids, public ids,
 //! link resolution and the diagnostics that depend on other documents.
 
+mod body;
 mod follow;
 mod front;
 mod full;

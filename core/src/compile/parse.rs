@@ -3,6 +3,7 @@
 //! Everything here depends on one document's own text only, so the engine caches it by
 //! source hash and a commit re-parses only the documents it changes (compile.md §11).
 
+use super::body::Found;
 use super::front::{self, Field, Fields};
 use crate::text::{flatten, is_letter_or_number, truncate_summary, utf16_len, Utf16Map};
 use pulldown_cmark::{Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd};
@@ -321,10 +322,7 @@ fn plain_target(cut: &str, doc_path: &str) -> Option<Option<String>> {
         _ if cut.starts_with('/') => "",
         None => "",
         Some((dir, _)) => {
-            if dir
-                .split('/')
-                .any(|seg| seg.is_empty() || seg == "." || seg == "..")
-            {
+            if segments(dir).any(|seg| matches!(seg, b"" | b"." | b"..")) {
                 return None;
             }
             dir
@@ -333,20 +331,22 @@ fn plain_target(cut: &str, doc_path: &str) -> Option<Option<String>> {
     // The folder, then each segment: `..` drops the last one, empty and `.` ones are skipped.
     let mut path = String::with_capacity(dir.len() + cut.len() + 4);
     path.push_str(dir);
-    for seg in cut.split('/') {
+    for seg in segments(cut) {
         match seg {
-            "" | "." => {}
-            ".." => {
+            b"" | b"." => {}
+            b".." => {
                 if path.is_empty() {
                     return Some(None);
                 }
-                path.truncate(path.rfind('/').unwrap_or(0));
+                let last = path.bytes().rposition(|c| c == b'/').unwrap_or(0);
+                path.truncate(last);
             }
             s => {
                 if !path.is_empty() {
                     path.push('/');
                 }
-                path.push_str(s);
+                // ASCII (checked above), so any byte range is a str.
+                path.push_str(std::str::from_utf8(s).unwrap_or_default());
             }
         }
     }
@@ -359,14 +359,23 @@ fn plain_target(cut: &str, doc_path: &str) -> Option<Option<String>> {
     Some(Some(path))
 }
 
+/// The `/`-separated segments of an ASCII path, as bytes (a plain loop: the paths are a
+/// few dozen bytes, too short for a searcher's setup to pay).
+fn segments(s: &str) -> impl Iterator<Item = &[u8]> {
+    s.as_bytes().split(|&c| c == b'/')
+}
+
 /// Resolves a Markdown destination against the linking document (compile.md §6.2 rules
 /// 3–6). `None` means the link is skipped; `Some(None)` means it climbed out of the bundle.
 pub(super) fn markdown_target(dest: &str, doc_path: &str) -> Option<Option<String>> {
     if has_scheme(dest) || dest.starts_with('#') {
         return None;
     }
-    let cut = dest.split('#').next().unwrap_or("");
-    let cut = cut.split('?').next().unwrap_or("");
+    // Cut at the first `#`, then at the first `?`: at the first of either.
+    let cut = &dest[..dest
+        .bytes()
+        .position(|c| c == b'#' || c == b'?')
+        .unwrap_or(dest.len())];
     if let Some(target) = plain_target(cut, doc_path) {
         return Some(target);
     }
@@ -408,8 +417,9 @@ pub fn parse_document(path: &str, text: &str, width: usize) -> ParsedDoc {
     parse_with(path, text, width, true)
 }
 
-/// The same pass as [`parse_document`], with every frontmatter parsed by `yaml_serde`
-/// (no fast path). It exists for differential tests and benchmarks; the results are equal.
+/// The same pass as [`parse_document`] without its fast paths: every frontmatter parsed by
+/// `yaml_serde`, every body by pulldown-cmark. It exists for differential tests and
+/// benchmarks; the results are equal.
 #[doc(hidden)]
 pub fn parse_document_reference(path: &str, text: &str, width: usize) -> ParsedDoc {
     parse_with(path, text, width, false)
@@ -520,7 +530,14 @@ fn parse_with(path: &str, text: &str, width: usize, fast_path: bool) -> ParsedDo
     } else {
         Utf16Map::new(body)
     };
-    let scan = scan_body(body, path, &body_map, !has_fm, description.is_none());
+    let scan = scan_body(
+        body,
+        path,
+        &body_map,
+        !has_fm,
+        description.is_none(),
+        fast_path,
+    );
     let summary_src = match description {
         Some(d) => flatten(d),
         None => flatten(&scan.first_sentence),
@@ -566,7 +583,7 @@ struct BodyScan {
 }
 
 /// The first sentence of a candidate line (compile.md §3.2.1).
-fn first_sentence(line: &str) -> &str {
+pub(super) fn first_sentence(line: &str) -> &str {
     let mut it = line.char_indices().peekable();
     while let Some((i, c)) = it.next() {
         if matches!(c, '.' | '!' | '?') {
@@ -599,14 +616,35 @@ fn level_num(l: HeadingLevel) -> u8 {
 }
 
 /// Scans the body: sections, links, and (when `want_heading_title`) the first heading's
-/// text, and (when `want_sentence`) the first sentence for the summary.
+/// text, and (when `want_sentence`) the first sentence for the summary. With `fast_path`,
+/// a body in the subset of [`super::body`] is read without the parser, to the same result.
 fn scan_body(
     body: &str,
     doc_path: &str,
     map: &Utf16Map,
     want_heading_title: bool,
     want_sentence: bool,
+    fast_path: bool,
 ) -> BodyScan {
+    let found = fast_path
+        .then(|| super::body::scan(body, doc_path, want_heading_title, want_sentence))
+        .flatten()
+        .unwrap_or_else(|| scan_events(body, doc_path, want_heading_title, want_sentence));
+    BodyScan {
+        sections: build_sections(body, map, found.headings),
+        links: found.links,
+        first_sentence: found.first_sentence,
+        first_heading: found.first_heading,
+    }
+}
+
+/// What [`scan_body`] reads, from pulldown-cmark's events.
+pub(super) fn scan_events(
+    body: &str,
+    doc_path: &str,
+    want_heading_title: bool,
+    want_sentence: bool,
+) -> Found {
     // Containers that hide headings and summary lines.
     let mut quote_depth = 0usize; // block quotes and footnote definitions
     let mut item_depth = 0usize;
@@ -759,9 +797,8 @@ fn scan_body(
         try_candidate(c, &mut first_sentence_text);
     }
 
-    let sections = build_sections(body, map, headings);
-    BodyScan {
-        sections,
+    Found {
+        headings,
         links,
         first_sentence: first_sentence_text.unwrap_or_default(),
         first_heading,
