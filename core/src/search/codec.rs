@@ -302,7 +302,8 @@ impl Index {
             None => Arc::make_mut(&mut ix.base).reserve((r.b.len() - r.at) / 2 + names.1.len()),
         }
         Arc::make_mut(&mut ix.base_off).clear();
-        let mut sums = vec![[0u64; FIELDS]; nd];
+        // Each document's `tf` sums, one column per field (a list adds to one column).
+        let mut sums: [Vec<u64>; FIELDS] = std::array::from_fn(|_| vec![0u64; nd]);
         let mut written = 0usize;
         for u in 0..units {
             let len = ix.base.len() as u32;
@@ -321,11 +322,12 @@ impl Index {
         if r.at != r.b.len() {
             return Err(corrupt("trailing bytes"));
         }
-        if sums
-            .iter()
-            .zip(&ix.docs)
-            .any(|(s, d)| WRITTEN.iter().any(|&f| s[f] != u64::from(d.len[f])))
-        {
+        if WRITTEN.iter().any(|&f| {
+            sums[f]
+                .iter()
+                .zip(&ix.docs)
+                .any(|(&s, d)| s != u64::from(d.len[f]))
+        }) {
             return Err(corrupt("document lengths do not match the postings"));
         }
         ix.live_postings = ix.base.len() + places.as_ref().map_or(0, |_| written);
@@ -342,18 +344,30 @@ impl Index {
 fn names_postings(ix: &Index, units: usize) -> Result<(Vec<u32>, Vec<Posting>)> {
     let mut per_doc: Vec<(u32, u32, u32)> = Vec::new();
     let mut counts: HashMap<u32, u32, super::table::Fast> = HashMap::default();
-    let mut order: Vec<u32> = Vec::new();
+    // A document's units with their counts, in order of first appearance; looked up by a
+    // scan while they are few (nearly every document: an id and a title), in `counts` past
+    // that. Either way the same postings in the same order.
+    let mut order: Vec<(u32, u32)> = Vec::new();
+    const SCAN: usize = 24;
     for (slot, d) in ix.docs.iter().enumerate() {
         counts.clear();
         order.clear();
+        let few = d.names.len() * 2 <= SCAN;
         let mut prev = u32::MAX;
         for &t in d.names.iter() {
             let mut note = |u: u32| {
-                let c = counts.entry(u).or_insert(0);
-                if *c == 0 {
-                    order.push(u);
+                if few {
+                    match order.iter_mut().find(|e| e.0 == u) {
+                        Some(e) => e.1 += 1,
+                        None => order.push((u, 1)),
+                    }
+                } else {
+                    let c = counts.entry(u).or_insert(0);
+                    if *c == 0 {
+                        order.push((u, 0));
+                    }
+                    *c += 1;
                 }
-                *c += 1;
             };
             note(t);
             if prev != u32::MAX && prev != t {
@@ -365,7 +379,10 @@ fn names_postings(ix: &Index, units: usize) -> Result<(Vec<u32>, Vec<Posting>)> 
             }
             prev = t;
         }
-        per_doc.extend(order.iter().map(|&u| (u, slot as u32, counts[&u])));
+        per_doc.extend(order.iter().map(|&(u, c)| {
+            let tf = if few { c } else { counts[&u] };
+            (u, slot as u32, tf)
+        }));
     }
     let mut off = vec![0u32; units + 1];
     for &(u, _, _) in &per_doc {
@@ -460,7 +477,7 @@ impl<'a> Reader<'a> {
         u: usize,
         nd: usize,
         ix: &mut Index,
-        mut sums: Option<&mut Vec<[u64; FIELDS]>>,
+        mut sums: Option<&mut [Vec<u64>; FIELDS]>,
         mut places: Option<&mut [(u32, u32)]>,
     ) -> Result<usize> {
         let mask = self.u64()?;
@@ -482,7 +499,10 @@ impl<'a> Reader<'a> {
             ix.df[u][f] = n as u32;
             if let Some(places) = places.as_deref_mut() {
                 places[u * FIELDS + f] = (self.at as u32, n as u32);
-                self.skim(n, nd, f, sums.as_deref_mut())?;
+                match sums.as_deref_mut() {
+                    Some(s) => self.skim_with(n, nd, Some(&mut s[f]))?,
+                    None => self.skim_with(n, nd, None)?,
+                }
                 continue;
             }
             let mut doc = 0u64;
@@ -490,7 +510,7 @@ impl<'a> Reader<'a> {
                 let tf;
                 (doc, tf) = self.posting(j, doc, nd)?;
                 if let Some(s) = sums.as_deref_mut() {
-                    s[doc as usize][f] += u64::from(tf);
+                    s[f][doc as usize] += u64::from(tf);
                 }
                 base.push(Posting {
                     slot: doc as u32,
@@ -501,62 +521,92 @@ impl<'a> Reader<'a> {
         Ok(read)
     }
 
-    /// Checks a list of `n` postings of field `f` as [`Reader::lists`] reads it, without
-    /// keeping them.
-    fn skim(
-        &mut self,
-        n: usize,
-        nd: usize,
-        f: usize,
-        sums: Option<&mut Vec<[u64; FIELDS]>>,
-    ) -> Result<()> {
-        // One loop per case, so the loop over millions of postings tests nothing but them.
-        match sums {
-            Some(s) => self.skim_with(n, nd, |doc, tf| s[doc][f] += u64::from(tf)),
-            None => self.skim_with(n, nd, |_, _| ()),
-        }
-    }
-
-    /// [`Reader::skim`]'s loop, handing each posting's document and `tf` to `add`. A
-    /// posting whose numbers each fit in one byte (nearly all of them) is read here, in
-    /// line; any other, and any that does not check out, by [`Reader::posting`], which then
-    /// gives the same posting or the same error as it gives in [`Reader::lists`] (a property
-    /// test holds the two decodes equal on damaged bytes).
+    /// Checks a list of `n` postings as [`Reader::lists`] reads it, without keeping them,
+    /// adding each posting's `tf` to its document's entry of `sums` (the list's field's
+    /// column, `nd` long) when given. A posting whose numbers each fit in one byte (nearly
+    /// all of them) is read here, in line, and eight of them at a time when all eight have
+    /// `tf` 1; any other, and any that does not check out, by [`Reader::posting`], which
+    /// then gives the same posting or the same error as it gives in [`Reader::lists`] (a
+    /// property test holds the two decodes equal on damaged bytes).
     #[inline(always)]
-    fn skim_with(&mut self, n: usize, nd: usize, mut add: impl FnMut(usize, u32)) -> Result<()> {
+    fn skim_with(&mut self, n: usize, nd: usize, mut sums: Option<&mut [u64]>) -> Result<()> {
+        const HIGH: u64 = 0x8080_8080_8080_8080;
+        const LOW: u64 = 0x0101_0101_0101_0101;
         let b = self.b;
-        let mut doc = 0u64;
+        if let Some(s) = sums.as_deref() {
+            debug_assert_eq!(s.len(), nd);
+        }
+        // `base` is the least document the next posting can name: 0 for the first, one
+        // past the previous document after it (a gap counts from there).
+        let mut base = 0u64;
         let mut j = 0usize;
+        let nd = nd as u64;
         while j < n {
             let mut at = self.at;
-            while j < n {
-                let Some(&v) = b.get(at) else { break };
-                if v >= 0x80 {
-                    break;
-                }
-                let gap = u64::from(v >> 1);
-                let next = if j == 0 { gap } else { doc + gap + 1 };
-                if next >= nd as u64 {
-                    break;
-                }
-                let tf = if v & 1 == 1 {
-                    match b.get(at + 1) {
-                        Some(&t) if t < 0x80 => u32::from(t) + 2,
-                        _ => break,
+            'fast: while j < n {
+                // Eight postings of one byte each, all with `tf` 1: their documents rise by
+                // each gap plus one, so the last one is in range when all are.
+                if j + 8 <= n {
+                    if let Some(w) = b.get(at..at + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+                        let w = u64::from_le_bytes(w);
+                        if w & (HIGH | LOW) == 0 {
+                            let gaps = (w >> 1) & 0x7F7F_7F7F_7F7F_7F7F;
+                            let pairs = (gaps & 0x00FF_00FF_00FF_00FF)
+                                + ((gaps >> 8) & 0x00FF_00FF_00FF_00FF);
+                            let total = pairs.wrapping_mul(0x0001_0001_0001_0001) >> 48;
+                            if base + total + 7 < nd {
+                                if let Some(s) = sums.as_deref_mut() {
+                                    let mut doc = base;
+                                    for k in 0..8 {
+                                        doc += (gaps >> (8 * k)) & 0x7F;
+                                        s[doc as usize] += 1;
+                                        doc += 1;
+                                    }
+                                }
+                                base += total + 8;
+                                at += 8;
+                                j += 8;
+                                continue;
+                            }
+                        }
                     }
-                } else {
-                    1
-                };
-                at += 1 + usize::from(v & 1);
-                doc = next;
-                add(doc as usize, tf);
-                j += 1;
+                }
+                // Otherwise posting by posting past those eight bytes, then try again.
+                let stop = at + 8;
+                while j < n && at < stop {
+                    let Some(&v) = b.get(at) else { break 'fast };
+                    if v >= 0x80 {
+                        break 'fast;
+                    }
+                    let doc = base + u64::from(v >> 1);
+                    if doc >= nd {
+                        break 'fast;
+                    }
+                    let tf = if v & 1 == 1 {
+                        match b.get(at + 1) {
+                            Some(&t) if t < 0x80 => u32::from(t) + 2,
+                            _ => break 'fast,
+                        }
+                    } else {
+                        1
+                    };
+                    at += 1 + usize::from(v & 1);
+                    if let Some(s) = sums.as_deref_mut() {
+                        s[doc as usize] += u64::from(tf);
+                    }
+                    base = doc + 1;
+                    j += 1;
+                }
             }
             self.at = at;
             if j < n {
-                let tf;
-                (doc, tf) = self.posting(j, doc, nd)?;
-                add(doc as usize, tf);
+                // `base` is 0 only before the first posting, whose number is the document.
+                let prev = base.saturating_sub(1);
+                let (doc, tf) = self.posting(j, prev, nd as usize)?;
+                if let Some(s) = sums.as_deref_mut() {
+                    s[doc as usize] += u64::from(tf);
+                }
+                base = doc + 1;
                 j += 1;
             }
         }
