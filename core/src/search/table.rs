@@ -1,7 +1,8 @@
 //! The hash tables of the index: terms to unit ids and pairs of unit ids to unit ids.
 //!
-//! Both are one open-addressing table ([`OpenTable`]) with a fixed folded-multiply hash: no
-//! random seed, the same probes on every target. Terms of at most [`SHORT`] bytes are keyed
+//! Both are one open-addressing table ([`OpenTable`]) with a fixed multiplicative hash (the
+//! slot is the product's top bits): no random seed, the same probes on every target, and only
+//! 64-bit arithmetic, which wasm32 has (its 64×64→128-bit multiply is a call). Terms of at most [`SHORT`] bytes are keyed
 //! by their bytes packed into two `u64`s (one probe, usually one cache line, no string
 //! comparison); longer terms live in a map keyed by their text. Pairs are keyed by their two
 //! term ids packed into one `u64`.
@@ -15,17 +16,12 @@ const MUL2: u64 = 0xD6E8_FEB8_6659_FD93;
 /// The hasher of the index's maps: deterministic, no random seed, same on every target.
 pub(crate) type Fast = rustc_hash::FxBuildHasher;
 
-#[inline(always)]
-fn fold(x: u64, m: u64) -> u64 {
-    let p = u128::from(x) * u128::from(m);
-    (p as u64) ^ ((p >> 64) as u64)
-}
-
 /// A key of an [`OpenTable`]: one value is reserved to mark empty entries.
 pub(crate) trait Key: Copy + PartialEq {
     /// The key no entry ever has.
     const EMPTY: Self;
-    /// The key's hash.
+    /// The key's hash, whose top bits pick its slot: a product by an odd constant, so every
+    /// bit of the key reaches them.
     fn hash(self) -> u64;
 }
 
@@ -34,9 +30,8 @@ impl Key for [u64; 2] {
     const EMPTY: Self = [0, 0];
     #[inline(always)]
     fn hash(self) -> u64 {
-        // One wide multiply: most terms fit the first word, and the second is spread
-        // by a plain one first.
-        fold(self[0] ^ self[1].wrapping_mul(MUL2), MUL)
+        // Most terms fit the first word; the second is spread by a multiply of its own first.
+        (self[0] ^ self[1].wrapping_mul(MUL2)).wrapping_mul(MUL)
     }
 }
 
@@ -45,19 +40,22 @@ impl Key for u64 {
     const EMPTY: Self = u64::MAX;
     #[inline(always)]
     fn hash(self) -> u64 {
-        fold(self, MUL)
+        self.wrapping_mul(MUL)
     }
 }
 
 /// An open-addressing table from keys to `u32` ids, linear probing, a load factor of 7/8.
 ///
 /// It starts with one empty entry and grows on its first insertion, so a probe never
-/// checks for an empty table.
+/// checks for an empty table. A key's first slot is the top `log2(capacity)` bits of its
+/// hash (at most 32: ids are `u32`).
 #[derive(Debug, Clone)]
 pub(crate) struct OpenTable<K> {
     entries: Vec<(K, u32)>,
     len: usize,
     grow_at: usize,
+    /// `32 - log2(capacity)`: the slot is `(hash >> 32) >> shift`.
+    shift: u32,
 }
 
 impl<K: Key> Default for OpenTable<K> {
@@ -66,15 +64,22 @@ impl<K: Key> Default for OpenTable<K> {
             entries: vec![(K::EMPTY, 0)],
             len: 0,
             grow_at: 0,
+            shift: 32,
         }
     }
 }
 
 impl<K: Key> OpenTable<K> {
+    /// The first slot a key of hash `h` is looked for in.
+    #[inline(always)]
+    fn slot(&self, h: u64) -> usize {
+        ((h >> 32) >> self.shift) as usize
+    }
+
     #[inline]
     pub(crate) fn get(&self, key: K) -> Option<u32> {
         let mask = self.entries.len() - 1;
-        let mut i = (key.hash() as usize) & mask;
+        let mut i = self.slot(key.hash());
         loop {
             let (k, id) = self.entries[i];
             if k == key {
@@ -97,7 +102,7 @@ impl<K: Key> OpenTable<K> {
     #[inline(always)]
     pub(crate) fn intern_with(&mut self, key: K, next: u32, on_new: impl FnOnce()) -> u32 {
         let mask = self.entries.len() - 1;
-        let mut i = (key.hash() as usize) & mask;
+        let mut i = self.slot(key.hash());
         loop {
             let (k, id) = self.entries[i];
             if k == key {
@@ -127,10 +132,11 @@ impl<K: Key> OpenTable<K> {
         debug_assert!(self.len < cap / 8 * 7);
         self.grow_at = cap / 8 * 7;
         let old = std::mem::replace(&mut self.entries, vec![(K::EMPTY, 0); cap]);
+        self.shift = 32 - cap.trailing_zeros();
         let mask = cap - 1;
         for (k, id) in old {
             if k != K::EMPTY {
-                let mut i = (k.hash() as usize) & mask;
+                let mut i = self.slot(k.hash());
                 while self.entries[i].0 != K::EMPTY {
                     i = (i + 1) & mask;
                 }

@@ -159,21 +159,24 @@ impl<S: Sink> Sink for Stemmer<'_, S> {
     #[inline(always)]
     fn short(&mut self, key: [u64; 2], len: usize) {
         // An ASCII token: bytes are characters. Most tokens do not end in `s`, which one
-        // shift of the packed key tells.
-        let v = u128::from(key[0]) | (u128::from(key[1]) << 64);
-        if len < 3 || (v >> (8 * (len - 1))) as u8 != b's' {
+        // shift of the packed key tells. Only 64-bit shifts: on wasm32 a `u128` shift is a
+        // call.
+        let at = |i: usize| (key[i / 8] >> (8 * (i % 8))) as u8;
+        if len < 3 || at(len - 1) != b's' {
             return self.inner.short(key, len);
         }
-        let at = |i: usize| (v >> (8 * i)) as u8;
         // The first `n` bytes (`n` < 16 here).
-        let cut = |n: usize| v & ((1u128 << (8 * n)) - 1);
-        let split = |w: u128| [w as u64, (w >> 64) as u64];
+        let cut = |n: usize| {
+            let [m0, m1] = RUN_MASKS[n];
+            [key[0] & m0, key[1] & m1]
+        };
         match stem_rule(len, at, || false) {
             Stem::Keep => self.inner.short(key, len),
-            Stem::DropS => self.inner.short(split(cut(len - 1)), len - 1),
+            Stem::DropS => self.inner.short(cut(len - 1), len - 1),
             Stem::IesToY => {
-                let w = cut(len - 3) | (u128::from(b'y') << (8 * (len - 3)));
-                self.inner.short(split(w), len - 2);
+                let mut w = cut(len - 3);
+                w[(len - 3) / 8] |= u64::from(b'y') << (8 * ((len - 3) % 8));
+                self.inner.short(w, len - 2);
             }
         }
     }
