@@ -47,10 +47,10 @@ fn main() {
 /// without the re-exec: 19,000 faults and 129 ms; docs/benchmarks.md, session 8). `compile`
 /// and `import` take 64 MiB: their parsing threads allocate most of the peak (about 100
 /// MiB at 20,000 concepts: the texts and their parses), and with 16 MiB most of it came in
-/// 4 KiB pages: at 20,000
-/// concepts `compile`'s page faults went 13,500 -> 480 and its CPU 440 -> 407 ms, `import`'s
-/// 20,300 -> 1,460 and 1,211 -> 1,163 ms, for 2 and 20 MiB more peak RSS (docs/benchmarks.md,
-/// session 9). `serve` keeps the default (its many arenas live long).
+/// 4 KiB pages: at 20,000 concepts `compile`'s page faults went 13,400 -> 700 and its CPU
+/// 413 -> 367 ms (peak RSS 101 -> 105 MiB), `import`'s faults 19,700 -> 2,000 for 18 MiB more
+/// peak RSS, its CPU within the noise (docs/benchmarks.md, session 9). `serve` keeps the
+/// default (its many arenas live long).
 ///
 /// glibc 2.36 (Debian 12) decides whether the system offers huge pages by comparing what
 /// it read from `/sys/kernel/mm/transparent_hugepage/enabled` with the expected text
