@@ -44,8 +44,13 @@ fn main() {
 /// a derived record allocates at 20,000 concepts (about 20 MiB each): its cold first search
 /// then takes 10,000 -> 600 page faults and 106 -> 79 ms of CPU, for 84 -> 91 MiB of peak
 /// RSS (8 MiB, session 6's choice, left the rest of those threads' memory in 4 KiB pages;
-/// without the re-exec: 19,000 faults and 129 ms; docs/benchmarks.md, session 8). `serve`
-/// keeps the default (its many arenas live long).
+/// without the re-exec: 19,000 faults and 129 ms; docs/benchmarks.md, session 8). `compile`
+/// and `import` take 64 MiB: their parsing threads allocate most of the peak (about 100
+/// MiB at 20,000 concepts: the texts and their parses), and with 16 MiB most of it came in
+/// 4 KiB pages: at 20,000 concepts `compile`'s page faults went 13,400 -> 700 and its CPU
+/// 413 -> 367 ms (peak RSS 101 -> 105 MiB), `import`'s faults 19,700 -> 2,000 for 18 MiB more
+/// peak RSS, its CPU within the noise (docs/benchmarks.md, session 9). `serve` keeps the
+/// default (its many arenas live long).
 ///
 /// glibc 2.36 (Debian 12) decides whether the system offers huge pages by comparing what
 /// it read from `/sys/kernel/mm/transparent_hugepage/enabled` with the expected text
@@ -100,6 +105,11 @@ fn huge_pages() {
         ""
     } else if command.as_deref().is_some_and(|c| c == "mcp") {
         ":glibc.malloc.top_pad=33554432"
+    } else if command
+        .as_deref()
+        .is_some_and(|c| c == "compile" || c == "import")
+    {
+        ":glibc.malloc.top_pad=67108864"
     } else {
         ":glibc.malloc.top_pad=16777216"
     };
