@@ -716,14 +716,18 @@ impl Connection {
         on_commit: &mut dyn FnMut(&PreparedCommit) -> Option<Answer>,
     ) -> Result<T, Error> {
         let exclusive = op.exclusive();
+        // An install of what was prepared outside (`warm_prepared`) writes nothing to the
+        // store and takes the engine for a moment: it waits for no other process's commit
+        // and leaves reads their refresh (docs/connection.md rule 7).
+        let quiet = op.quiet();
         let inner = &*self.inner;
         let _x = exclusive.then(|| lock(&inner.exclusive));
-        let _w = if exclusive && !inner.read_only {
+        let _w = if exclusive && !quiet && !inner.read_only {
             inner.store.lock_writer(&inner.tenant)?
         } else {
             None
         };
-        let _busy = exclusive.then(|| {
+        let _busy = (exclusive && !quiet).then(|| {
             inner.busy.store(true, Ordering::Release);
             Busy(&inner.busy)
         });

@@ -92,6 +92,41 @@ fn warm_readies_a_connection_opened_from_a_derived_record() {
     );
 }
 
+/// A warm only installs what it prepared outside the engine: it takes no `writer.lock`, so
+/// it never waits for another process's commit, and reads beside it refresh as usual and see
+/// that commit (docs/connection.md rule 7). Here the lock is held as another process's commit
+/// holds it; a warm that took the lock would wait until it is let go.
+#[test]
+fn warm_does_not_wait_for_another_writers_lock() {
+    let dir = TempDir::new("warm-lock");
+    let dsn = format!("okf://{}?tenant=acme", dir.path().display());
+    let first = langonrock::open(&dsn).unwrap();
+    first.write("notes", "a.md", &note(1), None).unwrap();
+    first.close(); // puts the derived record
+    let conn = Arc::new(langonrock::open(&dsn).unwrap());
+    assert!(conn.served_from_derived());
+    let lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(dir.path().join("tenants/acme/writer.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let (done, warmed) = mpsc::channel();
+    let warming = {
+        let conn = conn.clone();
+        std::thread::spawn(move || done.send(conn.warm()).unwrap())
+    };
+    let r = warmed.recv_timeout(Duration::from_secs(60));
+    lock.unlock().unwrap();
+    warming.join().unwrap();
+    let r = r.expect("the warm finished while another writer held writer.lock");
+    assert!(r.unwrap(), "the warm had work and installed it");
+    conn.write("notes", "b.md", &note(2), None).unwrap();
+    assert_eq!(rows(&conn.manifest(None).unwrap()), 2);
+}
+
 fn note(i: usize) -> String {
     format!("---\ntype: note\n---\n# Note {i}\n\nNote number {i} about orders.\n")
 }

@@ -113,6 +113,9 @@ enum Body<'a, T> {
         retry: bool,
         /// Refused on a read-only connection.
         writes: bool,
+        /// Only installs what was prepared outside the engine (`warm_prepared`): it takes
+        /// no store lock and reads meanwhile refresh as usual (connection.md rule 7).
+        quiet: bool,
     },
 }
 
@@ -136,6 +139,7 @@ pub struct ConnOp<'a, T> {
 /// What a [`ConnOp`] runs: the policy over one operation, or a mapped one.
 trait Machine<T> {
     fn exclusive(&self) -> bool;
+    fn quiet(&self) -> bool;
     fn begin(&mut self, engine: &mut Engine, busy: bool, read_only: bool) -> ConnStep<T>;
     fn run_read(&mut self, served: std::result::Result<&Arc<Served>, &Error>);
     fn resume(&mut self, engine: &mut Engine, answer: ConnAnswer) -> ConnStep<T>;
@@ -169,6 +173,9 @@ impl<T, U> Mapped<'_, T, U> {
 impl<T, U> Machine<U> for Mapped<'_, T, U> {
     fn exclusive(&self) -> bool {
         self.inner.exclusive()
+    }
+    fn quiet(&self) -> bool {
+        self.inner.quiet()
     }
     fn begin(&mut self, engine: &mut Engine, busy: bool, read_only: bool) -> ConnStep<U> {
         let s = self.inner.begin(engine, busy, read_only);
@@ -215,6 +222,14 @@ impl<'a, T: 'static> ConnOp<'a, T> {
     /// reads meanwhile served from the published state.
     pub fn exclusive(&self) -> bool {
         self.inner.exclusive()
+    }
+
+    /// Whether an exclusive op only installs what was prepared outside the engine
+    /// (`warm_prepared`): a host runs it after earlier exclusive ops and before later ones,
+    /// but without the store's writer lock and without making reads skip their refresh, so
+    /// a read meanwhile still sees another process's commit (connection.md rule 7).
+    pub fn quiet(&self) -> bool {
+        self.inner.quiet()
     }
 
     /// Starts the op. `busy`: an exclusive operation of this connection is in flight (for a
@@ -289,6 +304,10 @@ impl<'a, T: 'static> Policy<'a, T> {
 
     fn exclusive(&self) -> bool {
         matches!(self.body, Body::Exclusive { .. } | Body::Refused { .. })
+    }
+
+    fn quiet(&self) -> bool {
+        matches!(self.body, Body::Exclusive { quiet: true, .. })
     }
 
     /// Starts the op. `busy`: an exclusive operation of this connection is in flight (for a
@@ -485,6 +504,9 @@ impl<T: 'static> Machine<T> for Policy<'_, T> {
     fn exclusive(&self) -> bool {
         Policy::exclusive(self)
     }
+    fn quiet(&self) -> bool {
+        Policy::quiet(self)
+    }
     fn begin(&mut self, engine: &mut Engine, busy: bool, read_only: bool) -> ConnStep<T> {
         Policy::begin(self, engine, busy, read_only)
     }
@@ -553,6 +575,7 @@ impl<'a, T: 'static> ConnOp<'a, T> {
             refresh: true,
             retry,
             writes: true,
+            quiet: false,
         })
     }
 
@@ -575,6 +598,7 @@ impl<'a, T: 'static> ConnOp<'a, T> {
             refresh,
             retry: false,
             writes,
+            quiet: false,
         })
     }
 }
@@ -683,8 +707,12 @@ pub fn warm() -> ConnOp<'static, bool> {
 /// state it was prepared over is no longer the served one.
 pub fn warm_prepared(prepared: PreparedWarm) -> ConnOp<'static, Option<bool>> {
     let mut prepared = Some(prepared);
-    ConnOp::maintain(false, false, move |e, _| {
-        e.warm_prepared_op(prepared.take())
+    ConnOp::new(Body::Exclusive {
+        make: Box::new(move |e, _, _| e.warm_prepared_op(prepared.take())),
+        refresh: false,
+        retry: false,
+        writes: false,
+        quiet: true,
     })
 }
 
