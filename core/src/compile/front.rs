@@ -307,9 +307,17 @@ fn is_key_start(b: u8) -> bool {
     b.is_ascii_alphabetic() || b == b'_'
 }
 
-fn is_key_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
-}
+/// The bytes of a key after its first: `[A-Za-z0-9_.-]`, as a table (one load a byte).
+static KEY_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-');
+        b += 1;
+    }
+    t
+};
 
 /// The length of the key at the start of `text`, when a `:` and then a space or the end
 /// follow it.
@@ -318,7 +326,10 @@ fn key_len(text: &str) -> Option<usize> {
     if b.is_empty() || !is_key_start(b[0]) {
         return None;
     }
-    let n = b.iter().position(|&c| !is_key_byte(c)).unwrap_or(b.len());
+    let n = b
+        .iter()
+        .position(|&c| !KEY_BYTE[c as usize])
+        .unwrap_or(b.len());
     if n > MAX_KEY || b.get(n) != Some(&b':') || !matches!(b.get(n + 1), None | Some(b' ')) {
         return None;
     }
@@ -334,7 +345,11 @@ fn starts_with_key(text: &str) -> bool {
 fn split_key(text: &str) -> Option<(&str, &str)> {
     let n = key_len(text)?;
     let key = &text[..n];
-    if resolve_plain(key) != Plain::Str {
+    // A key starts with a letter or `_`, so only the null and boolean words (first byte
+    // `n`, `t`, `f` in either case) can resolve to something other than a string.
+    if matches!(key.as_bytes()[0], b'n' | b'N' | b't' | b'T' | b'f' | b'F')
+        && resolve_plain(key) != Plain::Str
+    {
         return None;
     }
     Some((key, text[n + 1..].trim_start_matches(' ')))
@@ -454,9 +469,17 @@ fn plain(v: &str) -> Option<&str> {
     if !plain_start_ok(b) {
         return None;
     }
+    // The usual value holds no comment and no `: `: one pass over byte pairs (a fold without
+    // an early exit, which the compiler vectorises) settles that; otherwise a plain loop
+    // finds which comes first.
+    let marked = b.last() == Some(&b':')
+        || b.iter().zip(&b[1..]).fold(false, |a, (&x, &y)| {
+            a | ((x == b':') & (y == b' ')) | ((x == b' ') & (y == b'#'))
+        });
+    if !marked {
+        return Some(v.trim_end_matches(' '));
+    }
     let mut end = b.len();
-    // A plain loop: the values are a few dozen bytes, too short for memchr's vector setup
-    // to pay.
     for (i, &c) in b.iter().enumerate() {
         match c {
             b'#' if i > 0 && b[i - 1] == b' ' => {
