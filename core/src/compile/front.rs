@@ -345,11 +345,7 @@ fn starts_with_key(text: &str) -> bool {
 fn split_key(text: &str) -> Option<(&str, &str)> {
     let n = key_len(text)?;
     let key = &text[..n];
-    // A key starts with a letter or `_`, so only the null and boolean words (first byte
-    // `n`, `t`, `f` in either case) can resolve to something other than a string.
-    if matches!(key.as_bytes()[0], b'n' | b'N' | b't' | b'T' | b'f' | b'F')
-        && resolve_plain(key) != Plain::Str
-    {
+    if resolve_plain(key) != Plain::Str {
         return None;
     }
     Some((key, text[n + 1..].trim_start_matches(' ')))
@@ -507,10 +503,23 @@ pub(crate) enum Plain {
 
 /// Resolves a plain scalar: empty and the null words are null, then booleans, integers
 /// (decimal, `0x`, `0o`, `0b`, signed; digits with a leading zero are a string), floats.
+#[inline]
 pub(crate) fn resolve_plain(v: &str) -> Plain {
-    let Some(&first) = v.as_bytes().first() else {
-        return Plain::Other;
-    };
+    // Inlined, the first byte settles the usual string (a word, a URL) without a call.
+    match v.as_bytes().first() {
+        None => Plain::Other,
+        Some(b'~' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' | b'0'..=b'9' | b'+' | b'-' | b'.') => {
+            resolve_word_or_number(v)
+        }
+        Some(_) => Plain::Str,
+    }
+}
+
+/// [`resolve_plain`] of a non-empty scalar whose first byte may start a null or boolean word
+/// or a number.
+#[inline(never)]
+fn resolve_word_or_number(v: &str) -> Plain {
+    let first = v.as_bytes()[0];
     match first {
         b'~' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' => {
             return match v {
