@@ -307,9 +307,17 @@ fn is_key_start(b: u8) -> bool {
     b.is_ascii_alphabetic() || b == b'_'
 }
 
-fn is_key_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
-}
+/// The bytes of a key after its first: `[A-Za-z0-9_.-]`, as a table (one load a byte).
+static KEY_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-');
+        b += 1;
+    }
+    t
+};
 
 /// The length of the key at the start of `text`, when a `:` and then a space or the end
 /// follow it.
@@ -318,7 +326,10 @@ fn key_len(text: &str) -> Option<usize> {
     if b.is_empty() || !is_key_start(b[0]) {
         return None;
     }
-    let n = b.iter().position(|&c| !is_key_byte(c)).unwrap_or(b.len());
+    let n = b
+        .iter()
+        .position(|&c| !KEY_BYTE[c as usize])
+        .unwrap_or(b.len());
     if n > MAX_KEY || b.get(n) != Some(&b':') || !matches!(b.get(n + 1), None | Some(b' ')) {
         return None;
     }
@@ -454,9 +465,17 @@ fn plain(v: &str) -> Option<&str> {
     if !plain_start_ok(b) {
         return None;
     }
+    // The usual value holds no comment and no `: `: one pass over byte pairs (a fold without
+    // an early exit, which the compiler vectorises) settles that; otherwise a plain loop
+    // finds which comes first.
+    let marked = b.last() == Some(&b':')
+        || b.iter().zip(&b[1..]).fold(false, |a, (&x, &y)| {
+            a | ((x == b':') & (y == b' ')) | ((x == b' ') & (y == b'#'))
+        });
+    if !marked {
+        return Some(v.trim_end_matches(' '));
+    }
     let mut end = b.len();
-    // A plain loop: the values are a few dozen bytes, too short for memchr's vector setup
-    // to pay.
     for (i, &c) in b.iter().enumerate() {
         match c {
             b'#' if i > 0 && b[i - 1] == b' ' => {
@@ -484,10 +503,23 @@ pub(crate) enum Plain {
 
 /// Resolves a plain scalar: empty and the null words are null, then booleans, integers
 /// (decimal, `0x`, `0o`, `0b`, signed; digits with a leading zero are a string), floats.
+#[inline]
 pub(crate) fn resolve_plain(v: &str) -> Plain {
-    let Some(&first) = v.as_bytes().first() else {
-        return Plain::Other;
-    };
+    // Inlined, the first byte settles the usual string (a word, a URL) without a call.
+    match v.as_bytes().first() {
+        None => Plain::Other,
+        Some(b'~' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' | b'0'..=b'9' | b'+' | b'-' | b'.') => {
+            resolve_word_or_number(v)
+        }
+        Some(_) => Plain::Str,
+    }
+}
+
+/// [`resolve_plain`] of a non-empty scalar whose first byte may start a null or boolean word
+/// or a number.
+#[inline(never)]
+fn resolve_word_or_number(v: &str) -> Plain {
+    let first = v.as_bytes()[0];
     match first {
         b'~' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' => {
             return match v {

@@ -86,6 +86,13 @@ fn scalar_forms_match_yaml_serde() {
         "a:\n  b:\n    c: d\n  e: [f]\ntype: t",
         "s:\n  - k: v\n    j: w\n  - x\ntype: t",
         "# lead\n\ntype: t\n   # indented comment\n",
+        // Colons and hashes that are neither `: ` nor ` #`, before and past 16 bytes.
+        "title: https://example.test/a:b#c?d=e:f#g",
+        "title: a:b#c",
+        "title: a value longer than sixteen bytes  # then a comment: with a colon",
+        "title: a value longer than sixteen bytes #: comment",
+        // Keys starting like the null and boolean words.
+        "nothing: a\nt: b\nFa: c\nnull_key: d\nTrueish: e\ntype: t",
     ];
     for inner in accepted {
         assert!(agrees(inner), "should take the fast path: {inner:?}");
@@ -107,7 +114,13 @@ fn scalar_forms_match_yaml_serde() {
         "'type': a",
         "\"type\": a",
         "true: a",
+        "Null: a",
+        "FALSE: a",
+        "type: t\nnull: a",
         "1: a",
+        "title: a value longer than sixteen bytes: then more",
+        "title: a value longer than sixteen bytes:",
+        "title: x:",
         "  type: a",
         "- a",
         "type: a\n- b",
