@@ -45,30 +45,11 @@ pub(super) struct Found {
     pub(super) first_heading: Option<String>,
 }
 
-/// The bytes pulldown-cmark's inline scan stops at with the compiler's options
-/// (`\n`, `\r`, `*`, `_`, `&`, `\`, `[`, `]`, `<`, `!`, `` ` ``, `|`, `~`), with tabs and
-/// control characters, which the subset refuses outside code.
-const fn special_table() -> [bool; 256] {
-    let mut t = [false; 256];
-    let mut i = 0;
-    while i < 0x20 {
-        t[i] = true;
-        i += 1;
-    }
-    t[0x7f] = true;
-    let bytes = b"*_&\\[]<!`|~";
-    let mut j = 0;
-    while j < bytes.len() {
-        t[bytes[j] as usize] = true;
-        j += 1;
-    }
-    t
-}
-
-static SPECIAL: [bool; 256] = special_table();
-
-/// [`SPECIAL`] as comparisons, which vectorise.
-fn special(c: u8) -> bool {
+/// Whether pulldown-cmark's inline scan stops at `c` with the compiler's options (`\n`,
+/// `\r`, `*`, `_`, `&`, `\`, `[`, `]`, `<`, `!`, `` ` ``, `|`, `~`), or `c` is a tab or
+/// control character, which the subset refuses outside code. Comparisons, which vectorise;
+/// [`SPECIAL`] is the same set as a table.
+const fn special(c: u8) -> bool {
     (c < 0x20)
         | (c == 0x7f)
         | (c == b'*')
@@ -83,6 +64,17 @@ fn special(c: u8) -> bool {
         | (c == b'|')
         | (c == b'~')
 }
+
+/// [`special`] as a table (one load a byte, for the byte-by-byte paths).
+static SPECIAL: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = special(i as u8);
+        i += 1;
+    }
+    t
+};
 
 /// What the line before was, for the lines whose meaning depends on it.
 #[derive(Clone, Copy, PartialEq, Eq)]
