@@ -309,11 +309,44 @@ fn bytes(b: &[u8]) -> JsValue {
     Uint8Array::from(b).into()
 }
 
-fn key(k: &Key) -> JsValue {
+/// The property names of a record and its key, and the kinds' names, as JS strings made
+/// once: a commit of an import sets them on every one of its records.
+struct RecordNames {
+    key: JsValue,
+    bytes: JsValue,
+    kind: JsValue,
+    digest: JsValue,
+    kinds: [(langonrock_core::engine::Kind, JsValue); 5],
+}
+
+thread_local! {
+    static NAMES: RecordNames = {
+        use langonrock_core::engine::Kind;
+        RecordNames {
+            key: JsValue::from_str("key"),
+            bytes: JsValue::from_str("bytes"),
+            kind: JsValue::from_str("kind"),
+            digest: JsValue::from_str("digest"),
+            kinds: [Kind::Source, Kind::Revision, Kind::Record, Kind::Derived, Kind::Recovery]
+                .map(|k| (k, JsValue::from_str(k.as_str()))),
+        }
+    };
+}
+
+fn key_with(names: &RecordNames, k: &Key) -> JsValue {
     let o = Object::new();
-    set(&o, "kind", &JsValue::from_str(k.kind.as_str()));
-    set(&o, "digest", &JsValue::from_str(&k.digest.to_hex()));
+    let kind = names
+        .kinds
+        .iter()
+        .find(|(n, _)| *n == k.kind)
+        .map_or_else(|| JsValue::from_str(k.kind.as_str()), |(_, v)| v.clone());
+    let _ = Reflect::set(&o, &names.kind, &kind);
+    let _ = Reflect::set(&o, &names.digest, &JsValue::from_str(&k.digest.to_hex()));
     o.into()
+}
+
+fn key(k: &Key) -> JsValue {
+    NAMES.with(|names| key_with(names, k))
 }
 
 fn keys(ks: &[Key]) -> Array {
@@ -349,20 +382,21 @@ pub fn need(n: &Need) -> JsValue {
             let total: usize = p.records.iter().map(|(_, b)| b.len()).sum();
             let all = Uint8Array::new_with_length(total as u32);
             let mut at = 0u32;
-            let records: Array = p
-                .records
-                .iter()
-                .map(|(k, b)| {
-                    let end = at + b.len() as u32;
-                    let view = all.subarray(at, end);
-                    view.copy_from(b);
-                    let o = Object::new();
-                    set(&o, "key", &key(k));
-                    set(&o, "bytes", &view);
-                    at = end;
-                    JsValue::from(o)
-                })
-                .collect();
+            let records: Array = NAMES.with(|names| {
+                p.records
+                    .iter()
+                    .map(|(k, b)| {
+                        let end = at + b.len() as u32;
+                        let view = all.subarray(at, end);
+                        view.copy_from(b);
+                        let o = Object::new();
+                        let _ = Reflect::set(&o, &names.key, &key_with(names, k));
+                        let _ = Reflect::set(&o, &names.bytes, &view);
+                        at = end;
+                        JsValue::from(o)
+                    })
+                    .collect()
+            });
             set(&o, "records", &records);
             set(&o, "revision", &JsValue::from_str(&p.revision.to_hex()));
             "commit"
