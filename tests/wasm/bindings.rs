@@ -439,3 +439,64 @@ fn history_and_restore_through_the_bindings() {
         "invalid hash \"abc\": expected 64 lowercase hex characters"
     );
 }
+
+#[wasm_bindgen_test]
+fn import_documents_cross_as_the_core_reads_them() {
+    // The samples, one document with text beyond ASCII, and one whose JS string holds a
+    // lone surrogate, which crosses as U+FFFD (the documents list is text as read, lossily).
+    let mut docs = samples();
+    docs.push(SourceDoc::new(
+        "inbox",
+        "beyond.md",
+        "# Café Ωmega\n\nNaïve façade, 東京, emoji 🙂 and a Σ.\n",
+    ));
+    docs.push(SourceDoc::new(
+        "inbox",
+        "lone.md",
+        "# Lone\n\nhalf \u{FFFD} a pair\n",
+    ));
+    let entry = |b: &str, p: &str, content: JsValue| {
+        obj(&[
+            ("bundle", b.into()),
+            ("path", p.into()),
+            ("content", content),
+        ])
+    };
+    let list: Array = docs[..docs.len() - 1]
+        .iter()
+        .map(|d| entry(&d.bundle, &d.path, d.text.as_str().into()))
+        .collect();
+    let lone = js_sys::JsString::from("# Lone\n\nhalf ")
+        .concat(&js_sys::JsString::from_char_code1(0xD800))
+        .concat(&" a pair\n".into());
+    list.push(&entry("inbox", "lone.md", lone.into()));
+
+    let mut store = MemoryStore::new();
+    let mut engine = WasmEngine::new("Samples").expect("a tenant");
+    let op = engine.refresh();
+    run(&mut engine, &mut store, op).expect("open");
+    let op = engine.import("/samples".into(), list.into(), false);
+    run_conn(&mut engine, &mut store, op, T0).expect("the import commits");
+    let model = compile(&docs, SUMMARY_WIDTH).expect("the documents compile");
+    let snap = engine.snapshot().expect("snapshot");
+    assert_eq!(
+        text(&snap, "snapshot"),
+        langonrock_core::snapshot::snapshot_id(&model)
+    );
+
+    // Lists of the wrong shape are refused with one message, before any step.
+    let refusal = "import documents must be an array of {bundle, path, content}";
+    let not_object = Array::of1(&JsValue::NULL);
+    let number_content = Array::of1(&entry("inbox", "n.md", JsValue::from_f64(1.0)));
+    let no_path = Array::of1(&obj(&[("bundle", "inbox".into()), ("content", "x".into())]));
+    for bad in [
+        JsValue::from_str("not a list"),
+        not_object.into(),
+        number_content.into(),
+        no_path.into(),
+    ] {
+        let op = engine.import("/samples".into(), bad, false);
+        let e = run_conn(&mut engine, &mut store, op, T1).unwrap_err();
+        assert_eq!(js_error(&e), ("INVALID".to_string(), refusal.to_string()));
+    }
+}

@@ -309,11 +309,44 @@ fn bytes(b: &[u8]) -> JsValue {
     Uint8Array::from(b).into()
 }
 
-fn key(k: &Key) -> JsValue {
+/// The property names of a record and its key, and the kinds' names, as JS strings made
+/// once: a commit of an import sets them on every one of its records.
+struct RecordNames {
+    key: JsValue,
+    bytes: JsValue,
+    kind: JsValue,
+    digest: JsValue,
+    kinds: [(langonrock_core::engine::Kind, JsValue); 5],
+}
+
+thread_local! {
+    static NAMES: RecordNames = {
+        use langonrock_core::engine::Kind;
+        RecordNames {
+            key: JsValue::from_str("key"),
+            bytes: JsValue::from_str("bytes"),
+            kind: JsValue::from_str("kind"),
+            digest: JsValue::from_str("digest"),
+            kinds: [Kind::Source, Kind::Revision, Kind::Record, Kind::Derived, Kind::Recovery]
+                .map(|k| (k, JsValue::from_str(k.as_str()))),
+        }
+    };
+}
+
+fn key_with(names: &RecordNames, k: &Key) -> JsValue {
     let o = Object::new();
-    set(&o, "kind", &JsValue::from_str(k.kind.as_str()));
-    set(&o, "digest", &JsValue::from_str(&k.digest.to_hex()));
+    let kind = names
+        .kinds
+        .iter()
+        .find(|(n, _)| *n == k.kind)
+        .map_or_else(|| JsValue::from_str(k.kind.as_str()), |(_, v)| v.clone());
+    let _ = Reflect::set(&o, &names.kind, &kind);
+    let _ = Reflect::set(&o, &names.digest, &JsValue::from_str(&k.digest.to_hex()));
     o.into()
+}
+
+fn key(k: &Key) -> JsValue {
+    NAMES.with(|names| key_with(names, k))
 }
 
 fn keys(ks: &[Key]) -> Array {
@@ -349,20 +382,21 @@ pub fn need(n: &Need) -> JsValue {
             let total: usize = p.records.iter().map(|(_, b)| b.len()).sum();
             let all = Uint8Array::new_with_length(total as u32);
             let mut at = 0u32;
-            let records: Array = p
-                .records
-                .iter()
-                .map(|(k, b)| {
-                    let end = at + b.len() as u32;
-                    let view = all.subarray(at, end);
-                    view.copy_from(b);
-                    let o = Object::new();
-                    set(&o, "key", &key(k));
-                    set(&o, "bytes", &view);
-                    at = end;
-                    JsValue::from(o)
-                })
-                .collect();
+            let records: Array = NAMES.with(|names| {
+                p.records
+                    .iter()
+                    .map(|(k, b)| {
+                        let end = at + b.len() as u32;
+                        let view = all.subarray(at, end);
+                        view.copy_from(b);
+                        let o = Object::new();
+                        let _ = Reflect::set(&o, &names.key, &key_with(names, k));
+                        let _ = Reflect::set(&o, &names.bytes, &view);
+                        at = end;
+                        JsValue::from(o)
+                    })
+                    .collect()
+            });
             set(&o, "records", &records);
             set(&o, "revision", &JsValue::from_str(&p.revision.to_hex()));
             "commit"
@@ -475,37 +509,81 @@ pub fn snapshot(s: &langonrock_core::snapshot::Snapshot) -> JsValue {
     o.into()
 }
 
+#[wasm_bindgen]
+extern "C" {
+    /// One entry of a documents list for import, read through its own properties: no key
+    /// string made per read, as [`get`] makes one.
+    type DocumentIn;
+    #[wasm_bindgen(method, getter, catch)]
+    fn bundle(this: &DocumentIn) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, getter, catch)]
+    fn path(this: &DocumentIn) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(method, getter, catch)]
+    fn content(this: &DocumentIn) -> Result<JsValue, JsValue>;
+
+    /// The runtime's `TextEncoder` (a global of Node and of browsers).
+    type TextEncoder;
+    #[wasm_bindgen(constructor)]
+    fn new() -> TextEncoder;
+    #[wasm_bindgen(method)]
+    fn encode(this: &TextEncoder, s: &JsString) -> Uint8Array;
+}
+
+thread_local! {
+    static ENCODER: TextEncoder = TextEncoder::new();
+}
+
+/// The entries of a documents list (none when it is not an array; an entry that is not an
+/// object reads as undefined in every field).
+fn document_entries(v: &JsValue) -> Option<impl Iterator<Item = Option<DocumentIn>>> {
+    if !Array::is_array(v) {
+        return None;
+    }
+    Some(
+        Array::from(v)
+            .into_iter()
+            .map(|d| d.is_object().then(|| d.unchecked_into::<DocumentIn>())),
+    )
+}
+
 /// The total length of the contents of a documents list for import, in UTF-16 units (0
 /// when it is not one).
 pub fn documents_len(v: &JsValue) -> usize {
-    if !Array::is_array(v) {
+    let Some(entries) = document_entries(v) else {
         return 0;
-    }
-    Array::from(v)
-        .iter()
-        .filter_map(|d| get(&d, "content").dyn_into::<JsString>().ok())
+    };
+    entries
+        .filter_map(|d| d?.content().ok()?.dyn_into::<JsString>().ok())
         .map(|s| s.length() as usize)
         .sum()
+}
+
+/// A document's text from a JS string: encoded by the runtime's `TextEncoder` (its native
+/// encoder; wasm-bindgen's string conversion runs a JS loop over every ASCII character
+/// first) and copied in once.
+fn text_of(s: &JsString) -> Option<std::sync::Arc<str>> {
+    let bytes = ENCODER.with(|e| e.encode(s)).to_vec();
+    // A `TextEncoder` writes UTF-8 (a lone surrogate as U+FFFD, as the string conversion
+    // does), so the check never fails.
+    String::from_utf8(bytes).ok().map(std::sync::Arc::from)
 }
 
 /// A documents list for import: `[{bundle, path, content}]`, contents as read from files.
 pub fn documents(v: &JsValue) -> Result<Vec<langonrock_core::compile::SourceDoc>, Error> {
     let bad =
         || Error::Invalid("import documents must be an array of {bundle, path, content}".into());
-    if !Array::is_array(v) {
-        return Err(bad());
-    }
-    Array::from(v)
-        .iter()
+    document_entries(v)
+        .ok_or_else(bad)?
         .map(|d| {
-            let bundle = get(&d, "bundle").as_string().ok_or_else(bad)?;
-            let path = get(&d, "path").as_string().ok_or_else(bad)?;
-            let text = get(&d, "content").as_string().ok_or_else(bad)?;
-            Ok(langonrock_core::compile::SourceDoc::new(
-                bundle,
-                path,
-                std::sync::Arc::<str>::from(text),
-            ))
+            let d = d.ok_or_else(bad)?;
+            let field = |v: Result<JsValue, JsValue>| v.ok().ok_or_else(bad);
+            let bundle = field(d.bundle())?.as_string().ok_or_else(bad)?;
+            let path = field(d.path())?.as_string().ok_or_else(bad)?;
+            let content = field(d.content())?
+                .dyn_into::<JsString>()
+                .map_err(|_| bad())?;
+            let text = text_of(&content).ok_or_else(bad)?;
+            Ok(langonrock_core::compile::SourceDoc::new(bundle, path, text))
         })
         .collect()
 }
