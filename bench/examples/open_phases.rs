@@ -102,11 +102,13 @@ fn main() {
     let source = |d: &Digest| sources.get(d).cloned();
     let (decode, dec) = least(4, || {
         opened
+            .clone()
             .decode(&rev.bundles, &source)
             .expect("it decodes (the model)")
     });
     let (beside, both) = least(4, || {
         opened
+            .clone()
             .decode_indexed(&rev.bundles, &source)
             .expect("it decodes (model and index)")
     });

@@ -103,6 +103,25 @@ pub fn manifest(model: &Model, tenant: &str, bundle: Option<&str>, today: &str) 
     Ok(out)
 }
 
+/// The advice sentence of the whole tenant manifest for `today` (agent.md §7.2), measured
+/// row by row as [`manifest`] writes them, without holding the manifest (at 20,000 concepts
+/// it is 6 MB, built beside a server's first request).
+pub fn advice(model: &Model, tenant: &str, today: &str) -> String {
+    let mut m = crate::tools::ManifestMeasure::default();
+    let mut out = String::with_capacity(1024);
+    preamble(&mut out, tenant, model);
+    out.push_str(COLUMNS);
+    out.push('\n');
+    m.lines(&out);
+    for c in model.concepts() {
+        out.clear();
+        push_row(&mut out, c, today);
+        out.push('\n');
+        m.lines(&out);
+    }
+    m.advice()
+}
+
 /// The single-bundle compile form (read.md §2.3): no `bundle` column, rows by id.
 pub fn compile_manifest(model: &Model, bundle: &str, today: &str) -> String {
     let mut out = format!("# bundle: {bundle}\nid\tkind\tstatus\tgrain\tsummary\tlinks\n");

@@ -843,6 +843,19 @@ impl Connection {
         })
     }
 
+    /// The advice sentence of the whole manifest for today (agent.md §7.2), measured row by
+    /// row without building the manifest's text.
+    pub fn advice(&self) -> Result<String, Error> {
+        let today = self.inner.clock.today();
+        self.with_read(|s| {
+            Ok(langonrock_core::manifest::advice(
+                s.model(),
+                self.tenant(),
+                &today,
+            ))
+        })
+    }
+
     /// A search (search.md): the search TSV for today.
     pub fn search(
         &self,

@@ -391,6 +391,20 @@ impl Connection {
         }
     }
 
+    /// The advice sentence ([`Connection::advice`]): a local tenant's measured row by row,
+    /// a remote one's from the manifest it sends.
+    pub(crate) fn advice_sentence(&self) -> Option<String> {
+        match self.live().ok()? {
+            Kind::Local(c) => c.advice().ok(),
+            #[cfg(feature = "remote")]
+            Kind::Remote(r) => r
+                .remote
+                .manifest(None)
+                .ok()
+                .map(|m| langonrock_core::tools::advice(&m)),
+        }
+    }
+
     /// `snapshot()`: the snapshot id (equal ids mean equal reads) and the concept count.
     ///
     /// ```

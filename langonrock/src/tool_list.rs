@@ -126,7 +126,7 @@ impl Connection {
     /// # Ok::<(), langonrock::Error>(())
     /// ```
     pub fn advice(&self) -> Option<String> {
-        self.manifest(None).ok().map(|m| tools::advice(&m))
+        self.advice_sentence()
     }
 
     /// The tool definitions of `mode`, in order, as `langonrock mcp` lists them for this

@@ -528,7 +528,7 @@ impl Opened {
     /// not yet checked: the engine checks a text before it serves it). `None` when anything
     /// does not decode exactly. The index stays as stored.
     pub fn decode(
-        &self,
+        self,
         bundles: &[BundleRef],
         source: &dyn Fn(&Digest) -> Option<Bytes>,
     ) -> Option<Decoded> {
@@ -540,13 +540,13 @@ impl Opened {
     /// search. An index that does not decode to one of the model's size is left as
     /// stored (the first search then builds one).
     pub fn decode_indexed(
-        &self,
+        self,
         bundles: &[BundleRef],
         source: &dyn Fn(&Digest) -> Option<Bytes>,
     ) -> Option<Decoded> {
         let index = self.index.clone();
         let (decoded, early) = crate::par::beside(
-            || self.decode(bundles, source),
+            move || self.decode(bundles, source),
             move || crate::search::Index::decode_shared(index?.unpack()?).ok(),
         );
         let mut d = decoded?;
@@ -566,12 +566,14 @@ pub fn decode(bytes: &[u8], recorded: &Digest, bundles: &[BundleRef]) -> Option<
     o.decode(bundles, &|_| None)
 }
 
-struct DocIn<'a> {
-    path: &'a str,
-    hash: Digest,
-    text: Text,
+/// A document as the first section gives it: its path and entry (its parse still `None`;
+/// the chunks fill it in), whether its text is ASCII, whether it is a concept. Owned, so the
+/// first section is freed before the chunks decode, and moved into its bundle's state at the
+/// end (not copied).
+struct DocIn {
+    path: String,
+    doc: Doc,
     ascii: bool,
-    parsed: Option<Arc<ParsedDoc>>,
     concept: bool,
 }
 
@@ -584,23 +586,27 @@ struct ConceptIn {
     concept: Arc<Concept>,
 }
 
-fn decode_payload(
-    o: &Opened,
+/// The first section's snapshot root, bundles and documents, checked against the revision's
+/// bundle list (and, when the record carries the texts, against their total length): each
+/// bundle's name and document list.
+fn decode_head(
+    head: &[u8],
+    want: usize,
     bundles: &[BundleRef],
+    texts: Option<&Bytes>,
     source: &dyn Fn(&Digest) -> Option<Bytes>,
-) -> Option<Decoded> {
-    let texts = o.texts.as_ref();
-    let mut r = R { b: &o.head, at: 0 };
+) -> Option<(Digest, Vec<String>, Vec<Vec<DocIn>>)> {
+    let mut r = R { b: head, at: 0 };
     let nc = r.u32()?;
-    let root = r.digest()?;
+    let root = Digest(r.digest()?);
     r.flag()?;
     let mut t_at = 0usize;
     let nb = r.count(4 + 32 + 8 + 4)?;
-    if nb != bundles.len() || nc != o.concepts {
+    if nb != bundles.len() || nc != want {
         return None;
     }
-    let mut docs: Vec<Vec<DocIn<'_>>> = Vec::with_capacity(nb);
-    let mut names: Vec<&str> = Vec::with_capacity(nb);
+    let mut docs: Vec<Vec<DocIn>> = Vec::with_capacity(nb);
+    let mut names: Vec<String> = Vec::with_capacity(nb);
     let mut want_concepts = 0usize;
     for b in bundles {
         let name = r.str()?;
@@ -613,11 +619,11 @@ fn decode_payload(
         if nd == 0 {
             return None;
         }
-        let mut list: Vec<DocIn<'_>> = Vec::with_capacity(nd);
+        let mut list: Vec<DocIn> = Vec::with_capacity(nd);
         let mut in_bundle = 0u64;
         for _ in 0..nd {
             let path = r.str()?;
-            if list.last().is_some_and(|d| d.path >= path) {
+            if list.last().is_some_and(|d| d.path.as_str() >= path) {
                 return None;
             }
             let hash = Digest(r.digest()?);
@@ -637,11 +643,13 @@ fn decode_payload(
             let concept = flags & DOC_CONCEPT != 0;
             in_bundle += u64::from(concept);
             list.push(DocIn {
-                path,
-                hash,
-                text: Text::from_bytes(bytes),
+                path: path.to_string(),
+                doc: Doc {
+                    hash,
+                    text: Text::from_bytes(bytes),
+                    parsed: None,
+                },
                 ascii: flags & DOC_ASCII != 0,
-                parsed: None,
                 concept,
             });
         }
@@ -649,22 +657,40 @@ fn decode_payload(
             return None;
         }
         want_concepts += in_bundle as usize;
-        names.push(name);
+        names.push(name.to_string());
         docs.push(list);
     }
-    if r.at != o.head.len() || nc != want_concepts || texts.is_some_and(|t| t_at != t.len()) {
+    if r.at != head.len() || nc != want_concepts || texts.is_some_and(|t| t_at != t.len()) {
         return None;
     }
+    Some((root, names, docs))
+}
+
+fn decode_payload(
+    o: Opened,
+    bundles: &[BundleRef],
+    source: &dyn Fn(&Digest) -> Option<Bytes>,
+) -> Option<Decoded> {
+    let Opened {
+        head,
+        chunks,
+        concepts: nc,
+        index,
+        texts,
+    } = o;
+    let (root, names, mut docs) = decode_head(&head, nc, bundles, texts.as_ref(), source)?;
+    // Everything the first section held is copied out: free it before the chunks decode.
+    drop(head);
 
     // The chunks, each decompressed and decoded on its own (on every core with the
     // `parallel` feature), then joined in order with the checks that span them.
-    let chunks: Vec<(usize, &Packed)> = o
-        .chunks
-        .iter()
+    let chunks: Vec<(usize, Packed)> = chunks
+        .into_iter()
         .enumerate()
         .map(|(j, p)| (CHUNK.min(nc - j * CHUNK), p))
         .collect();
     let decoded = crate::par::map(&chunks, |(n, p)| decode_chunk(p, *n, &docs, &names));
+    drop(chunks);
     let mut concepts: Vec<Arc<Concept>> = Vec::with_capacity(nc);
     let mut leaves: Vec<[u8; 32]> = Vec::with_capacity(nc);
     let mut prev_bundle = 0usize;
@@ -677,7 +703,7 @@ fn decode_payload(
                 return None;
             }
             prev_bundle = c.bi;
-            let doc = &mut docs[c.bi][c.di];
+            let doc = &mut docs[c.bi][c.di].doc;
             if doc.parsed.is_some() {
                 return None;
             }
@@ -690,43 +716,30 @@ fn decode_payload(
         return None;
     }
 
-    // The bundles' states, each on its own (in parallel as above).
-    let lists: Vec<(&BundleRef, &Vec<DocIn<'_>>)> = bundles.iter().zip(&docs).collect();
-    let states = crate::par::map(&lists, |(b, list)| {
-        let docs: BTreeMap<String, Doc> = list
-            .iter()
-            .map(|d| {
-                (
-                    d.path.to_string(),
-                    Doc {
-                        hash: d.hash,
-                        text: d.text.clone(),
-                        parsed: d.parsed.clone(),
-                    },
-                )
-            })
-            .collect();
-        Arc::new(BundleState {
-            docs,
-            record: b.record,
-            concepts: b.concepts,
-        })
-    });
+    // The bundles' states: each document list moved into its map, and freed as it goes.
     let mut state = TenantState::default();
-    for (name, b) in names.iter().zip(states) {
-        state.bundles.insert((*name).to_string(), b);
+    for ((name, b), list) in names.iter().zip(bundles).zip(docs) {
+        let docs: BTreeMap<String, Doc> = list.into_iter().map(|d| (d.path, d.doc)).collect();
+        state.bundles.insert(
+            name.clone(),
+            Arc::new(BundleState {
+                docs,
+                record: b.record,
+                concepts: b.concepts,
+            }),
+        );
     }
     // A record naming one id twice is not one this compiler wrote.
-    let model = Model::new(names.iter().map(|n| n.to_string()).collect(), concepts)?;
+    let model = Model::new(names, concepts)?;
     let tree = SnapshotTree::from_leaves(&model, &leaves)?;
-    if tree.root() != root {
+    if tree.root() != root.0 {
         return None;
     }
     Some(Decoded {
         model,
         tree,
         state,
-        index: o.index.clone(),
+        index,
         built: None,
         external: texts.is_none(),
     })
@@ -737,8 +750,8 @@ fn decode_payload(
 fn decode_chunk(
     p: &Packed,
     n: usize,
-    docs: &[Vec<DocIn<'_>>],
-    names: &[&str],
+    docs: &[Vec<DocIn>],
+    names: &[String],
 ) -> Option<Vec<ConceptIn>> {
     let bytes = p.unpack()?;
     let mut r = R { b: &bytes, at: 0 };
@@ -752,7 +765,8 @@ fn decode_chunk(
         if !doc.concept {
             return None;
         }
-        let parsed = Arc::new(decode_parsed(&mut r, &doc.text, doc.ascii)?);
+        let text = &doc.doc.text;
+        let parsed = Arc::new(decode_parsed(&mut r, text, doc.ascii)?);
         let links = r.strs()?;
         let diagnostics = r.strs()?;
         out.push(ConceptIn {
@@ -761,9 +775,9 @@ fn decode_chunk(
             leaf,
             concept: Arc::new(Concept {
                 id,
-                bundle: names[bi].to_string(),
-                path: doc.path.to_string(),
-                text: doc.text.clone(),
+                bundle: names[bi].clone(),
+                path: doc.path.clone(),
+                text: text.clone(),
                 parsed,
                 links,
                 diagnostics,

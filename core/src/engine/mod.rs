@@ -642,16 +642,20 @@ impl Engine {
                 }
             }
         }
-        let opened = match &ctx.derived_open {
-            Some((_, o)) => o.clone(),
+        let hashes = match &ctx.derived_open {
+            Some((_, o)) => o.sources(),
             None => return Ok(None),
         };
-        if let Some(hashes) = opened.sources() {
+        if let Some(hashes) = hashes {
             // The texts are the store's source records, handed out in place and checked on
             // first use like a record's own texts.
             let keys: Vec<Key> = hashes.iter().map(|h| Key::new(Kind::Source, *h)).collect();
             ctx.need_unverified(&keys)?;
         }
+        // Taken, not copied: the decode frees the opened sections as it is done with them.
+        let Some((_, opened)) = ctx.derived_open.take() else {
+            return Ok(None);
+        };
         let source = |h: &Digest| ctx.unverified(&Key::new(Kind::Source, *h));
         let decoded = if self.index_beside {
             opened.decode_indexed(&rev.bundles, &source)
@@ -659,7 +663,6 @@ impl Engine {
             opened.decode(&rev.bundles, &source)
         };
         ctx.derived_tried.insert(key);
-        ctx.derived_open = None;
         Ok(decoded)
     }
 

@@ -279,35 +279,58 @@ pub fn advice_label(n: usize) -> String {
 /// The advice sentence for a whole tenant manifest (agent.md §7.2). All lengths are UTF-16
 /// units.
 pub fn advice(manifest: &str) -> String {
-    let mut columns = 0usize;
-    let mut rows = 0usize;
-    let mut row_chars = 0usize;
-    for line in manifest.split('\n') {
-        if line.is_empty() || line.starts_with('#') {
-            continue;
+    let mut m = ManifestMeasure::default();
+    m.lines(manifest);
+    m.advice()
+}
+
+/// What the advice sentence (agent.md §7.2) needs of a manifest, gathered from its text in
+/// pieces that each end at a line's end (so a manifest need not be held whole:
+/// [`crate::manifest::advice`]). All lengths are UTF-16 units.
+#[derive(Default)]
+pub struct ManifestMeasure {
+    len: usize,
+    columns: usize,
+    rows: usize,
+    row_chars: usize,
+}
+
+impl ManifestMeasure {
+    /// Adds `text`: whole lines, each ending in `\n` but perhaps the last one of the
+    /// manifest.
+    pub fn lines(&mut self, text: &str) {
+        self.len += utf16_len(text);
+        for line in text.split('\n') {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            if line.starts_with("id\t") {
+                self.columns = utf16_len(line);
+                continue;
+            }
+            self.rows += 1;
+            self.row_chars += utf16_len(line) + 1;
         }
-        if line.starts_with("id\t") {
-            columns = utf16_len(line);
-            continue;
+    }
+
+    /// The advice sentence for the manifest measured.
+    pub fn advice(&self) -> String {
+        let (columns, rows, row_chars, len) = (self.columns, self.rows, self.row_chars, self.len);
+        if rows == 0 {
+            return EMPTY_ADVICE.to_string();
         }
-        rows += 1;
-        row_chars += utf16_len(line) + 1;
-    }
-    if rows == 0 {
-        return EMPTY_ADVICE.to_string();
-    }
-    let len = utf16_len(manifest);
-    let mean_row = row_chars as f64 / rows as f64;
-    let result_chars = 120.0 + columns as f64 + mean_row * rows.min(16) as f64;
-    let label = advice_label(len.div_ceil(4));
-    if len as f64 > 20.0 * result_chars {
-        format!(
-            "This tenant's manifest measures ~{label} tokens; prefer \"search\" over reading it whole."
-        )
-    } else {
-        format!(
-            "This tenant's manifest measures ~{label} tokens; reading it whole is cheaper than searching."
-        )
+        let mean_row = row_chars as f64 / rows as f64;
+        let result_chars = 120.0 + columns as f64 + mean_row * rows.min(16) as f64;
+        let label = advice_label(len.div_ceil(4));
+        if len as f64 > 20.0 * result_chars {
+            format!(
+                "This tenant's manifest measures ~{label} tokens; prefer \"search\" over reading it whole."
+            )
+        } else {
+            format!(
+                "This tenant's manifest measures ~{label} tokens; reading it whole is cheaper than searching."
+            )
+        }
     }
 }
 

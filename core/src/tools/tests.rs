@@ -1192,3 +1192,29 @@ fn ill_formed_arguments_are_named() {
         Err("unknown tool \"nope\"".into())
     );
 }
+
+#[test]
+fn advice_measured_row_by_row_is_the_whole_manifests() {
+    let empty = crate::testutil::model(&[]);
+    let m = crate::testutil::model(&[
+        (
+            "b1",
+            "alpha.md",
+            "---\ntype: Table\ntitle: Gamma\nstale_after: 2020-01-01\n---\nSee [b](beta.md).\n",
+        ),
+        (
+            "b1",
+            "beta.md",
+            "---\ntype: Table\n---\nEta \u{1F600} only.\n",
+        ),
+        ("b2", "gamma.md", "No frontmatter, wide: \u{1F600}.\n"),
+    ]);
+    for (model, today) in [
+        (&empty, "2026-01-01"),
+        (&m, "2019-01-01"),
+        (&m, "2026-01-01"),
+    ] {
+        let whole = crate::manifest::manifest(model, "t", None, today).unwrap();
+        assert_eq!(crate::manifest::advice(model, "t", today), advice(&whole));
+    }
+}
