@@ -2,7 +2,9 @@
 
 use crate::args::{self, ArgError, Command, USAGE};
 use crate::folder::read_folder_then;
-use langonrock_core::compile::{link, parse_source, Ambiguity, NO_FRONTMATTER, SUMMARY_WIDTH};
+use langonrock_core::compile::{
+    link_leaving, parse_source, Ambiguity, NO_FRONTMATTER, SUMMARY_WIDTH,
+};
 use langonrock_core::folder::Layout;
 use langonrock_core::text::utf16_len;
 use langonrock_core::{manifest, Error};
@@ -184,11 +186,12 @@ fn compile(
 ) -> Result<i32, CliError> {
     let tenant = tenant.unwrap_or("-");
     // Each document is parsed on the thread that read it (docs/compile.md §12).
-    let (read, parsed) =
-        read_folder_then(dir, bundle, |path, text| parse_source(path, text, width))?;
+    let read = read_folder_then(dir, bundle, |path, text| parse_source(path, text, width))?;
     writeln!(io.err, "{}", read.line).map_err(write_err)?;
-    let docs = read.docs.into_iter().map(|r| r.doc).zip(parsed).collect();
-    let model = link(docs, Ambiguity::Refuse)?;
+    let (model, rest) = link_leaving(read.docs, Ambiguity::Refuse)?;
+    // What the tenant pass leaves (documents, local ids: tens of thousands of frees) is left
+    // to the exit, as the model is below.
+    std::mem::forget(rest);
     let today = langonrock::clock::today();
     // A folder that is one bundle prints the single-bundle form, as with --bundle.
     let text = match &read.layout {

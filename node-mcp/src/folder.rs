@@ -165,18 +165,33 @@ pub fn read_folder(dir: &Path, bundle: Option<&str>) -> Result<FolderRead, Error
     read_folder_with(dir, bundle, &mut |_, _| {})
 }
 
+/// What [`read_folder_then`] gives: the documents, each with what `then` made of it, in the
+/// documents' order (sorted by bundle, then path), and how the folder was read.
+#[derive(Debug)]
+pub struct FolderDocs<T> {
+    /// The documents and their results.
+    pub docs: Vec<(SourceDoc, T)>,
+    /// How the folder was read.
+    pub layout: Layout,
+    /// The decision in one line, for stderr (without its final `\n`).
+    pub line: String,
+}
+
 /// [`read_folder`], giving each
 /// document to `then(path, text)` on the thread that read it, while its bytes are fresh in
-/// that core's cache (`compile` parses there); the results in the documents' order.
+/// that core's cache (`compile` parses there); each result beside its document. The files'
+/// paths are not kept (a path is built only for an error).
 pub fn read_folder_then<T: Send>(
     dir: &Path,
     bundle: Option<&str>,
     then: impl Fn(&str, &str) -> T + Sync + Send,
-) -> Result<(FolderRead, Vec<T>), Error> {
-    let mut out = Vec::new();
+) -> Result<FolderDocs<T>, Error> {
+    let mut docs = Vec::new();
     // Nothing shows progress here: the files in one go, without a pause between chunks.
-    let read = read_folder_each(dir, bundle, None, &then, &mut out)?;
-    Ok((read, out))
+    let (layout, line) = read_folder_each(dir, bundle, None, &then, &mut |doc, _, done| {
+        docs.push((doc, done))
+    })?;
+    Ok(FolderDocs { docs, layout, line })
 }
 
 /// [`read_folder_then`] with nothing to do per document, calling `progress(done, total)`
@@ -186,7 +201,15 @@ pub fn read_folder_with(
     bundle: Option<&str>,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<FolderRead, Error> {
-    read_folder_each(dir, bundle, Some(progress), &|_, _| (), &mut Vec::new())
+    let mut docs = Vec::new();
+    let (layout, line) = read_folder_each(
+        dir,
+        bundle,
+        Some(progress),
+        &|_, _| (),
+        &mut |doc, file, ()| docs.push(ReadDoc { doc, file: file() }),
+    )?;
+    Ok(FolderRead { docs, layout, line })
 }
 
 thread_local! {
@@ -285,13 +308,16 @@ impl Folders {
     }
 }
 
+/// Walks `dir`, plans it and reads the plan's documents, giving each to `keep(document,
+/// file, result of then)` in the plan's order; `file()` builds the document's path on disk
+/// (only the callers that keep it pay for it).
 fn read_folder_each<T: Send>(
     dir: &Path,
     bundle: Option<&str>,
     mut progress: Option<&mut dyn FnMut(usize, usize)>,
     then: &(dyn Fn(&str, &str) -> T + Sync),
-    out: &mut Vec<T>,
-) -> Result<FolderRead, Error> {
+    keep: &mut dyn FnMut(SourceDoc, &dyn Fn() -> PathBuf, T),
+) -> Result<(Layout, String), Error> {
     check_folder(dir)?;
     let found = walk(dir)?;
     let canonical = fs::canonicalize(dir).map_err(|e| cannot_read(dir, &e))?;
@@ -312,10 +338,9 @@ fn read_folder_each<T: Send>(
             shown: &shown,
         },
     )?;
+    drop(entries);
     let total = plan.documents.len();
     let folders = Folders::new(dir, &found);
-    let mut docs = Vec::with_capacity(total);
-    out.reserve(total);
     // Files are read a chunk at a time, the chunk's files on every core (core's `par`), so
     // progress still moves while a large folder is read (all of them as one chunk when no
     // progress is shown); the first failure in the plan's order is the one reported, as
@@ -326,6 +351,7 @@ fn read_folder_each<T: Send>(
         total.max(1)
     };
     let mut planned = plan.documents.into_iter();
+    let mut done = 0;
     loop {
         let chunk: Vec<_> = planned.by_ref().take(chunk_len).collect();
         if chunk.is_empty() {
@@ -333,30 +359,32 @@ fn read_folder_each<T: Send>(
         }
         let texts = langonrock_core::par::map(&chunk, |d| {
             let rel = &found[d.entry].rel;
-            let file = dir.join(rel);
             let text = with_file(
-                || folders.open(rel, &file),
+                || folders.open(rel, &dir.join(rel)),
                 |bytes| folder::source_text(&d.bundle, &d.path, bytes).map(Arc::<str>::from),
             )
-            .map_err(|e| cannot_read(&file, &e))??;
-            let done = then(&d.path, &text);
-            Ok::<_, Error>((text, file, done))
+            .map_err(|e| cannot_read(&dir.join(rel), &e))??;
+            let result = then(&d.path, &text);
+            Ok::<_, Error>((text, result))
         });
         for (d, text) in chunk.into_iter().zip(texts) {
-            let (text, file, done) = text?;
-            docs.push(ReadDoc {
-                doc: SourceDoc::new(d.bundle, d.path, text),
-                file,
-            });
-            out.push(done);
+            let (text, result) = text?;
+            let entry = d.entry;
+            keep(
+                SourceDoc::new(d.bundle, d.path, text),
+                &|| dir.join(&found[entry].rel),
+                result,
+            );
+            done += 1;
             if let Some(progress) = progress.as_mut() {
-                progress(docs.len(), total);
+                progress(done, total);
             }
         }
     }
-    Ok(FolderRead {
-        docs,
-        layout: plan.layout,
-        line: plan.line,
-    })
+    // The walk's list (a path a file, allocated on the reading threads) is freed beside
+    // what the caller does next, not before it.
+    // (Without a thread for it, here.)
+    #[cfg(feature = "parallel")]
+    let _ = std::thread::Builder::new().spawn(move || drop(found));
+    Ok((plan.layout, plan.line))
 }

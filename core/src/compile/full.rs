@@ -172,82 +172,39 @@ pub(super) fn full_pass(items: Vec<Item<'_>>, ambiguity: Ambiguity) -> Result<Fu
     }
     let n = item_of.len();
 
-    // Public ids (compile.md §5.2): prefix a local id held in two bundles, then prefix every
-    // id that two concepts would share, until none does.
-    let mut prefixed = vec![false; n];
-    {
-        let mut seen: HashMap<&str, (&str, bool)> = HashMap::default();
-        seen.reserve(n);
-        for (c, local) in locals.iter().enumerate() {
-            let bundle = items[item_of[c]].bundle();
-            seen.entry(local)
-                .and_modify(|(b, multi)| *multi |= *b != bundle)
-                .or_insert((bundle, false));
-        }
-        for (c, local) in locals.iter().enumerate() {
-            prefixed[c] = seen[local.as_str()].1;
-        }
-    }
-    let public_of = |c: usize, prefixed: bool| -> String {
-        if prefixed {
-            format!("{}/{}", items[item_of[c]].bundle(), locals[c])
-        } else {
-            locals[c].clone()
-        }
-    };
-    let mut public: Vec<String> = (0..n).map(|c| public_of(c, prefixed[c])).collect();
-    loop {
-        let mut holder: HashMap<&str, usize> = HashMap::default();
-        holder.reserve(n);
-        let mut collide: Vec<usize> = Vec::new();
-        for (c, id) in public.iter().enumerate() {
-            if let Some(&other) = holder.get(id.as_str()) {
-                collide.push(other);
-                collide.push(c);
-            } else {
-                holder.insert(id, c);
-            }
-        }
-        let mut newly: Vec<usize> = Vec::new();
-        for c in collide {
-            if !prefixed[c] {
-                prefixed[c] = true;
-                newly.push(c);
-            }
-        }
-        if newly.is_empty() {
-            break;
-        }
-        for c in newly {
-            public[c] = public_of(c, true);
-        }
-    }
-
-    // Lookup tables.
-    let mut tables = Tables {
-        paths: HashMap::default(),
-        locals: HashMap::default(),
-        public: HashMap::default(),
-    };
-    tables.paths.reserve(items.len());
-    tables.locals.reserve(n);
-    tables.public.reserve(n);
-    {
+    // The paths' and local ids' tables depend on the keys and local ids alone: built beside
+    // the public ids (compile.md §12).
+    let locals_ref = &locals;
+    let tables_of_keys = || {
+        let mut paths: HashMap<(&str, &str), Option<usize>> = HashMap::default();
+        let mut local_table: HashMap<(&str, &str), usize> = HashMap::default();
+        paths.reserve(items.len());
+        local_table.reserve(n);
         let mut c = 0;
         for (i, it) in items.iter().enumerate() {
             let concept = (c < n && item_of[c] == i).then_some(c);
-            tables.paths.insert(it.key(), concept);
+            paths.insert(it.key(), concept);
             if concept.is_some() {
                 c += 1;
             }
         }
-    }
-    for c in 0..n {
-        tables
-            .locals
-            .entry((items[item_of[c]].bundle(), locals[c].as_str()))
-            .or_insert(c);
-        tables.public.insert(public[c].as_str(), c);
+        for c in 0..n {
+            local_table
+                .entry((items[item_of[c]].bundle(), locals_ref[c].as_str()))
+                .or_insert(c);
+        }
+        (paths, local_table)
+    };
+    let (public, (paths, local_table)) =
+        crate::par::beside(|| public_ids(&items, &item_of, locals_ref), tables_of_keys);
+    let mut tables = Tables {
+        paths,
+        locals: local_table,
+        public: HashMap::default(),
+    };
+    tables.public.reserve(n);
+    for (c, id) in public.iter().enumerate() {
+        tables.public.insert(id.as_str(), c);
     }
 
     // Resolution and concepts: each concept's links depend on the tables alone, so they are
@@ -317,6 +274,62 @@ pub(super) fn full_pass(items: Vec<Item<'_>>, ambiguity: Ambiguity) -> Result<Fu
         })
         .collect();
     Ok(Full { items, concepts })
+}
+
+/// The public ids of the concepts (compile.md §5.2), concept `c` being item `item_of[c]` with
+/// local id `locals[c]`: prefix a local id held in two bundles, then prefix every id that two
+/// concepts would share, until none does.
+fn public_ids(items: &[Item<'_>], item_of: &[usize], locals: &[String]) -> Vec<String> {
+    let n = locals.len();
+    let mut prefixed = vec![false; n];
+    {
+        let mut seen: HashMap<&str, (&str, bool)> = HashMap::default();
+        seen.reserve(n);
+        for (c, local) in locals.iter().enumerate() {
+            let bundle = items[item_of[c]].bundle();
+            seen.entry(local)
+                .and_modify(|(b, multi)| *multi |= *b != bundle)
+                .or_insert((bundle, false));
+        }
+        for (c, local) in locals.iter().enumerate() {
+            prefixed[c] = seen[local.as_str()].1;
+        }
+    }
+    let public_of = |c: usize, prefixed: bool| -> String {
+        if prefixed {
+            format!("{}/{}", items[item_of[c]].bundle(), locals[c])
+        } else {
+            locals[c].clone()
+        }
+    };
+    let mut public: Vec<String> = (0..n).map(|c| public_of(c, prefixed[c])).collect();
+    loop {
+        let mut holder: HashMap<&str, usize> = HashMap::default();
+        holder.reserve(n);
+        let mut collide: Vec<usize> = Vec::new();
+        for (c, id) in public.iter().enumerate() {
+            if let Some(&other) = holder.get(id.as_str()) {
+                collide.push(other);
+                collide.push(c);
+            } else {
+                holder.insert(id, c);
+            }
+        }
+        let mut newly: Vec<usize> = Vec::new();
+        for c in collide {
+            if !prefixed[c] {
+                prefixed[c] = true;
+                newly.push(c);
+            }
+        }
+        if newly.is_empty() {
+            break;
+        }
+        for c in newly {
+            public[c] = public_of(c, true);
+        }
+    }
+    public
 }
 
 impl Full<'_> {

@@ -471,6 +471,20 @@ pub fn link(docs: Vec<LinkInput>, ambiguity: Ambiguity) -> Result<Model> {
     Ok(full::full_pass(items, ambiguity)?.into_model())
 }
 
+/// What [`link_leaving`] leaves: the pass's documents, local ids and notes, for the caller to
+/// drop when it suits it (or never, in a process about to exit).
+pub struct Leftover {
+    _full: full::Full<'static>,
+}
+
+/// [`link`], the pass's own data handed back instead of freed: the same model, without the
+/// tens of thousands of frees that would run beside its sort (docs/compile.md §12).
+pub fn link_leaving(docs: Vec<LinkInput>, ambiguity: Ambiguity) -> Result<(Model, Leftover)> {
+    let items = docs.into_iter().map(full::Item::from_input).collect();
+    let full = full::full_pass(items, ambiguity)?;
+    Ok((full.model(), Leftover { _full: full }))
+}
+
 fn diag(bundle: &str, path: &str, message: String) -> Diagnostic {
     Diagnostic {
         bundle: bundle.to_string(),

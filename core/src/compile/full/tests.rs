@@ -1,6 +1,8 @@
 //! The from-scratch pass against the incremental pass.
 
-use crate::compile::{link, parse_document, Ambiguity, Change, Held, LinkDelta, Linker, SourceDoc};
+use crate::compile::{
+    link, link_leaving, parse_document, Ambiguity, Change, Held, LinkDelta, Linker, SourceDoc,
+};
 use crate::testutil::okf_sample_docs;
 use proptest::prelude::*;
 use std::sync::Arc;
@@ -99,6 +101,15 @@ fn compare(ambiguity: Ambiguity, first: Vec<Change>, then: Vec<Vec<Change>>) {
     let mut restored = Linker::restore(ambiguity, full.held(), full.model()).expect("restore");
     assert_eq!(restored.dump(), full.dump());
     let docs: Vec<_> = first.iter().filter_map(|c| c.doc.clone()).collect();
+    // `link_leaving` builds what `link` builds, or fails alike.
+    match (
+        link(docs.clone(), ambiguity),
+        link_leaving(docs.clone(), ambiguity),
+    ) {
+        (Ok(m), Ok((n, _))) => assert_eq!(m, n),
+        (Err(a), Err(b)) => assert_eq!(a.message(), b.message()),
+        _ => panic!("link and link_leaving disagree"),
+    }
     if let Ok(m) = link(docs, ambiguity) {
         // `link` takes the documents as they are (no removals, keyed by their own bundle
         // and path): compare when that is what the changes said.
