@@ -177,7 +177,7 @@ mod tests {
                     i + 3
                 );
                 let parsed = parse_source(&path, &text, 80);
-                (SourceDoc::new(bundle.into(), path, text.into()), parsed)
+                (SourceDoc::new(bundle, path, text), parsed)
             })
             .collect();
         let model = link(docs, Ambiguity::Refuse).expect("link");

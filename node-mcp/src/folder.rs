@@ -308,6 +308,9 @@ impl Folders {
     }
 }
 
+/// How [`read_folder_each`] hands a caller a document's path on disk: built only when called.
+type FileOf<'a> = &'a dyn Fn() -> PathBuf;
+
 /// Walks `dir`, plans it and reads the plan's documents, giving each to `keep(document,
 /// file, result of then)` in the plan's order; `file()` builds the document's path on disk
 /// (only the callers that keep it pay for it).
@@ -316,7 +319,7 @@ fn read_folder_each<T: Send>(
     bundle: Option<&str>,
     mut progress: Option<&mut dyn FnMut(usize, usize)>,
     then: &(dyn Fn(&str, &str) -> T + Sync),
-    keep: &mut dyn FnMut(SourceDoc, &dyn Fn() -> PathBuf, T),
+    keep: &mut dyn FnMut(SourceDoc, FileOf<'_>, T),
 ) -> Result<(Layout, String), Error> {
     check_folder(dir)?;
     let found = walk(dir)?;
