@@ -453,7 +453,7 @@ struct Part {
 }
 
 impl Part {
-    fn tokenize(concepts: &[Arc<Concept>], today: &str) -> Part {
+    fn tokenize(concepts: &[&Concept], today: &str) -> Part {
         let mut units = Index::empty(today);
         let mut tally = Tally::default();
         // Room for every posting at once: a field of `L` tokens gives at most `2L` postings
@@ -484,7 +484,7 @@ impl Part {
 
 /// `parts` consecutive ranges of `concepts` (at least one, possibly empty) of about equal
 /// text bytes.
-fn split_by_text(concepts: &[Arc<Concept>], parts: usize) -> Vec<std::ops::Range<usize>> {
+fn split_by_text(concepts: &[&Concept], parts: usize) -> Vec<std::ops::Range<usize>> {
     let total: usize = concepts.iter().map(|c| c.text.len()).sum();
     let mut out = Vec::with_capacity(parts);
     let (mut start, mut acc, mut i) = (0usize, 0usize, 0usize);
@@ -723,10 +723,13 @@ impl Index {
     /// unit ids, the tables, the posting lists and the documents equal those of one pass
     /// (docs/search.md §10, "The build on every core").
     pub(crate) fn build_in(model: &Model, today: &str, parts: usize) -> Index {
-        let ranges = split_by_text(model.concepts(), parts);
-        let mut parts = crate::par::map(&ranges, |r| {
-            Part::tokenize(&model.concepts()[r.clone()], today)
-        });
+        // Slots in id order, the order a decoded index has (the codec ranks documents by
+        // id): the encode's posting lists are then in rank order as they stand, instead of
+        // one run per bundle to merge (docs/search.md §10, "Slots").
+        let mut order: Vec<&Concept> = model.concepts().iter().map(|c| &**c).collect();
+        order.sort_by(|a, b| a.id.cmp(&b.id));
+        let ranges = split_by_text(&order, parts);
+        let mut parts = crate::par::map(&ranges, |r| Part::tokenize(&order[r.clone()], today));
         let mut ix = Index::empty(today);
         let first = parts.remove(0);
         ix.vocab = first.units.vocab;
@@ -754,7 +757,7 @@ impl Index {
         let first = (first.fwd, first.ends);
         let ((), (off, base)) = crate::par::beside(
             || {
-                for (c, d) in model.concepts().iter().zip(docs.into_iter().flatten()) {
+                for (c, d) in order.iter().zip(docs.into_iter().flatten()) {
                     ix.push_counted(c, d);
                 }
             },

@@ -1986,3 +1986,38 @@ fn golden_search_over_okf_samples() {
         assert_eq!(search(&m, &back, "samples", q, &o, today).unwrap(), tsv);
     }
 }
+
+#[test]
+fn a_fresh_build_numbers_its_documents_in_id_order_as_a_decode_does() {
+    // Two bundles whose ids interleave: the model lists them by bundle, then id.
+    let m = model(&[
+        ("a", "x1.md", "# X1\nshared words here\n"),
+        ("a", "z3.md", "# Z3\nshared words again\n"),
+        ("b", "w0.md", "# W0\nshared words too\n"),
+        ("b", "y2.md", "# Y2\nother words\n"),
+    ]);
+    let by_model: Vec<&str> = m.concepts().iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(
+        by_model,
+        ["x1", "z3", "w0", "y2"],
+        "the model's order is by bundle"
+    );
+    let ix = Index::build(&m, "2026-01-01");
+    let slots: Vec<&str> = ix.docs.iter().map(|d| &*d.id).collect();
+    assert_eq!(slots, ["w0", "x1", "y2", "z3"]);
+    // Every posting list is then in slot order and in rank (id) order at once.
+    for w in ix.base_off.windows(2) {
+        let list = &ix.base[w[0] as usize..w[1] as usize];
+        assert!(list.windows(2).all(|p| p[0].slot < p[1].slot));
+    }
+    let back = Index::decode(&ix.encode()).unwrap();
+    let decoded: Vec<&str> = back.docs.iter().map(|d| &*d.id).collect();
+    assert_eq!(decoded, slots, "a decoded index has the same slots");
+    for parts in 1..=4 {
+        assert_eq!(
+            Index::build_in(&m, "2026-01-01", parts).encode(),
+            ix.encode(),
+            "{parts} ranges"
+        );
+    }
+}
