@@ -539,6 +539,22 @@ fn open_with(
 }
 
 impl Opened {
+    /// A copy to decode once more (a benchmark decodes one record many times); `None` for a
+    /// record from [`open_ahead`], whose digest check runs once, beside its one decode.
+    pub fn again(&self) -> Option<Opened> {
+        if self.ahead.is_some() {
+            return None;
+        }
+        Some(Opened {
+            head: self.head.clone(),
+            chunks: self.chunks.clone(),
+            concepts: self.concepts,
+            index: self.index.clone(),
+            texts: self.texts.clone(),
+            ahead: None,
+        })
+    }
+
     /// The source hashes of every document when the texts are the store's source records
     /// (fetch them, then [`Opened::decode`]); `None` when the record carries them, or when
     /// the list does not decode (then decoding fails too).

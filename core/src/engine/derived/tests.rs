@@ -123,6 +123,14 @@ fn decode_both(bytes: &[u8], recorded: &Digest, bundles: &[BundleRef]) -> Option
             .filter(|o| o.texts.is_some())
             .and_then(|o| o.decode_indexed(bundles, &|_| None));
         assert_eq!(ahead.is_some(), plain.is_some(), "ahead (index {index})");
+        // Only a record opened without the thread can be copied to decode again.
+        let b = crate::bytes::Bytes::from(bytes);
+        if let Some(o) = open_ahead(&b, recorded, bundles, index) {
+            assert!(o.again().is_none());
+        }
+        if let Some(o) = super::open(&b, recorded, bundles) {
+            assert!(o.again().is_some());
+        }
         if let (Some(a), Some(p)) = (&ahead, &plain) {
             assert_eq!(a.model.concepts().len(), p.model.concepts().len());
             assert_eq!(a.built.is_some(), index && p.index.is_some());
