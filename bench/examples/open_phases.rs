@@ -102,13 +102,15 @@ fn main() {
     let source = |d: &Digest| sources.get(d).cloned();
     let (decode, dec) = least(4, || {
         opened
-            .clone()
+            .again()
+            .expect("opened by derived::open")
             .decode(&rev.bundles, &source)
             .expect("it decodes (the model)")
     });
     let (beside, both) = least(4, || {
         opened
-            .clone()
+            .again()
+            .expect("opened by derived::open")
             .decode_indexed(&rev.bundles, &source)
             .expect("it decodes (model and index)")
     });

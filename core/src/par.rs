@@ -76,6 +76,70 @@ pub fn beside<A, B: Send>(a: impl FnOnce() -> A, b: impl FnOnce() -> B + Send) -
     }
 }
 
+/// Work started now and taken later, across the steps of an op (the thread that decodes a
+/// derived record's index while the store hands out its texts): with the `parallel` feature
+/// on a thread of its own from [`Later::start`] on (on the calling thread at
+/// [`Later::take`] when no thread can start), without it on the calling thread at
+/// [`Later::take`]. Its result depends on its closure alone, so it is the same either way.
+/// Dropped untaken, the work is abandoned (a thread already running finishes unseen).
+pub struct Later<T: Send + 'static> {
+    /// The closure, until it runs.
+    work: std::sync::Arc<std::sync::Mutex<Option<Work<T>>>>,
+    #[cfg(feature = "parallel")]
+    thread: Option<std::thread::JoinHandle<Option<T>>>,
+}
+
+type Work<T> = Box<dyn FnOnce() -> T + Send>;
+
+impl<T: Send + 'static> Later<T> {
+    /// Starts `f` (see [`Later`]).
+    pub fn start(f: impl FnOnce() -> T + Send + 'static) -> Later<T> {
+        let work: Work<T> = Box::new(f);
+        let work = std::sync::Arc::new(std::sync::Mutex::new(Some(work)));
+        #[cfg(feature = "parallel")]
+        {
+            let theirs = work.clone();
+            let thread = std::thread::Builder::new()
+                .name("langonrock-later".into())
+                .spawn(move || {
+                    let f = theirs.lock().ok()?.take()?;
+                    Some(f())
+                })
+                .ok();
+            Later { work, thread }
+        }
+        #[cfg(not(feature = "parallel"))]
+        Later { work }
+    }
+
+    /// The result, waiting for the thread when it still runs.
+    pub fn take(self) -> T {
+        #[cfg(feature = "parallel")]
+        if let Some(thread) = self.thread {
+            match thread.join() {
+                Ok(Some(v)) => return v,
+                Ok(None) => {}
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        // No thread ran it: here, now. A thread that took the closure gave its result
+        // above, so the closure is still in its slot.
+        let f = self
+            .work
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .expect("a Later's closure runs once");
+        f()
+    }
+}
+
+impl<T: Send + 'static> std::fmt::Debug for Later<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Later")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -102,6 +166,15 @@ mod tests {
         want.sort_unstable();
         super::sort_unstable_by(&mut items, |a, b| a.cmp(b));
         assert_eq!(items, want);
+    }
+
+    #[test]
+    fn later_gives_its_result_when_taken() {
+        let v: Vec<u64> = (0..1000).collect();
+        let later = super::Later::start(move || v.iter().sum::<u64>());
+        assert_eq!(later.take(), 499_500);
+        // Dropped untaken: nothing waits for it, nothing fails.
+        drop(super::Later::start(|| 1u8));
     }
 
     #[test]

@@ -629,7 +629,11 @@ impl Engine {
         if ctx.derived_open.as_ref().map(|o| o.0) != Some(key) {
             ctx.need_lenient(&[key])?;
             let opened = match ctx.check_shared(&key) {
-                Ok(bytes) => derived::open(&bytes, &rev.snapshot, &rev.bundles),
+                // The digest checked (and the index decoded, for a host that serves
+                // searches) on another core while the texts are fetched and the model decodes.
+                Ok(bytes) => {
+                    derived::open_ahead(&bytes, &rev.snapshot, &rev.bundles, self.index_beside)
+                }
                 Err(_) => None,
             };
             // Its bytes are not needed any more (the opened payload is kept).

@@ -113,6 +113,32 @@ fn round_trip_gives_the_same_state() {
     assert!(o.take_derived().is_none());
 }
 
+/// [`decode`], checked to agree with an open ahead ([`open_ahead`], with and without the
+/// index: the digest checked on another thread) on whether the record serves.
+fn decode_both(bytes: &[u8], recorded: &Digest, bundles: &[BundleRef]) -> Option<Decoded> {
+    let plain = decode(bytes, recorded, bundles);
+    for index in [false, true] {
+        let b = crate::bytes::Bytes::from(bytes);
+        let ahead = open_ahead(&b, recorded, bundles, index)
+            .filter(|o| o.texts.is_some())
+            .and_then(|o| o.decode_indexed(bundles, &|_| None));
+        assert_eq!(ahead.is_some(), plain.is_some(), "ahead (index {index})");
+        // Only a record opened without the thread can be copied to decode again.
+        let b = crate::bytes::Bytes::from(bytes);
+        if let Some(o) = open_ahead(&b, recorded, bundles, index) {
+            assert!(o.again().is_none());
+        }
+        if let Some(o) = super::open(&b, recorded, bundles) {
+            assert!(o.again().is_some());
+        }
+        if let (Some(a), Some(p)) = (&ahead, &plain) {
+            assert_eq!(a.model.concepts().len(), p.model.concepts().len());
+            assert_eq!(a.built.is_some(), index && p.index.is_some());
+        }
+    }
+    plain
+}
+
 #[test]
 fn every_check_rejects() {
     let (_, e) = setup();
@@ -129,7 +155,7 @@ fn every_check_rejects() {
         })
         .collect();
     let (_, bytes) = s.derived_record(TODAY, true).unwrap();
-    assert!(decode(&bytes, &recorded, &bundles).is_some());
+    assert!(decode_both(&bytes, &recorded, &bundles).is_some());
 
     // Truncated anywhere, or extended.
     for cut in [
@@ -142,13 +168,13 @@ fn every_check_rejects() {
         bytes.len() - 1,
     ] {
         assert!(
-            decode(&bytes[..cut], &recorded, &bundles).is_none(),
+            decode_both(&bytes[..cut], &recorded, &bundles).is_none(),
             "cut {cut}"
         );
     }
     let mut longer = bytes.clone();
     longer.push(0);
-    assert!(decode(&longer, &recorded, &bundles).is_none());
+    assert!(decode_both(&longer, &recorded, &bundles).is_none());
     // Any flipped byte, in the header or the payload.
     let payload_len = u64::from_le_bytes(bytes[108..116].try_into().unwrap()) as usize;
     for at in [
@@ -167,23 +193,23 @@ fn every_check_rejects() {
     ] {
         let mut b = bytes.clone();
         b[at] ^= 1;
-        assert!(decode(&b, &recorded, &bundles).is_none(), "flip {at}");
+        assert!(decode_both(&b, &recorded, &bundles).is_none(), "flip {at}");
     }
     // The texts follow the payload, outside its digest: a flipped text byte still decodes,
     // even one that breaks UTF-8 in an ASCII text (opening touches no text: its source hash
     // catches it when a read uses it, see `a_bad_text_fails_closed`).
     let mut b = bytes.clone();
     b[HEADER + payload_len] ^= 1;
-    assert!(decode(&b, &recorded, &bundles).is_some());
+    assert!(decode_both(&b, &recorded, &bundles).is_some());
     b[HEADER + payload_len] = 0xFF;
-    assert!(decode(&b, &recorded, &bundles).is_some());
+    assert!(decode_both(&b, &recorded, &bundles).is_some());
     // The texts follow, and the record says so; unknown flags are refused (format 2's
     // "compressed" bit among them).
     let flags = u32::from_le_bytes(bytes[124..128].try_into().unwrap());
     assert_eq!(flags, TEXTS);
     let mut b = bytes.clone();
     b[124] |= 1;
-    assert!(decode(&b, &recorded, &bundles).is_none());
+    assert!(decode_both(&b, &recorded, &bundles).is_none());
     // The table: the first section (bundles and documents), one chunk of concepts, the
     // index; each section's stored length at most its length.
     let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
@@ -197,23 +223,23 @@ fn every_check_rejects() {
     }
     let mut b = bytes.clone();
     b[124] |= 8;
-    assert!(decode(&b, &recorded, &bundles).is_none());
+    assert!(decode_both(&b, &recorded, &bundles).is_none());
     // A payload length the LZ4 block cannot have.
     let mut b = bytes.clone();
     b[116..124].copy_from_slice(&u64::MAX.to_le_bytes());
-    assert!(decode(&b, &recorded, &bundles).is_none());
+    assert!(decode_both(&b, &recorded, &bundles).is_none());
     // Another recorded snapshot id, or another source state.
-    assert!(decode(&bytes, &Digest([7; 32]), &bundles).is_none());
+    assert!(decode_both(&bytes, &Digest([7; 32]), &bundles).is_none());
     let mut other = bundles.clone();
     other[0].record = Digest([9; 32]);
-    assert!(decode(&bytes, &recorded, &other).is_none());
+    assert!(decode_both(&bytes, &recorded, &other).is_none());
     // A payload that is malformed but carries its correct digest is still refused.
     let mut forged = bytes[..HEADER].to_vec();
     let payload = b"\x02\x00\x00\x00garbage";
     forged[76..108].copy_from_slice(&Digest::of(payload).0);
     forged[108..116].copy_from_slice(&(payload.len() as u64).to_le_bytes());
     forged.extend_from_slice(payload);
-    assert!(decode(&forged, &recorded, &bundles).is_none());
+    assert!(decode_both(&forged, &recorded, &bundles).is_none());
     // So is a table that does not fit its sections, with its correct digest: a section
     // longer than LZ4 can expand, sections that end before the payload does, none at all.
     let stored = &bytes[HEADER..HEADER + payload_len];
@@ -231,7 +257,10 @@ fn every_check_rejects() {
         forged[108..116].copy_from_slice(&(payload.len() as u64).to_le_bytes());
         forged.extend_from_slice(&payload);
         forged.extend_from_slice(&bytes[HEADER + payload_len..]);
-        assert!(decode(&forged, &recorded, &bundles).is_none(), "{what}");
+        assert!(
+            decode_both(&forged, &recorded, &bundles).is_none(),
+            "{what}"
+        );
     }
 }
 
