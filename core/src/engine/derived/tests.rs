@@ -465,7 +465,8 @@ fn checking_every_text_goes_batch_by_batch_and_finds_a_bad_one_in_the_last() {
         .map(|i| {
             let path: &'static str = Box::leak(format!("doc-{i:03}.md").into_boxed_str());
             let text: &'static str = Box::leak(
-                format!("---\ntitle: Doc {i}\n---\nBody of document number {i}.\n").into_boxed_str(),
+                format!("---\ntitle: Doc {i}\n---\nBody of document number {i}.\n")
+                    .into_boxed_str(),
             );
             ("many", path, text)
         })
