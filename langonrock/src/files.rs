@@ -253,9 +253,10 @@ impl FileStore {
         let mut out: Vec<Option<Vec<u8>>> = Vec::with_capacity(keys.len());
         let mut missing: Vec<usize> = Vec::new();
         let mut legacy = Legacy::new(&self.dir);
+        let found = set.find_many(keys);
         for (i, k) in keys.iter().enumerate() {
             if pack::packable(k.kind) {
-                if let Some((p, e)) = set.find(k) {
+                if let Some((p, e)) = found[i] {
                     out.push(Some(p.read(e)?));
                     continue;
                 }
@@ -300,9 +301,10 @@ impl FileStore {
         let mut out: Vec<Option<Bytes>> = Vec::with_capacity(keys.len());
         let mut missing: Vec<usize> = Vec::new();
         let mut legacy = Legacy::new(&self.dir);
+        let found = set.find_many(keys);
         for (i, k) in keys.iter().enumerate() {
             if pack::packable(k.kind) {
-                if let Some((p, e)) = set.find(k) {
+                if let Some((p, e)) = found[i] {
                     out.push(Some(p.shared(e)?));
                     continue;
                 }

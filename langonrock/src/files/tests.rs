@@ -311,3 +311,55 @@ fn generations_parse_strictly() {
         assert_eq!(parse_generation(bad), None, "{bad}");
     }
 }
+
+#[test]
+fn records_are_found_in_every_pack_whatever_the_order_asked() {
+    let d = TestDir::new("fs-find");
+    let s = FileStore::new(d.path(), "t");
+    // A large pack, then a few small ones (fewer than merge): the walk and the binary
+    // search both meet several packs.
+    let recs: Vec<(Key, Vec<u8>)> = (0..300)
+        .map(|i| {
+            let b = format!("record {i}").into_bytes();
+            (key(Kind::Source, &b), b)
+        })
+        .collect();
+    let items: Vec<(Key, &[u8])> = recs[..200]
+        .iter()
+        .map(|(k, b)| (*k, b.as_slice()))
+        .collect();
+    s.put_many(&items).expect("put");
+    for chunk in recs[200..].chunks(50) {
+        let items: Vec<(Key, &[u8])> = chunk.iter().map(|(k, b)| (*k, b.as_slice())).collect();
+        s.put_many(&items).expect("put");
+    }
+    assert!(packs(&d, "t").len() >= 2);
+    let absent = key(Kind::Source, b"never put");
+    let want = |k: &Key| recs.iter().find(|r| r.0 == *k).map(|r| r.1.clone());
+    // Sorted and many (one walk per pack), with repeats and an absent key among them.
+    let mut sorted: Vec<Key> = recs.iter().map(|r| r.0).collect();
+    sorted.push(recs[7].0);
+    sorted.push(absent);
+    sorted.sort();
+    // Unsorted, and sorted but few (each searched for).
+    let mut unsorted = sorted.clone();
+    unsorted.reverse();
+    let few = vec![recs[3].0, recs[250].0, absent];
+    let mut few_sorted = few.clone();
+    few_sorted.sort();
+    for keys in [sorted, unsorted, few, few_sorted] {
+        let fresh = FileStore::new(d.path(), "t");
+        let got = fresh.get_many(&keys).expect("get");
+        let shared = fresh.get_shared(&keys).expect("get shared");
+        for ((k, g), sh) in keys.iter().zip(&got).zip(&shared) {
+            assert_eq!(g, &want(k), "{k}");
+            assert_eq!(sh.as_ref().map(|b| b.to_vec()), want(k), "{k}");
+        }
+        // Found in the first look, not by the listing again that an absent record causes.
+        let set = fresh.pack_set().expect("packs");
+        let found = set.find_many(&keys);
+        for (k, f) in keys.iter().zip(&found) {
+            assert_eq!(f.map(|(_, e)| e.key), want(k).map(|_| *k), "{k}");
+        }
+    }
+}

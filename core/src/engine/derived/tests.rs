@@ -456,3 +456,51 @@ fn an_ascii_tenant_round_trips_too() {
     assert_eq!(d.model, s.model);
     assert_eq!(d.tree, s.tree);
 }
+
+#[test]
+fn checking_every_text_goes_batch_by_batch_and_finds_a_bad_one_in_the_last() {
+    // More documents than a few batches of the check hold.
+    let n = super::super::served::CHECK_BATCH * 2 + 9;
+    let docs: Vec<(&'static str, &'static str, &'static str)> = (0..n)
+        .map(|i| {
+            let path: &'static str = Box::leak(format!("doc-{i:03}.md").into_boxed_str());
+            let text: &'static str = Box::leak(
+                format!("---\ntitle: Doc {i}\n---\nBody of document number {i}.\n")
+                    .into_boxed_str(),
+            );
+            ("many", path, text)
+        })
+        .collect();
+    let (mut store, mut e) = setup_with(docs);
+    let s = e.take_derived().unwrap();
+    let (key, bytes) = s.derived_record(TODAY, true).unwrap();
+
+    store.put("acme", &key, &bytes).unwrap();
+    let d = open(&mut store).read().unwrap();
+    assert!(d.from_derived() && d.unchecked_texts());
+    d.check_all_texts().unwrap();
+    assert!(!d.unchecked_texts());
+
+    // The last document's text changed in the record (the payload digest still holds).
+    let last = format!("doc-{:03}.md", n - 1);
+    let text = s.state.doc("many", &last).unwrap().text.clone();
+    let at = bytes
+        .windows(text.len())
+        .rposition(|w| w == text.as_bytes())
+        .unwrap()
+        + text.find("Body").unwrap();
+    let mut bad = bytes.clone();
+    bad[at] = b'b';
+    store.put("acme", &key, &bad).unwrap();
+    let d = open(&mut store).read().unwrap();
+    assert!(d.from_derived());
+    let err = d.check_all_texts().unwrap_err();
+    assert_eq!(
+        err.message(),
+        format!(
+            "database corruption: {key} does not match source/{}",
+            s.state.doc("many", &last).unwrap().hash
+        )
+    );
+    assert!(d.poisoned() && d.unchecked_texts());
+}
