@@ -7,6 +7,16 @@ fn key(kind: Kind, bytes: &[u8]) -> Key {
     Key::of(kind, bytes)
 }
 
+/// `n` source records, `"<what> <i>"` each, with their keys.
+fn sources(what: &str, n: usize) -> Vec<(Key, Vec<u8>)> {
+    (0..n)
+        .map(|i| {
+            let b = format!("{what} {i}").into_bytes();
+            (key(Kind::Source, &b), b)
+        })
+        .collect()
+}
+
 fn age(path: &Path, secs: u64) {
     let old = SystemTime::now() - Duration::from_secs(secs);
     File::options()
@@ -55,12 +65,7 @@ fn nothing_is_created_before_the_first_put() {
 fn a_commit_is_one_pack() {
     let d = TestDir::new("fs-pack");
     let s = FileStore::new(d.path(), "t");
-    let recs: Vec<(Key, Vec<u8>)> = (0..50)
-        .map(|i| {
-            let b = format!("document {i}").into_bytes();
-            (key(Kind::Source, &b), b)
-        })
-        .collect();
+    let recs = sources("document", 50);
     let items: Vec<(Key, &[u8])> = recs.iter().map(|(k, b)| (*k, b.as_slice())).collect();
     s.put_many(&items).expect("put");
     assert_eq!(packs(&d, "t").len(), 1);
@@ -318,12 +323,7 @@ fn records_are_found_in_every_pack_whatever_the_order_asked() {
     let s = FileStore::new(d.path(), "t");
     // A large pack, then a few small ones (fewer than merge): the walk and the binary
     // search both meet several packs.
-    let recs: Vec<(Key, Vec<u8>)> = (0..300)
-        .map(|i| {
-            let b = format!("record {i}").into_bytes();
-            (key(Kind::Source, &b), b)
-        })
-        .collect();
+    let recs = sources("record", 300);
     let items: Vec<(Key, &[u8])> = recs[..200]
         .iter()
         .map(|(k, b)| (*k, b.as_slice()))
