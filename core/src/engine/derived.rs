@@ -516,16 +516,13 @@ fn open_with(
     } else {
         None
     };
-    let ahead = ahead.map(|decode_index| {
-        let index = index.clone().filter(|_| decode_index);
+    let ahead = ahead.map(|with_index| {
+        let index = index.as_ref().filter(|_| with_index).cloned();
         crate::par::Later::start(move || {
             if Digest::of(&stored).0 != digest {
                 return (false, None);
             }
-            let decoded = index
-                .and_then(|p| p.unpack())
-                .and_then(|b| crate::search::Index::decode_shared(b).ok());
-            (true, decoded)
+            (true, decode_index(index))
         })
     });
     Some(Opened {
@@ -536,6 +533,12 @@ fn open_with(
         texts,
         ahead,
     })
+}
+
+/// A record's index section decompressed and decoded; `None` without one, or when it does
+/// not decode (the section then stays as stored, and the first search builds an index).
+fn decode_index(index: Option<Packed>) -> Option<crate::search::Index> {
+    crate::search::Index::decode_shared(index?.unpack()?).ok()
 }
 
 impl Opened {
@@ -605,20 +608,16 @@ impl Opened {
         bundles: &[BundleRef],
         source: &dyn Fn(&Digest) -> Option<Bytes>,
     ) -> Option<Decoded> {
-        // Opened ahead: the index is decoded there, when it was asked for.
-        if self.ahead.is_some() {
-            return self.decode(bundles, source);
+        // Opened ahead, the index is decoded there (when it was asked for); opened by
+        // [`open`], whose digest held already, only the index is left to start beside.
+        let mut o = self;
+        if o.ahead.is_none() {
+            let index = o.index.clone();
+            o.ahead = Some(crate::par::Later::start(move || {
+                (true, decode_index(index))
+            }));
         }
-        let index = self.index.clone();
-        let (decoded, early) = crate::par::beside(
-            move || self.decode(bundles, source),
-            move || crate::search::Index::decode_shared(index?.unpack()?).ok(),
-        );
-        let mut d = decoded?;
-        if let Some(ix) = early.filter(|ix| ix.len() == d.model.concepts().len()) {
-            d.built = Some(Box::new(ix));
-        }
-        Some(d)
+        o.decode(bundles, source)
     }
 }
 
