@@ -23,8 +23,12 @@
 //!
 //! The encoding is binary and canonical: one state gives one byte string. Integers are
 //! little-endian `u32` (lengths, counts, offsets) or `u64`; a string is its `u32` byte
-//! length and its UTF-8 bytes; an optional string is a `0` byte, or a `1` byte and the
-//! string; a digest is its 32 bytes.
+//! length, its UTF-8 bytes kept apart with the section's other strings; an optional string
+//! is a `0` byte, or a `1` byte and the string; a digest is its 32 bytes. Each section of
+//! the payload (the first, and each chunk of concepts) is the `u64` length of its strings'
+//! bytes, those bytes (every string of the section, in the order they are read), then the
+//! rest: so a decode checks a section's strings as UTF-8 at once rather than one by one
+//! (docs/records.md, "Derived records").
 
 use super::records::BundleRef;
 use super::state::{BundleState, Doc, TenantState};
@@ -44,7 +48,8 @@ pub const MAGIC: &[u8; 4] = b"LRDR";
 /// 2: the payload may be compressed, and the texts may be left to the store.
 /// 3: the payload is stored in sections compressed one by one (the concepts in chunks of
 /// [`CHUNK`], the index on its own).
-pub const FORMAT: u32 = 3;
+/// 4: each section's strings are kept together, ahead of the rest of the section.
+pub const FORMAT: u32 = 4;
 /// The header's length: magic, format, compiler version, recorded snapshot id, state
 /// digest, stored payload digest, stored payload length, payload length, flags.
 pub const HEADER: usize = 4 + 4 + 4 + 32 + 32 + 32 + 8 + 8 + 4;
@@ -97,22 +102,41 @@ fn served_state(state: &TenantState) -> Digest {
 // ---------------------------------------------------------------------------------------
 // Encoding
 
-struct W(Vec<u8>);
+/// A section's writer: its strings' bytes in one run (`s`), everything else in another
+/// (`b`); [`W::finish`] gives the section.
+struct W {
+    b: Vec<u8>,
+    s: Vec<u8>,
+}
 
 impl W {
+    fn with_capacity(n: usize) -> W {
+        W {
+            b: Vec::with_capacity(n / 2),
+            s: Vec::with_capacity(n),
+        }
+    }
+    /// The section: the strings' length, the strings, the rest.
+    fn finish(self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(8 + self.s.len() + self.b.len());
+        out.extend_from_slice(&(self.s.len() as u64).to_le_bytes());
+        out.extend_from_slice(&self.s);
+        out.extend_from_slice(&self.b);
+        out
+    }
     fn u8(&mut self, v: u8) {
-        self.0.push(v);
+        self.b.push(v);
     }
     fn u32(&mut self, v: usize) {
         // Lengths and offsets of one document or list; a stored document is far smaller.
-        self.0.extend_from_slice(&(v as u32).to_le_bytes());
+        self.b.extend_from_slice(&(v as u32).to_le_bytes());
     }
     fn u64(&mut self, v: u64) {
-        self.0.extend_from_slice(&v.to_le_bytes());
+        self.b.extend_from_slice(&v.to_le_bytes());
     }
     fn str(&mut self, s: &str) {
         self.u32(s.len());
-        self.0.extend_from_slice(s.as_bytes());
+        self.s.extend_from_slice(s.as_bytes());
     }
     fn opt(&mut self, s: Option<&str>) {
         match s {
@@ -124,7 +148,7 @@ impl W {
         }
     }
     fn digest(&mut self, d: &[u8; 32]) {
-        self.0.extend_from_slice(d);
+        self.b.extend_from_slice(d);
     }
     fn strs(&mut self, v: &[String]) {
         self.u32(v.len());
@@ -139,7 +163,7 @@ impl W {
 /// `texts`, the documents' texts follow the payload; without, opening asks the store for the
 /// source records (a store that hands them out in place: docs/records.md).
 pub fn encode(s: &Served, recorded: &Digest, index: Option<&[u8]>, texts: bool) -> Vec<u8> {
-    let mut w = W(Vec::with_capacity(s.model.concepts().len() * 96 + 64));
+    let mut w = W::with_capacity(s.model.concepts().len() * 96 + 64);
     let mut text_bytes: Vec<&[u8]> = Vec::new();
 
     // The first section: the concept count, the snapshot root, whether an index follows,
@@ -172,13 +196,13 @@ pub fn encode(s: &Served, recorded: &Digest, index: Option<&[u8]>, texts: bool) 
             }
         }
     }
-    let mut sections: Vec<Vec<u8>> = vec![w.0];
+    let mut sections: Vec<Vec<u8>> = vec![w.finish()];
 
     // The concepts in model order, each with its snapshot leaf, in chunks of CHUNK.
     let concepts: Vec<(&Arc<Concept>, &[u8; 32])> =
         s.model.concepts().iter().zip(s.tree.leaves()).collect();
     for chunk in concepts.chunks(CHUNK) {
-        let mut w = W(Vec::with_capacity(chunk.len() * 512));
+        let mut w = W::with_capacity(chunk.len() * 512);
         for (c, leaf) in chunk {
             let (bi, di) = at
                 .get(&(c.bundle.as_str(), c.path.as_str()))
@@ -186,7 +210,7 @@ pub fn encode(s: &Served, recorded: &Digest, index: Option<&[u8]>, texts: bool) 
                 .unwrap_or((u32::MAX as usize, 0));
             encode_concept(&mut w, c, leaf, bi, di);
         }
-        sections.push(w.0);
+        sections.push(w.finish());
     }
 
     // Each section compressed on its own when that makes it smaller (in parallel: each
@@ -321,12 +345,41 @@ impl Packed {
     }
 }
 
+/// A reader of a section (or of the header and the table, which hold no strings): `b` the
+/// bytes other than the strings, `s` the section's strings, checked as UTF-8 at once.
 struct R<'a> {
     b: &'a [u8],
     at: usize,
+    s: &'a str,
+    s_at: usize,
 }
 
 impl<'a> R<'a> {
+    /// A reader of bytes that hold no strings.
+    fn new(b: &'a [u8]) -> R<'a> {
+        R {
+            b,
+            at: 0,
+            s: "",
+            s_at: 0,
+        }
+    }
+    /// A reader of a section; `None` when its strings are not UTF-8 or are cut short.
+    fn section(bytes: &'a [u8]) -> Option<R<'a>> {
+        let mut r = R::new(bytes);
+        let n = usize::try_from(r.u64()?).ok()?;
+        let s = std::str::from_utf8(r.take(n)?).ok()?;
+        Some(R {
+            b: &bytes[r.at..],
+            at: 0,
+            s,
+            s_at: 0,
+        })
+    }
+    /// Whether every byte and every string of the section was read.
+    fn done(&self) -> bool {
+        self.at == self.b.len() && self.s_at == self.s.len()
+    }
     fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let end = self.at.checked_add(n)?;
         let s = self.b.get(self.at..end)?;
@@ -362,7 +415,11 @@ impl<'a> R<'a> {
     }
     fn str(&mut self) -> Option<&'a str> {
         let n = self.u32()?;
-        std::str::from_utf8(self.take(n)?).ok()
+        let end = self.s_at.checked_add(n)?;
+        // `get` refuses a range that does not start and end on characters.
+        let v = self.s.get(self.s_at..end)?;
+        self.s_at = end;
+        Some(v)
     }
     fn string(&mut self) -> Option<String> {
         self.str().map(str::to_string)
@@ -447,7 +504,7 @@ fn open_with(
     ahead: Option<bool>,
 ) -> Option<Opened> {
     let b = bytes.as_slice();
-    let mut r = R { b, at: 0 };
+    let mut r = R::new(b);
     if r.take(4)? != MAGIC
         || r.u32()? != FORMAT as usize
         || r.u32()? != super::COMPILER_VERSION as usize
@@ -468,10 +525,7 @@ fn open_with(
         return None;
     }
     // The table: each section's length and stored length, then the sections.
-    let mut t = R {
-        b: stored.as_slice(),
-        at: 0,
-    };
+    let mut t = R::new(stored.as_slice());
     let n = t.count(16)?;
     let mut sizes = Vec::with_capacity(n);
     for _ in 0..n {
@@ -500,7 +554,7 @@ fn open_with(
     }
     let mut sections = sections.into_iter();
     let head = sections.next()?.unpack()?;
-    let mut h = R { b: &head, at: 0 };
+    let mut h = R::section(&head)?;
     let concepts = h.u32()?;
     h.digest()?;
     let indexed = h.flag()?;
@@ -565,10 +619,8 @@ impl Opened {
         if self.texts.is_some() {
             return None;
         }
-        let mut r = R {
-            b: &self.head,
-            at: HEAD_START,
-        };
+        let mut r = R::section(&self.head)?;
+        r.at = HEAD_START;
         let nb = r.count(4 + 32 + 8 + 4)?;
         let mut out = Vec::new();
         for _ in 0..nb {
@@ -660,7 +712,7 @@ fn decode_head(
     texts: Option<&Bytes>,
     source: &dyn Fn(&Digest) -> Option<Bytes>,
 ) -> Option<(Digest, Vec<String>, Vec<Vec<DocIn>>)> {
-    let mut r = R { b: head, at: 0 };
+    let mut r = R::section(head)?;
     let nc = r.u32()?;
     let root = Digest(r.digest()?);
     r.flag()?;
@@ -724,7 +776,7 @@ fn decode_head(
         names.push(name.to_string());
         docs.push(list);
     }
-    if r.at != head.len() || nc != want_concepts || texts.is_some_and(|t| t_at != t.len()) {
+    if !r.done() || nc != want_concepts || texts.is_some_and(|t| t_at != t.len()) {
         return None;
     }
     Some((root, names, docs))
@@ -827,7 +879,7 @@ fn decode_chunk(
     names: &[String],
 ) -> Option<Vec<ConceptIn>> {
     let bytes = p.unpack()?;
-    let mut r = R { b: &bytes, at: 0 };
+    let mut r = R::section(&bytes)?;
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
         let bi = r.u32()?;
@@ -857,7 +909,7 @@ fn decode_chunk(
             }),
         });
     }
-    (r.at == bytes.len()).then_some(out)
+    r.done().then_some(out)
 }
 
 fn decode_parsed(r: &mut R<'_>, text: &Text, ascii: bool) -> Option<ParsedDoc> {

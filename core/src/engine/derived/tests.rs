@@ -504,3 +504,105 @@ fn checking_every_text_goes_batch_by_batch_and_finds_a_bad_one_in_the_last() {
     );
     assert!(d.poisoned() && d.unchecked_texts());
 }
+
+/// `bytes` (a record from `derived_record`) with its payload replaced by `sections`, each
+/// stored as it is, under a correct payload digest: what a forger who knows the format
+/// writes.
+fn repacked(bytes: &[u8], sections: &[Vec<u8>]) -> Vec<u8> {
+    let payload_len = u64::from_le_bytes(bytes[108..116].try_into().unwrap()) as usize;
+    let mut stored = (sections.len() as u32).to_le_bytes().to_vec();
+    for s in sections {
+        stored.extend_from_slice(&(s.len() as u64).to_le_bytes());
+        stored.extend_from_slice(&(s.len() as u64).to_le_bytes());
+    }
+    let raw: usize = sections.iter().map(Vec::len).sum();
+    for s in sections {
+        stored.extend_from_slice(s);
+    }
+    let mut out = bytes[..HEADER].to_vec();
+    out[76..108].copy_from_slice(&Digest::of(&stored).0);
+    out[108..116].copy_from_slice(&(stored.len() as u64).to_le_bytes());
+    out[116..124].copy_from_slice(&(raw as u64).to_le_bytes());
+    out.extend_from_slice(&stored);
+    out.extend_from_slice(&bytes[HEADER + payload_len..]);
+    out
+}
+
+#[test]
+fn a_section_keeps_its_strings_apart_and_each_must_be_read_exactly() {
+    let (_, e) = setup();
+    let s = e.read().unwrap();
+    let recorded = s.recorded.unwrap();
+    let bundles: Vec<BundleRef> = s
+        .state
+        .bundles
+        .iter()
+        .map(|(n, b)| BundleRef {
+            name: n.clone(),
+            record: b.record,
+            concepts: b.concepts,
+        })
+        .collect();
+    let (_, bytes) = s.derived_record(TODAY, true).unwrap();
+    let o = super::open(&Bytes::from(&bytes[..]), &recorded, &bundles).unwrap();
+    let mut sections = vec![o.head.to_vec()];
+    sections.extend(o.chunks.iter().map(|c| c.unpack().unwrap().to_vec()));
+    sections.extend(o.index.iter().map(|c| c.unpack().unwrap().to_vec()));
+    assert_eq!(sections.len(), 3, "head, one chunk, the index");
+    // Stored uncompressed, the same sections decode.
+    assert!(decode_both(&repacked(&bytes, &sections), &recorded, &bundles).is_some());
+
+    // Each of the head and the chunk: the strings' length, the strings (the first is the
+    // first bundle's name, "ops"), then the rest.
+    let strings = |sec: &[u8]| u64::from_le_bytes(sec[..8].try_into().unwrap()) as usize;
+    assert_eq!(&sections[0][8..11], b"ops");
+    for at in [0usize, 1] {
+        let sec = &sections[at];
+        let n = strings(sec);
+        assert!(std::str::from_utf8(&sec[8..8 + n]).is_ok());
+        let forged = |f: &dyn Fn(&mut Vec<u8>)| {
+            let mut all = sections.clone();
+            f(&mut all[at]);
+            decode_both(&repacked(&bytes, &all), &recorded, &bundles)
+        };
+        // Strings that are not UTF-8.
+        assert!(forged(&|s| s[8] = 0xFF).is_none(), "section {at}: not UTF-8");
+        // A string left unread at the end of the strings.
+        assert!(
+            forged(&|s| {
+                s.insert(8 + n, b'x');
+                s[..8].copy_from_slice(&(n as u64 + 1).to_le_bytes());
+            })
+            .is_none(),
+            "section {at}: a string left over"
+        );
+        // A strings' length past the section's end, or one byte short.
+        assert!(
+            forged(&|s| {
+                let past = s.len() as u64;
+                s[..8].copy_from_slice(&past.to_le_bytes());
+            })
+            .is_none(),
+            "section {at}: strings past the end"
+        );
+        assert!(
+            forged(&|s| s[..8].copy_from_slice(&(n as u64 - 1).to_le_bytes())).is_none(),
+            "section {at}: strings one byte short"
+        );
+    }
+    // A string that ends inside a character: "é" (two bytes) after the head's first string,
+    // whose length then takes one of them.
+    let mut all = sections.clone();
+    let head = &mut all[0];
+    let n = strings(head);
+    head.splice(11..11, "é".bytes());
+    head[..8].copy_from_slice(&(n as u64 + 2).to_le_bytes());
+    let first_len = 8 + n + 2 + 4 + 32 + 1 + 4;
+    let len = u32::from_le_bytes(head[first_len..first_len + 4].try_into().unwrap());
+    assert_eq!(len, 3, "the first string's length, where it stands");
+    head[first_len..first_len + 4].copy_from_slice(&4u32.to_le_bytes());
+    assert!(decode_both(&repacked(&bytes, &all), &recorded, &bundles).is_none());
+    // With the whole character the name reads "opsé", which no bundle is called.
+    all[0][first_len..first_len + 4].copy_from_slice(&5u32.to_le_bytes());
+    assert!(decode_both(&repacked(&bytes, &all), &recorded, &bundles).is_none());
+}
