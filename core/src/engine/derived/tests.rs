@@ -566,7 +566,10 @@ fn a_section_keeps_its_strings_apart_and_each_must_be_read_exactly() {
             decode_both(&repacked(&bytes, &all), &recorded, &bundles)
         };
         // Strings that are not UTF-8.
-        assert!(forged(&|s| s[8] = 0xFF).is_none(), "section {at}: not UTF-8");
+        assert!(
+            forged(&|s| s[8] = 0xFF).is_none(),
+            "section {at}: not UTF-8"
+        );
         // A string left unread at the end of the strings.
         assert!(
             forged(&|s| {
