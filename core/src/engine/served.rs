@@ -390,27 +390,6 @@ impl Served {
         self.index.write().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Decodes every posting list of the search index that a derived record left encoded,
-    /// as the index's first update (at the first commit, or a refresh to another writer's
-    /// commit) would: part of `Engine::warm`, so that neither waits for it. Returns whether
-    /// there was anything to decode. The index's answers do not change.
-    pub(crate) fn materialize_index(&self) -> bool {
-        let mut slot = self.index_slot();
-        if let IndexSlot::Built(ix) = &mut *slot {
-            let had = ix.has_encoded();
-            ix.materialize();
-            return had;
-        }
-        match slot.take_built(&self.model) {
-            Some(mut ix) => {
-                ix.materialize();
-                *slot = IndexSlot::Built(Box::new(ix));
-                true
-            }
-            None => false,
-        }
-    }
-
     /// Gives this state the search index of `older`, updated to this model, when `older`
     /// has one. Called when this state is published.
     ///

@@ -3,10 +3,10 @@
 //! A connection that opened from a derived record (engine.md §9.1 rule 4) serves reads at
 //! once but has no incremental linker yet: its first commit checks every served text and
 //! builds the linker from the decoded parses ("the first edit after opening",
-//! docs/benchmarks.md), and its search index, whose posting lists stay encoded until read,
-//! decodes all of them before its first update. `warm` does that work when the host chooses
-//! (a page's worker when it is idle after opening), so the first commit costs what every
-//! later one does.
+//! docs/benchmarks.md). `warm` does that work when the host chooses (a page's worker when it
+//! is idle after opening), so the first commit costs what every later one does. The search
+//! index needs nothing: its posting lists stay encoded until read, through updates too
+//! (docs/search.md §10, "Updates").
 //!
 //! A host with threads does the work in two parts (docs/connection.md, rule 7): it prepares
 //! it over the published state outside the engine ([`PreparedWarm::new`]), while reads keep
@@ -18,14 +18,14 @@ use super::{Engine, Served};
 use crate::compile::Linker;
 use std::sync::Arc;
 
-/// `warm`'s work over one served state, done outside the engine: the texts checked, the
-/// index decoded (both kept in the state itself) and, for a state decoded from a derived
-/// record, the linker built. [`Engine::warm_prepared_op`] installs it.
+/// `warm`'s work over one served state, done outside the engine: the texts checked (kept
+/// in the state itself) and, for a state decoded from a derived record, the linker built.
+/// [`Engine::warm_prepared_op`] installs it.
 pub struct PreparedWarm {
     served: Arc<Served>,
     /// The linker, for a state decoded from a derived record.
     linker: Option<Linker>,
-    /// Whether the index or the texts needed the work.
+    /// Whether the texts needed the work.
     did: bool,
     /// A served text failed its check (kept in the state; the next read or commit reports it).
     failed: bool,
@@ -35,7 +35,6 @@ impl PreparedWarm {
     /// Does `warm`'s work over `served` (see [`Engine::warm`]), touching no engine; the
     /// linker only when `linker` (the engine has none yet, [`Engine::linker_ready`]).
     pub fn new(served: &Arc<Served>, linker: bool) -> PreparedWarm {
-        let index = served.materialize_index();
         let texts = served.unchecked_texts();
         let failed = texts && served.check_all_texts().is_err();
         let linker = (linker && !failed && served.from_derived())
@@ -48,7 +47,7 @@ impl PreparedWarm {
         PreparedWarm {
             served: served.clone(),
             linker,
-            did: index || texts,
+            did: texts,
             failed,
         }
     }
@@ -56,13 +55,11 @@ impl PreparedWarm {
 
 impl Engine {
     /// Checks the served texts and builds the incremental linker as the first commit after
-    /// a derived-record open would (see `advance`), with its dependency indexes, and decodes the posting
-    /// lists of a search index the derived record left encoded, which the first update of
-    /// the index would (`Served::materialize_index`). Returns whether it did anything:
-    /// false when both are ready already, or when a served text fails its check (that
-    /// failure is kept, and the next read or commit reports it as it would have).
+    /// a derived-record open would (see `advance`), with its dependency indexes. Returns
+    /// whether it did anything: false when both are ready already, or when a served text
+    /// fails its check (that failure is kept, and the next read or commit reports it as it
+    /// would have).
     pub fn warm(&mut self) -> bool {
-        let index = self.served.materialize_index();
         let served = self.served.clone();
         // The texts are checked even when the linker is ready (an open from an older
         // derived record applied the commits since with it): until every text is, each
@@ -72,7 +69,7 @@ impl Engine {
             return false;
         }
         if self.linker_ready {
-            return index || texts;
+            return texts;
         }
         let Ok(mut linker) = super::linker_of(&served) else {
             return false;

@@ -191,9 +191,9 @@ impl Index {
 
     /// Reads bytes written by [`Index::encode`] as [`Index::decode`] does, checking all of
     /// them, but leaves the posting lists of the written fields in `bytes` (shared, not
-    /// copied): each is decoded when a search first reads it, and all of them before the
-    /// index is first updated. So a first search after an open from a derived record pays
-    /// for the lists it reads, not for all of them.
+    /// copied): each is decoded when a search first reads it; updates leave them there,
+    /// and a compaction folds them into the flat array. So a first search after an open
+    /// from a derived record pays for the lists it reads, not for all of them.
     pub fn decode_shared(bytes: Bytes) -> Result<Index> {
         // List positions are kept as `u32`s.
         if u32::try_from(bytes.len()).is_err() {

@@ -673,8 +673,9 @@ pub struct Index {
     pub(crate) live_postings: usize,
     pub(crate) dead_postings: usize,
     /// The posting lists of the written fields still encoded, when decoded from a derived
-    /// record by [`Index::decode_shared`]; `base` then holds only the names lists. Folded
-    /// into `base` before the first update. Shared with the index's clones (a list is
+    /// record by [`Index::decode_shared`]; `base` then holds only the names lists. Kept
+    /// through updates (a list's postings are its encoded part, then its `extra`) and
+    /// folded into `base` by a compaction. Shared with the index's clones (a list is
     /// decoded once, for all of them).
     pub(crate) encoded: Option<Arc<super::codec::Encoded>>,
 }
@@ -1058,26 +1059,9 @@ impl Index {
     }
 
     /// Whether some posting lists are still encoded (an index from `decode_shared`).
+    #[cfg(test)]
     pub(crate) fn has_encoded(&self) -> bool {
         self.encoded.is_some()
-    }
-
-    /// Folds the posting lists still encoded into `base`, so the index can be updated.
-    pub(crate) fn materialize(&mut self) {
-        if self.encoded.is_none() {
-            return;
-        }
-        let lists = self.df.len() * FIELDS;
-        let mut off = Vec::with_capacity(lists + 1);
-        let mut base = Vec::with_capacity(self.live_postings);
-        off.push(0u32);
-        for key in 0..lists as u32 {
-            base.extend(self.postings(key));
-            off.push(base.len() as u32);
-        }
-        self.encoded = None;
-        self.base_off = Arc::new(off);
-        self.base = Arc::new(base);
     }
 
     /// Every statistic of the index by term text and id, for tests that compare an updated

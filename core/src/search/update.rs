@@ -55,7 +55,9 @@ impl Index {
     /// concepts change, or when `old` turns out not to be the indexed model. Either way
     /// the result equals [`Index::build`]`(new, today)`.
     pub fn update(&mut self, old: &Model, new: &Model, today: &str) {
-        self.materialize();
+        // Lists still encoded (an index from a derived record) stay so: a removal only
+        // tombstones its slot and an addition appends to `extra`, and reads take a list's
+        // encoded part and its appended part alike (docs/search.md §10, "Updates").
         if !self.try_update(old, new, today) {
             // Drop the old postings before building the new ones.
             *self = Index::empty(today);
@@ -250,6 +252,8 @@ impl Index {
         self.alive = vec![true; self.docs.len()];
         self.base_off = Arc::new(off);
         self.base = Arc::new(base);
+        // Every list, the encoded ones included, is in `base` now, renumbered.
+        self.encoded = None;
         self.extra = HashMap::default();
         self.extra_postings = 0;
         self.dead_postings = 0;
