@@ -139,13 +139,9 @@ fn decode_both(bytes: &[u8], recorded: &Digest, bundles: &[BundleRef]) -> Option
     plain
 }
 
-#[test]
-fn every_check_rejects() {
-    let (_, e) = setup();
-    let s = e.read().unwrap();
-    let recorded = s.recorded.unwrap();
-    let bundles: Vec<BundleRef> = s
-        .state
+/// The bundle list of `s`'s revision, as its revision record names it.
+fn bundle_refs(s: &Served) -> Vec<BundleRef> {
+    s.state
         .bundles
         .iter()
         .map(|(n, b)| BundleRef {
@@ -153,7 +149,15 @@ fn every_check_rejects() {
             record: b.record,
             concepts: b.concepts,
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn every_check_rejects() {
+    let (_, e) = setup();
+    let s = e.read().unwrap();
+    let recorded = s.recorded.unwrap();
+    let bundles = bundle_refs(&s);
     let (_, bytes) = s.derived_record(TODAY, true).unwrap();
     assert!(decode_both(&bytes, &recorded, &bundles).is_some());
 
@@ -309,16 +313,7 @@ fn a_searching_host_gets_the_index_decoded_at_open_and_the_same_answers() {
     );
     // A record without an index decodes with none.
     let recorded = s.recorded.unwrap();
-    let bundles: Vec<BundleRef> = s
-        .state
-        .bundles
-        .iter()
-        .map(|(n, b)| BundleRef {
-            name: n.clone(),
-            record: b.record,
-            concepts: b.concepts,
-        })
-        .collect();
+    let bundles = bundle_refs(&s);
     let bare = encode(&s, &recorded, None, true);
     let opened = super::open(&crate::bytes::Bytes::from(bare), &recorded, &bundles).unwrap();
     let decoded = opened.decode_indexed(&bundles, &|_| None).unwrap();
@@ -533,16 +528,7 @@ fn a_section_keeps_its_strings_apart_and_each_must_be_read_exactly() {
     let (_, e) = setup();
     let s = e.read().unwrap();
     let recorded = s.recorded.unwrap();
-    let bundles: Vec<BundleRef> = s
-        .state
-        .bundles
-        .iter()
-        .map(|(n, b)| BundleRef {
-            name: n.clone(),
-            record: b.record,
-            concepts: b.concepts,
-        })
-        .collect();
+    let bundles = bundle_refs(&s);
     let (_, bytes) = s.derived_record(TODAY, true).unwrap();
     let o = super::open(&Bytes::from(&bytes[..]), &recorded, &bundles).unwrap();
     let mut sections = vec![o.head.to_vec()];
