@@ -102,8 +102,8 @@ fn served_state(state: &TenantState) -> Digest {
 // ---------------------------------------------------------------------------------------
 // Encoding
 
-/// A section's writer: its strings' bytes in one run (`s`), everything else in another
-/// (`b`); [`W::finish`] gives the section.
+/// A section's writer: its strings' bytes in one run (`s`, after 8 bytes kept for their
+/// length), everything else in another (`b`); [`W::finish`] gives the section.
 struct W {
     b: Vec<u8>,
     s: Vec<u8>,
@@ -111,18 +111,21 @@ struct W {
 
 impl W {
     fn with_capacity(n: usize) -> W {
+        let mut s = Vec::with_capacity(n);
+        s.extend_from_slice(&[0; 8]);
         W {
             b: Vec::with_capacity(n / 2),
-            s: Vec::with_capacity(n),
+            s,
         }
     }
-    /// The section: the strings' length, the strings, the rest.
+    /// The section: the strings' length, the strings, the rest (appended to the strings'
+    /// run, so only the rest is copied).
     fn finish(self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(8 + self.s.len() + self.b.len());
-        out.extend_from_slice(&(self.s.len() as u64).to_le_bytes());
-        out.extend_from_slice(&self.s);
-        out.extend_from_slice(&self.b);
-        out
+        let W { b, mut s } = self;
+        let n = (s.len() - 8) as u64;
+        s[..8].copy_from_slice(&n.to_le_bytes());
+        s.extend_from_slice(&b);
+        s
     }
     fn u8(&mut self, v: u8) {
         self.b.push(v);

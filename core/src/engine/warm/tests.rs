@@ -154,8 +154,7 @@ fn warm_leaves_the_index_a_derived_record_left_encoded_and_searches_agree() {
     };
     assert_eq!(search(&warm), before);
     assert_eq!(search(&warm), search(&cold));
-    // The first commit after it updates the index as a cold first commit does, its lists
-    // still encoded.
+    // The first commit after it updates the index as a cold first commit does.
     assert_eq!(
         after_edit(&mut warm, &mut warm_store),
         after_edit(&mut cold, &mut cold_store)
