@@ -49,7 +49,9 @@ pub const MAGIC: &[u8; 4] = b"LRDR";
 /// 3: the payload is stored in sections compressed one by one (the concepts in chunks of
 /// [`CHUNK`], the index on its own).
 /// 4: each section's strings are kept together, ahead of the rest of the section.
-pub const FORMAT: u32 = 4;
+/// 5: the search index's posting lists give their lengths in bytes (index version 3), so
+/// an open reads none of them.
+pub const FORMAT: u32 = 5;
 /// The header's length: magic, format, compiler version, recorded snapshot id, state
 /// digest, stored payload digest, stored payload length, payload length, flags.
 pub const HEADER: usize = 4 + 4 + 4 + 32 + 32 + 32 + 8 + 8 + 4;

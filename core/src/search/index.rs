@@ -1058,6 +1058,23 @@ impl Index {
         [base, extra]
     }
 
+    /// Whether a posting list left encoded by [`Index::decode_shared`] failed its check when
+    /// it was read (it then read as empty): what was read from this index is not to be
+    /// served, and the index is not to be kept (docs/search.md §10, "Encoding").
+    pub fn damaged(&self) -> bool {
+        self.encoded.as_ref().is_some_and(|e| e.damaged())
+    }
+
+    /// Reads every posting list (a list left encoded is checked as it is read) and tells
+    /// whether the index is damaged.
+    #[cfg(test)]
+    pub(crate) fn read_every_list(&self) -> bool {
+        for key in 0..(self.df.len() * FIELDS) as u32 {
+            let _ = self.postings(key).count();
+        }
+        self.damaged()
+    }
+
     /// Whether some posting lists are still encoded (an index from `decode_shared`).
     #[cfg(test)]
     pub(crate) fn has_encoded(&self) -> bool {

@@ -440,6 +440,55 @@ fn a_bad_text_fails_closed_and_the_engine_compiles_instead() {
 }
 
 #[test]
+fn a_damaged_index_list_fails_its_search_and_the_engine_compiles_instead() {
+    let (mut store, mut e) = setup();
+    let s = e.take_derived().unwrap();
+    let opts = crate::search::SearchOptions::default();
+    let want = s.search("acme", "orders", &opts, TODAY).unwrap();
+    let (key, bytes) = s.derived_record(TODAY, true).unwrap();
+    let mut sections = raw_sections(&bytes);
+    // A byte of the index (the last section) whose damage the open does not see, since it
+    // reads no posting list, but a search for "orders" does when it reads its list.
+    let ix = sections.len() - 1;
+    let damaged = (0..sections[ix].len())
+        .rev()
+        .map(|at| {
+            let mut b = sections[ix].clone();
+            b[at] = 0xFF;
+            b
+        })
+        .find(|b| {
+            crate::search::Index::decode_shared(b.clone().into()).is_ok_and(|i| {
+                let _ = crate::search::search(&s.model, &i, "acme", "orders", &opts, TODAY);
+                i.damaged()
+            })
+        })
+        .expect("a byte of a list that search reads");
+    sections[ix] = damaged;
+    store
+        .put("acme", &key, &repacked(&bytes, &sections))
+        .unwrap();
+
+    let mut o = open(&mut store);
+    let d = o.read().unwrap();
+    assert!(d.from_derived() && !d.derived_failed());
+    let err = d.search("acme", "orders", &opts, TODAY).unwrap_err();
+    assert_eq!(
+        err.message(),
+        format!("database corruption: {key} holds a search index that does not decode")
+    );
+    // The read runs again once the engine compiled (the connection does so), and the index
+    // read is dropped, never written into a record.
+    assert!(d.derived_failed());
+    assert!(matches!(&*d.index_slot(), IndexSlot::None));
+    let op = o.refresh();
+    run(&mut o, &mut store, op).unwrap();
+    let c = o.read().unwrap();
+    assert!(!c.from_derived());
+    assert_eq!(c.search("acme", "orders", &opts, TODAY).unwrap(), want);
+}
+
+#[test]
 fn an_ascii_tenant_round_trips_too() {
     // All texts ASCII: the offset maps are made without scanning.
     let ascii: Vec<_> = docs().into_iter().filter(|d| d.2.is_ascii()).collect();
