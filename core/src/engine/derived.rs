@@ -452,12 +452,13 @@ impl<'a> R<'a> {
 }
 
 /// A derived record whose header and payload digest check out for a revision, its first
-/// section decoded: decode it with [`Opened::decode`], first fetching [`Opened::sources`]
-/// when the texts are the store's.
+/// section decompressed: decode it with [`Opened::decode`], first fetching
+/// [`Opened::sources`] when the texts are the store's.
 #[derive(Debug)]
 pub struct Opened {
-    /// The first section, decoded and checked against the revision's bundle list.
-    head: Arc<Head>,
+    /// The first section: the concept count, the snapshot root, the index flag, the
+    /// bundles and documents.
+    head: Bytes,
     /// The concepts' chunks, as stored.
     chunks: Vec<Packed>,
     /// How many concepts the record holds.
@@ -467,14 +468,15 @@ pub struct Opened {
     /// From [`open_ahead`]: the payload digest's check and the index's decode, started
     /// at open, taken when the decode ends.
     ahead: Option<Ahead>,
-    /// From [`open_ahead`]: the chunks' decode, started at open (it needs the first
-    /// section, not the texts), taken once the texts are there.
-    chunks_ahead: Option<crate::par::Later<Option<Vec<Vec<ConceptIn>>>>>,
 }
 
 /// What [`open_ahead`] starts beside the rest of an open: whether the stored payload's
 /// digest holds, and the index decoded (when asked for and the digest holds).
 type Ahead = crate::par::Later<(bool, Option<crate::search::Index>)>;
+
+/// The length of the first section's fixed start: the concept count, the snapshot root and
+/// the index flag.
+const HEAD_START: usize = 4 + 32 + 1;
 
 /// Checks a derived record against the revision it should serve (the format, the compiler
 /// version, the recorded snapshot id, the source state, the stored payload's digest and
@@ -556,8 +558,11 @@ fn open_with(
         return None;
     }
     let mut sections = sections.into_iter();
-    let (head, concepts, indexed) = read_head(&sections.next()?.unpack()?, bundles)?;
-    let head = Arc::new(head);
+    let head = sections.next()?.unpack()?;
+    let mut h = R::section(&head)?;
+    let concepts = h.u32()?;
+    h.digest()?;
+    let indexed = h.flag()?;
     let mut chunks: Vec<Packed> = sections.collect();
     let index = if indexed { chunks.pop() } else { None };
     if chunks.len() != concepts.div_ceil(CHUNK) || indexed != index.is_some() {
@@ -570,10 +575,6 @@ fn open_with(
     } else {
         None
     };
-    let chunks_ahead = ahead.map(|_| {
-        let (head, chunks) = (head.clone(), chunks.clone());
-        crate::par::Later::start(move || decode_chunks(&head, &chunks, concepts))
-    });
     let ahead = ahead.map(|with_index| {
         let index = index.as_ref().filter(|_| with_index).cloned();
         crate::par::Later::start(move || {
@@ -590,7 +591,6 @@ fn open_with(
         index,
         texts,
         ahead,
-        chunks_ahead,
     })
 }
 
@@ -602,8 +602,7 @@ fn decode_index(index: Option<Packed>) -> Option<crate::search::Index> {
 
 impl Opened {
     /// A copy to decode once more (a benchmark decodes one record many times); `None` for a
-    /// record from [`open_ahead`], whose digest check and chunks' decode run once, beside
-    /// its one decode.
+    /// record from [`open_ahead`], whose digest check runs once, beside its one decode.
     pub fn again(&self) -> Option<Opened> {
         if self.ahead.is_some() {
             return None;
@@ -615,17 +614,33 @@ impl Opened {
             index: self.index.clone(),
             texts: self.texts.clone(),
             ahead: None,
-            chunks_ahead: None,
         })
     }
 
     /// The source hashes of every document when the texts are the store's source records
-    /// (fetch them, then [`Opened::decode`]); `None` when the record carries them.
+    /// (fetch them, then [`Opened::decode`]); `None` when the record carries them, or when
+    /// the list does not decode (then decoding fails too).
     pub fn sources(&self) -> Option<Vec<Digest>> {
         if self.texts.is_some() {
             return None;
         }
-        Some(self.head.docs.iter().flatten().map(|d| d.hash).collect())
+        let mut r = R::section(&self.head)?;
+        r.at = HEAD_START;
+        let nb = r.count(4 + 32 + 8 + 4)?;
+        let mut out = Vec::new();
+        for _ in 0..nb {
+            r.str()?;
+            r.digest()?;
+            r.u64()?;
+            let nd = r.count(4 + 32 + 4 + 1)?;
+            for _ in 0..nd {
+                r.str()?;
+                out.push(Digest(r.digest()?));
+                r.u32()?;
+                r.u8()?;
+            }
+        }
+        Some(out)
     }
 
     /// Decodes the payload for the revision with bundle list `bundles` (the chunks of
@@ -672,38 +687,19 @@ pub fn decode(bytes: &[u8], recorded: &Digest, bundles: &[BundleRef]) -> Option<
     o.decode(bundles, &|_| None)
 }
 
-/// A document as the first section gives it: its path, source hash and text length, and
-/// whether its text is ASCII and whether it is a concept. The chunks decode against these
-/// alone (so they need no text, and decode while the store hands the texts out); the texts
-/// are joined to them at the end.
-#[derive(Clone, Debug)]
-struct DocMeta {
+/// A document as the first section gives it: its path and entry (its parse still `None`;
+/// the chunks fill it in), whether its text is ASCII, whether it is a concept. Owned, so the
+/// first section is freed before the chunks decode, and moved into its bundle's state at the
+/// end (not copied).
+struct DocIn {
     path: String,
-    hash: Digest,
-    len: usize,
+    doc: Doc,
     ascii: bool,
     concept: bool,
 }
 
-/// The first section, decoded and checked against the revision's bundle list: the
-/// snapshot root, the bundles' names and each bundle's documents in path order.
-#[derive(Clone, Debug)]
-struct Head {
-    root: Digest,
-    names: Vec<String>,
-    docs: Vec<Vec<DocMeta>>,
-}
-
-/// A document of the served state, its text joined, its parse still `None` (the concepts
-/// fill it in), moved into its bundle's state at the end (not copied).
-struct DocIn {
-    path: String,
-    doc: Doc,
-}
-
 /// A concept as its chunk gives it: its bundle's and document's positions, its snapshot
-/// leaf, and the concept itself (its text joined once the texts are there).
-#[derive(Debug)]
+/// leaf, and the concept itself.
 struct ConceptIn {
     bi: usize,
     di: usize,
@@ -711,19 +707,26 @@ struct ConceptIn {
     concept: Arc<Concept>,
 }
 
-/// Decodes the first section (`None` unless it decodes exactly) and checks it against the
-/// revision's bundle list: each bundle's name, record, concept count and document list in
-/// path order. Gives it with the concept count and whether the index follows.
-fn read_head(head: &[u8], bundles: &[BundleRef]) -> Option<(Head, usize, bool)> {
+/// The first section's snapshot root, bundles and documents, checked against the revision's
+/// bundle list (and, when the record carries the texts, against their total length): each
+/// bundle's name and document list.
+fn decode_head(
+    head: &[u8],
+    want: usize,
+    bundles: &[BundleRef],
+    texts: Option<&Bytes>,
+    source: &dyn Fn(&Digest) -> Option<Bytes>,
+) -> Option<(Digest, Vec<String>, Vec<Vec<DocIn>>)> {
     let mut r = R::section(head)?;
     let nc = r.u32()?;
     let root = Digest(r.digest()?);
-    let indexed = r.flag()?;
+    r.flag()?;
+    let mut t_at = 0usize;
     let nb = r.count(4 + 32 + 8 + 4)?;
-    if nb != bundles.len() {
+    if nb != bundles.len() || nc != want {
         return None;
     }
-    let mut docs: Vec<Vec<DocMeta>> = Vec::with_capacity(nb);
+    let mut docs: Vec<Vec<DocIn>> = Vec::with_capacity(nb);
     let mut names: Vec<String> = Vec::with_capacity(nb);
     let mut want_concepts = 0usize;
     for b in bundles {
@@ -737,7 +740,7 @@ fn read_head(head: &[u8], bundles: &[BundleRef]) -> Option<(Head, usize, bool)> 
         if nd == 0 {
             return None;
         }
-        let mut list: Vec<DocMeta> = Vec::with_capacity(nd);
+        let mut list: Vec<DocIn> = Vec::with_capacity(nd);
         let mut in_bundle = 0u64;
         for _ in 0..nd {
             let path = r.str()?;
@@ -745,17 +748,28 @@ fn read_head(head: &[u8], bundles: &[BundleRef]) -> Option<(Head, usize, bool)> 
                 return None;
             }
             let hash = Digest(r.digest()?);
-            let len = r.u32()?;
+            let n = r.u32()?;
+            let bytes = match texts {
+                Some(t) => {
+                    let b = t.slice(t_at..t_at.checked_add(n)?)?;
+                    t_at += n;
+                    b
+                }
+                None => source(&hash).filter(|b| b.len() == n)?,
+            };
             let flags = r.u8()?;
             if flags & !(DOC_CONCEPT | DOC_ASCII) != 0 {
                 return None;
             }
             let concept = flags & DOC_CONCEPT != 0;
             in_bundle += u64::from(concept);
-            list.push(DocMeta {
+            list.push(DocIn {
                 path: path.to_string(),
-                hash,
-                len,
+                doc: Doc {
+                    hash,
+                    text: Text::from_bytes(bytes),
+                    parsed: None,
+                },
                 ascii: flags & DOC_ASCII != 0,
                 concept,
             });
@@ -767,23 +781,10 @@ fn read_head(head: &[u8], bundles: &[BundleRef]) -> Option<(Head, usize, bool)> 
         names.push(name.to_string());
         docs.push(list);
     }
-    if !r.done() || nc != want_concepts {
+    if !r.done() || nc != want_concepts || texts.is_some_and(|t| t_at != t.len()) {
         return None;
     }
-    Some((Head { root, names, docs }, nc, indexed))
-}
-
-/// The `nc` concepts of the chunks, each chunk decompressed and decoded on its own (on
-/// every core with the `parallel` feature), in order; `None` when one does not decode.
-fn decode_chunks(head: &Head, chunks: &[Packed], nc: usize) -> Option<Vec<Vec<ConceptIn>>> {
-    let sized: Vec<(usize, &Packed)> = chunks
-        .iter()
-        .enumerate()
-        .map(|(j, p)| (CHUNK.min(nc - j * CHUNK), p))
-        .collect();
-    crate::par::map(&sized, |(n, p)| decode_chunk(p, *n, head))
-        .into_iter()
-        .collect()
+    Some((root, names, docs))
 }
 
 fn decode_payload(
@@ -798,87 +799,40 @@ fn decode_payload(
         index,
         texts,
         ahead,
-        chunks_ahead,
     } = o;
-    // The texts, in the first section's order: the record's own, or the store's source
-    // records, each of the length the first section gives.
-    let mut t_at = 0usize;
-    let mut doc_texts: Vec<Vec<Text>> = Vec::with_capacity(head.docs.len());
-    for list in &head.docs {
-        let mut v = Vec::with_capacity(list.len());
-        for d in list {
-            let bytes = match &texts {
-                Some(t) => {
-                    let b = t.slice(t_at..t_at.checked_add(d.len)?)?;
-                    t_at += d.len;
-                    b
-                }
-                None => source(&d.hash).filter(|b| b.len() == d.len)?,
-            };
-            v.push(Text::from_bytes(bytes));
-        }
-        doc_texts.push(v);
-    }
-    if texts.as_ref().is_some_and(|t| t_at != t.len()) {
-        return None;
-    }
+    let (root, names, mut docs) = decode_head(&head, nc, bundles, texts.as_ref(), source)?;
+    // Everything the first section held is copied out: free it before the chunks decode.
+    drop(head);
 
-    // The chunks (decoded ahead, or now), then each concept given its text, and a text that
-    // is not ASCII read for its offset maps (on every core with the `parallel` feature).
-    let mut decoded = match chunks_ahead {
-        Some(later) => later.take()?,
-        None => decode_chunks(&head, &chunks, nc)?,
-    };
-    drop(chunks);
-    let failed = std::sync::atomic::AtomicBool::new(false);
-    crate::par::for_each_mut(&mut decoded, |chunk| {
-        if !join_texts(chunk, &head, &doc_texts) {
-            failed.store(true, std::sync::atomic::Ordering::Relaxed);
-        }
-    });
-    if failed.into_inner() {
-        return None;
-    }
-
-    // The chunks' thread is done with the first section, so it is this decode's alone.
-    let Head { root, names, docs } = Arc::try_unwrap(head).unwrap_or_else(|h| (*h).clone());
-    let mut docs: Vec<Vec<DocIn>> = docs
+    // The chunks, each decompressed and decoded on its own (on every core with the
+    // `parallel` feature), then joined in order with the checks that span them.
+    let chunks: Vec<(usize, Packed)> = chunks
         .into_iter()
-        .zip(doc_texts)
-        .map(|(list, texts)| {
-            list.into_iter()
-                .zip(texts)
-                .map(|(d, text)| DocIn {
-                    path: d.path,
-                    doc: Doc {
-                        hash: d.hash,
-                        text,
-                        parsed: None,
-                    },
-                })
-                .collect()
-        })
+        .enumerate()
+        .map(|(j, p)| (CHUNK.min(nc - j * CHUNK), p))
         .collect();
-
-    // Joined in order with the checks that span the chunks.
+    let decoded = crate::par::map(&chunks, |(n, p)| decode_chunk(p, *n, &docs, &names));
+    drop(chunks);
     let mut concepts: Vec<Arc<Concept>> = Vec::with_capacity(nc);
     let mut leaves: Vec<[u8; 32]> = Vec::with_capacity(nc);
     let mut prev_bundle = 0usize;
-    for c in decoded.into_iter().flatten() {
-        if concepts
-            .last()
-            .is_some_and(|p| (prev_bundle, p.id.as_str()) >= (c.bi, c.concept.id.as_str()))
-        {
-            return None;
+    for chunk in decoded {
+        for c in chunk? {
+            if concepts
+                .last()
+                .is_some_and(|p| (prev_bundle, p.id.as_str()) >= (c.bi, c.concept.id.as_str()))
+            {
+                return None;
+            }
+            prev_bundle = c.bi;
+            let doc = &mut docs[c.bi][c.di].doc;
+            if doc.parsed.is_some() {
+                return None;
+            }
+            doc.parsed = Some(c.concept.parsed.clone());
+            leaves.push(c.leaf);
+            concepts.push(c.concept);
         }
-        prev_bundle = c.bi;
-        let doc = &mut docs[c.bi][c.di].doc;
-        if doc.parsed.is_some() {
-            return None;
-        }
-        doc.parsed = Some(c.concept.parsed.clone());
-        leaves.push(c.leaf);
-        concepts.push(c.concept);
     }
     if concepts.len() != nc {
         return None;
@@ -921,46 +875,14 @@ fn decode_payload(
     })
 }
 
-/// Gives each concept of a chunk its document's text; a text that is not ASCII must be
-/// UTF-8 with the body starting on a character, and gives the offset maps. `false` when one
-/// does not.
-fn join_texts(chunk: &mut [ConceptIn], head: &Head, texts: &[Vec<Text>]) -> bool {
-    for c in chunk {
-        let text = &texts[c.bi][c.di];
-        // Only this decode holds the concept and its parse yet.
-        let Some(concept) = Arc::get_mut(&mut c.concept) else {
-            return false;
-        };
-        if !head.docs[c.bi][c.di].ascii {
-            let Some(parsed) = Arc::get_mut(&mut concept.parsed) else {
-                return false;
-            };
-            if offset_maps(parsed, text).is_none() {
-                return false;
-            }
-        }
-        concept.text = text.clone();
-    }
-    true
-}
-
-/// The offset maps of a parse whose text is not ASCII: `None` unless the text is UTF-8 and
-/// the body starts on a character.
-fn offset_maps(p: &mut ParsedDoc, text: &Text) -> Option<()> {
-    let t = std::str::from_utf8(text.as_bytes()).ok()?;
-    if !t.is_char_boundary(p.body_start) {
-        return None;
-    }
-    p.source_map = Utf16Map::new(t);
-    p.body_map = Utf16Map::new(&t[p.body_start..]);
-    p.body_start16 = p.source_map.to_u16(t, p.body_start);
-    Some(())
-}
-
 /// The `n` concepts of one chunk, each checked against the document it names (a concept,
-/// in range); `None` when the chunk does not decode to exactly them. Their texts are
-/// joined later ([`join_texts`]).
-fn decode_chunk(p: &Packed, n: usize, head: &Head) -> Option<Vec<ConceptIn>> {
+/// in range); `None` when the chunk does not decode to exactly them.
+fn decode_chunk(
+    p: &Packed,
+    n: usize,
+    docs: &[Vec<DocIn>],
+    names: &[String],
+) -> Option<Vec<ConceptIn>> {
     let bytes = p.unpack()?;
     let mut r = R::section(&bytes)?;
     let mut out = Vec::with_capacity(n);
@@ -969,11 +891,12 @@ fn decode_chunk(p: &Packed, n: usize, head: &Head) -> Option<Vec<ConceptIn>> {
         let di = r.u32()?;
         let id = r.string()?;
         let leaf = r.digest()?;
-        let doc = head.docs.get(bi)?.get(di)?;
+        let doc = docs.get(bi)?.get(di)?;
         if !doc.concept {
             return None;
         }
-        let parsed = Arc::new(decode_parsed(&mut r, doc.len, doc.ascii)?);
+        let text = &doc.doc.text;
+        let parsed = Arc::new(decode_parsed(&mut r, text, doc.ascii)?);
         let links = r.strs()?;
         let diagnostics = r.strs()?;
         out.push(ConceptIn {
@@ -982,9 +905,9 @@ fn decode_chunk(p: &Packed, n: usize, head: &Head) -> Option<Vec<ConceptIn>> {
             leaf,
             concept: Arc::new(Concept {
                 id,
-                bundle: head.names[bi].clone(),
+                bundle: names[bi].clone(),
                 path: doc.path.clone(),
-                text: Text::default(),
+                text: text.clone(),
                 parsed,
                 links,
                 diagnostics,
@@ -994,10 +917,7 @@ fn decode_chunk(p: &Packed, n: usize, head: &Head) -> Option<Vec<ConceptIn>> {
     r.done().then_some(out)
 }
 
-/// A concept's parse, for a text of `len` bytes. An ASCII text's offset maps need no look
-/// at it (so opening touches no text); any other text's are left empty here and made from
-/// the text once it is there ([`offset_maps`]).
-fn decode_parsed(r: &mut R<'_>, len: usize, ascii: bool) -> Option<ParsedDoc> {
+fn decode_parsed(r: &mut R<'_>, text: &Text, ascii: bool) -> Option<ParsedDoc> {
     let kind = r.string()?;
     let status = r.string()?;
     let grain = r.string()?;
@@ -1032,13 +952,27 @@ fn decode_parsed(r: &mut R<'_>, len: usize, ascii: bool) -> Option<ParsedDoc> {
     }
     let head_diagnostics = r.strs()?;
     let stale_after_diagnostic = r.flag()?;
+    let len = text.len();
     if body_start > len {
         return None;
     }
-    let (source_map, body_map) = if ascii {
-        (Utf16Map::ascii(len), Utf16Map::ascii(len - body_start))
+    // An ASCII text's maps need no look at it (so opening touches no text); any other text
+    // is read here (it must be UTF-8, and the body must start on a char boundary).
+    let (source_map, body_map, body_start16) = if ascii {
+        (
+            Utf16Map::ascii(len),
+            Utf16Map::ascii(len - body_start),
+            body_start,
+        )
     } else {
-        (Utf16Map::ascii(0), Utf16Map::ascii(0))
+        let t = std::str::from_utf8(text.as_bytes()).ok()?;
+        if !t.is_char_boundary(body_start) {
+            return None;
+        }
+        let source_map = Utf16Map::new(t);
+        let body_map = Utf16Map::new(&t[body_start..]);
+        let body_start16 = source_map.to_u16(t, body_start);
+        (source_map, body_map, body_start16)
     };
     Some(ParsedDoc {
         kind,
@@ -1050,7 +984,7 @@ fn decode_parsed(r: &mut R<'_>, len: usize, ascii: bool) -> Option<ParsedDoc> {
         stale_after,
         sections,
         body_start,
-        body_start16: body_start,
+        body_start16,
         body_map,
         source_map,
         links,
