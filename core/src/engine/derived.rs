@@ -645,13 +645,14 @@ impl Opened {
 
     /// Decodes the payload for the revision with bundle list `bundles` (the chunks of
     /// concepts on every core with the `parallel` feature). When the texts are the store's,
-    /// `source` gives each document's source record by hash (as the store handed it out,
-    /// not yet checked: the engine checks a text before it serves it). `None` when anything
+    /// `source` gives each document's source record by its position in
+    /// [`Opened::sources`] and its hash (as the store handed it out, not yet checked: the
+    /// engine checks a text before it serves it). `None` when anything
     /// does not decode exactly. The index stays as stored.
     pub fn decode(
         self,
         bundles: &[BundleRef],
-        source: &dyn Fn(&Digest) -> Option<Bytes>,
+        source: &dyn Fn(usize, &Digest) -> Option<Bytes>,
     ) -> Option<Decoded> {
         decode_payload(self, bundles, source)
     }
@@ -663,7 +664,7 @@ impl Opened {
     pub fn decode_indexed(
         self,
         bundles: &[BundleRef],
-        source: &dyn Fn(&Digest) -> Option<Bytes>,
+        source: &dyn Fn(usize, &Digest) -> Option<Bytes>,
     ) -> Option<Decoded> {
         // Opened ahead, the index is decoded there (when it was asked for); opened by
         // [`open`], whose digest held already, only the index is left to start beside.
@@ -684,7 +685,7 @@ impl Opened {
 pub fn decode(bytes: &[u8], recorded: &Digest, bundles: &[BundleRef]) -> Option<Decoded> {
     let o = open(&Bytes::from(bytes), recorded, bundles)?;
     o.texts.as_ref()?;
-    o.decode(bundles, &|_| None)
+    o.decode(bundles, &|_, _| None)
 }
 
 /// A document as the first section gives it: its path and entry (its parse still `None`;
@@ -715,7 +716,7 @@ fn decode_head(
     want: usize,
     bundles: &[BundleRef],
     texts: Option<&Bytes>,
-    source: &dyn Fn(&Digest) -> Option<Bytes>,
+    source: &dyn Fn(usize, &Digest) -> Option<Bytes>,
 ) -> Option<(Digest, Vec<String>, Vec<Vec<DocIn>>)> {
     let mut r = R::section(head)?;
     let nc = r.u32()?;
@@ -729,6 +730,8 @@ fn decode_head(
     let mut docs: Vec<Vec<DocIn>> = Vec::with_capacity(nb);
     let mut names: Vec<String> = Vec::with_capacity(nb);
     let mut want_concepts = 0usize;
+    // Each document's position in `Opened::sources`.
+    let mut at = 0usize;
     for b in bundles {
         let name = r.str()?;
         let record = Digest(r.digest()?);
@@ -755,8 +758,9 @@ fn decode_head(
                     t_at += n;
                     b
                 }
-                None => source(&hash).filter(|b| b.len() == n)?,
+                None => source(at, &hash).filter(|b| b.len() == n)?,
             };
+            at += 1;
             let flags = r.u8()?;
             if flags & !(DOC_CONCEPT | DOC_ASCII) != 0 {
                 return None;
@@ -790,7 +794,7 @@ fn decode_head(
 fn decode_payload(
     o: Opened,
     bundles: &[BundleRef],
-    source: &dyn Fn(&Digest) -> Option<Bytes>,
+    source: &dyn Fn(usize, &Digest) -> Option<Bytes>,
 ) -> Option<Decoded> {
     let Opened {
         head,

@@ -264,6 +264,8 @@ impl Index {
         let units = ix.df.len();
         let nd = r.count()?;
         ix.docs.reserve(nd);
+        ix.alive.reserve(nd);
+        ix.by_id.reserve(nd);
         let mut id = String::new();
         for _ in 0..nd {
             let prev = std::mem::take(&mut id);

@@ -57,7 +57,7 @@ pub(crate) struct Posting {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Doc {
     /// The concept's public id.
-    pub(crate) id: Box<str>,
+    pub(crate) id: Arc<str>,
     /// Index into `Index::bundles`.
     pub(crate) bundle: u32,
     /// `len_f(d)` by field.
@@ -663,7 +663,7 @@ pub struct Index {
     /// ranking walks is a quarter of what slot-major records would make it
     /// (docs/search.md §10, "A query's working memory").
     pub(crate) knorm: [Vec<f64>; FIELDS],
-    pub(crate) by_id: HashMap<Box<str>, u32, Fast>,
+    pub(crate) by_id: HashMap<Arc<str>, u32, Fast>,
     pub(crate) bundles: Vec<Box<str>>,
     /// The live slots by name sequence (term ids), each slot once per sequence.
     pub(crate) name_seqs: HashMap<Box<[u32]>, Vec<u32>, Fast>,

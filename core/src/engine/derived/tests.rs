@@ -121,7 +121,7 @@ fn decode_both(bytes: &[u8], recorded: &Digest, bundles: &[BundleRef]) -> Option
         let b = crate::bytes::Bytes::from(bytes);
         let ahead = open_ahead(&b, recorded, bundles, index)
             .filter(|o| o.texts.is_some())
-            .and_then(|o| o.decode_indexed(bundles, &|_| None));
+            .and_then(|o| o.decode_indexed(bundles, &|_, _| None));
         assert_eq!(ahead.is_some(), plain.is_some(), "ahead (index {index})");
         // Only a record opened without the thread can be copied to decode again.
         let b = crate::bytes::Bytes::from(bytes);
@@ -317,10 +317,10 @@ fn a_searching_host_gets_the_index_decoded_at_open_and_the_same_answers() {
     let bundles = bundle_refs(&s);
     let bare = encode(&s, &recorded, None, true);
     let opened = super::open(&crate::bytes::Bytes::from(bare), &recorded, &bundles).unwrap();
-    let decoded = opened.decode_indexed(&bundles, &|_| None).unwrap();
+    let decoded = opened.decode_indexed(&bundles, &|_, _| None).unwrap();
     assert!(decoded.built.is_none() && decoded.index.is_none());
     let opened = super::open(&crate::bytes::Bytes::from(bytes), &recorded, &bundles).unwrap();
-    let decoded = opened.decode_indexed(&bundles, &|_| None).unwrap();
+    let decoded = opened.decode_indexed(&bundles, &|_, _| None).unwrap();
     let (plain, built) = (decoded.index_bytes().unwrap(), decoded.built.unwrap());
     assert_eq!(built.encode(), plain.as_slice());
 }
