@@ -70,7 +70,22 @@ fn round_trip_gives_the_same_state() {
     let o = open(&mut store);
     let d = o.read().unwrap();
     assert!(d.from_derived() && !s.from_derived());
+    // The parses' sections and raw links stay in the record's bytes until they are read,
+    // and then read as the compiled ones.
+    for c in d.model.concepts() {
+        assert!(c.parsed.sections.is_encoded() && c.parsed.links.is_encoded());
+    }
+    assert!(d
+        .model
+        .concepts()
+        .iter()
+        .any(|c| !c.parsed.links.is_empty()));
     assert_eq!(d.model, s.model);
+    assert!(d
+        .model
+        .concepts()
+        .iter()
+        .all(|c| !c.parsed.links.is_encoded()));
     assert_eq!(d.tree, s.tree);
     assert_eq!(d.snapshot_id(), s.snapshot_id());
     assert_eq!(d.list_source(), s.list_source());
