@@ -99,7 +99,7 @@ fn main() {
             .filter_map(|(d, b)| Some((d, b?)))
             .collect::<HashMap<Digest, Bytes>>()
     });
-    let source = |d: &Digest| sources.get(d).cloned();
+    let source = |_: usize, d: &Digest| sources.get(d).cloned();
     let (decode, dec) = least(4, || {
         opened
             .again()

@@ -25,6 +25,7 @@ pub mod folder;
 pub mod hash;
 pub mod http_api;
 pub mod layout;
+pub mod lazy_list;
 pub mod manifest;
 pub mod pack;
 pub mod par;

@@ -5,6 +5,7 @@
 
 use super::body::Found;
 use super::front::{self, Field, Fields};
+use crate::lazy_list::LazyList;
 use crate::text::{flatten, is_letter_or_number, truncate_summary, utf16_len, Utf16Map};
 use pulldown_cmark::{Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd};
 
@@ -59,7 +60,7 @@ pub struct ParsedDoc {
     /// The `stale_after` date, if usable.
     pub stale_after: Option<String>,
     /// Sections in document order, `body` first.
-    pub sections: Vec<Section>,
+    pub sections: LazyList<Section>,
     /// Byte offset of the body in the source text.
     pub body_start: usize,
     /// UTF-16 offset of the body in the source text.
@@ -69,7 +70,7 @@ pub struct ParsedDoc {
     /// Offset map of the whole source text (for `get` with `source`).
     pub source_map: Utf16Map,
     /// Links in order of appearance (unresolved form).
-    pub links: Vec<RawLink>,
+    pub links: LazyList<RawLink>,
     /// Diagnostics that precede the link diagnostics, in order.
     pub head_diagnostics: Vec<String>,
     /// Whether the `stale_after` diagnostic applies.
@@ -564,12 +565,12 @@ fn parse_with(path: &str, text: &str, width: usize, fast_path: bool) -> ParsedDo
         summary_source,
         title,
         stale_after,
-        sections: scan.sections,
+        sections: scan.sections.into(),
         body_start,
         body_start16,
         body_map,
         source_map,
-        links: scan.links,
+        links: scan.links.into(),
         head_diagnostics,
         stale_after_diagnostic,
     }

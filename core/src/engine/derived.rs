@@ -36,6 +36,7 @@ use super::store::Digest;
 use super::Served;
 use crate::bytes::{Bytes, Text};
 use crate::compile::{Concept, Model, ParsedDoc, RawLink, Section};
+use crate::lazy_list::LazyList;
 use crate::snapshot::SnapshotTree;
 use crate::text::Utf16Map;
 use sha2::{Digest as _, Sha256};
@@ -49,7 +50,9 @@ pub const MAGIC: &[u8; 4] = b"LRDR";
 /// 3: the payload is stored in sections compressed one by one (the concepts in chunks of
 /// [`CHUNK`], the index on its own).
 /// 4: each section's strings are kept together, ahead of the rest of the section.
-pub const FORMAT: u32 = 4;
+/// 5: the search index's posting lists give their lengths in bytes (index version 3), so
+/// an open reads none of them.
+pub const FORMAT: u32 = 5;
 /// The header's length: magic, format, compiler version, recorded snapshot id, state
 /// digest, stored payload digest, stored payload length, payload length, flags.
 pub const HEADER: usize = 4 + 4 + 4 + 32 + 32 + 32 + 8 + 8 + 4;
@@ -439,6 +442,20 @@ impl<'a> R<'a> {
         d.copy_from_slice(self.take(32)?);
         Some(d)
     }
+    /// A list read by `read` (checked, kept nowhere), left in `section` (the bytes this
+    /// reader reads) to be decoded by `later` when first used.
+    fn lazy<T>(
+        &mut self,
+        section: &Bytes,
+        read: fn(&mut R<'a>, bool) -> Option<Vec<T>>,
+        later: fn(&[u8], [u32; 3]) -> Vec<T>,
+    ) -> Option<LazyList<T>> {
+        let (at, s_at) = (u32::try_from(self.at).ok()?, u32::try_from(self.s_at).ok()?);
+        read(self, false)?;
+        let s_end = u32::try_from(self.s_at).ok()?;
+        Some(LazyList::later(section.clone(), [at, s_at, s_end], later))
+    }
+
     fn strs(&mut self) -> Option<Vec<String>> {
         let n = self.count(4)?;
         let mut v = Vec::with_capacity(n);
@@ -643,13 +660,14 @@ impl Opened {
 
     /// Decodes the payload for the revision with bundle list `bundles` (the chunks of
     /// concepts on every core with the `parallel` feature). When the texts are the store's,
-    /// `source` gives each document's source record by hash (as the store handed it out,
-    /// not yet checked: the engine checks a text before it serves it). `None` when anything
+    /// `source` gives each document's source record by its position in
+    /// [`Opened::sources`] and its hash (as the store handed it out, not yet checked: the
+    /// engine checks a text before it serves it). `None` when anything
     /// does not decode exactly. The index stays as stored.
     pub fn decode(
         self,
         bundles: &[BundleRef],
-        source: &dyn Fn(&Digest) -> Option<Bytes>,
+        source: &dyn Fn(usize, &Digest) -> Option<Bytes>,
     ) -> Option<Decoded> {
         decode_payload(self, bundles, source)
     }
@@ -661,7 +679,7 @@ impl Opened {
     pub fn decode_indexed(
         self,
         bundles: &[BundleRef],
-        source: &dyn Fn(&Digest) -> Option<Bytes>,
+        source: &dyn Fn(usize, &Digest) -> Option<Bytes>,
     ) -> Option<Decoded> {
         // Opened ahead, the index is decoded there (when it was asked for); opened by
         // [`open`], whose digest held already, only the index is left to start beside.
@@ -682,7 +700,7 @@ impl Opened {
 pub fn decode(bytes: &[u8], recorded: &Digest, bundles: &[BundleRef]) -> Option<Decoded> {
     let o = open(&Bytes::from(bytes), recorded, bundles)?;
     o.texts.as_ref()?;
-    o.decode(bundles, &|_| None)
+    o.decode(bundles, &|_, _| None)
 }
 
 /// A document as the first section gives it: its path and entry (its parse still `None`;
@@ -713,7 +731,7 @@ fn decode_head(
     want: usize,
     bundles: &[BundleRef],
     texts: Option<&Bytes>,
-    source: &dyn Fn(&Digest) -> Option<Bytes>,
+    source: &dyn Fn(usize, &Digest) -> Option<Bytes>,
 ) -> Option<(Digest, Vec<String>, Vec<Vec<DocIn>>)> {
     let mut r = R::section(head)?;
     let nc = r.u32()?;
@@ -727,6 +745,8 @@ fn decode_head(
     let mut docs: Vec<Vec<DocIn>> = Vec::with_capacity(nb);
     let mut names: Vec<String> = Vec::with_capacity(nb);
     let mut want_concepts = 0usize;
+    // Each document's position in `Opened::sources`.
+    let mut at = 0usize;
     for b in bundles {
         let name = r.str()?;
         let record = Digest(r.digest()?);
@@ -753,8 +773,9 @@ fn decode_head(
                     t_at += n;
                     b
                 }
-                None => source(&hash).filter(|b| b.len() == n)?,
+                None => source(at, &hash).filter(|b| b.len() == n)?,
             };
+            at += 1;
             let flags = r.u8()?;
             if flags & !(DOC_CONCEPT | DOC_ASCII) != 0 {
                 return None;
@@ -788,7 +809,7 @@ fn decode_head(
 fn decode_payload(
     o: Opened,
     bundles: &[BundleRef],
-    source: &dyn Fn(&Digest) -> Option<Bytes>,
+    source: &dyn Fn(usize, &Digest) -> Option<Bytes>,
 ) -> Option<Decoded> {
     let Opened {
         head,
@@ -894,7 +915,7 @@ fn decode_chunk(
             return None;
         }
         let text = &doc.doc.text;
-        let parsed = Arc::new(decode_parsed(&mut r, text, doc.ascii)?);
+        let parsed = Arc::new(decode_parsed(&mut r, &bytes, text, doc.ascii)?);
         let links = r.strs()?;
         let diagnostics = r.strs()?;
         out.push(ConceptIn {
@@ -915,7 +936,10 @@ fn decode_chunk(
     r.done().then_some(out)
 }
 
-fn decode_parsed(r: &mut R<'_>, text: &Text, ascii: bool) -> Option<ParsedDoc> {
+/// A concept's parse from its chunk (`section`, the chunk decompressed, which `r` reads).
+/// Its sections and raw links are checked here as they are read, and left in `section`
+/// ([`LazyList`]): they are decoded when something first reads them.
+fn decode_parsed(r: &mut R<'_>, section: &Bytes, text: &Text, ascii: bool) -> Option<ParsedDoc> {
     let kind = r.string()?;
     let status = r.string()?;
     let grain = r.string()?;
@@ -923,31 +947,9 @@ fn decode_parsed(r: &mut R<'_>, text: &Text, ascii: bool) -> Option<ParsedDoc> {
     let summary_source = r.opt()?;
     let title = r.opt()?;
     let stale_after = r.opt()?;
-    let ns = r.count(12)?;
-    let mut sections = Vec::with_capacity(ns);
-    for _ in 0..ns {
-        sections.push(Section {
-            name: r.string()?,
-            start: r.u32()?,
-            end: r.u32()?,
-        });
-    }
+    let sections = r.lazy(section, read_sections, later_sections)?;
     let body_start = r.u32()?;
-    let nl = r.count(5)?;
-    let mut links = Vec::with_capacity(nl);
-    for _ in 0..nl {
-        links.push(match r.u8()? {
-            0 => RawLink::Markdown {
-                dest: r.string()?,
-                target: r.opt()?,
-            },
-            1 => RawLink::Wiki {
-                text: r.string()?,
-                target: r.string()?,
-            },
-            _ => return None,
-        });
-    }
+    let links = r.lazy(section, read_links, later_links)?;
     let head_diagnostics = r.strs()?;
     let stale_after_diagnostic = r.flag()?;
     let len = text.len();
@@ -989,6 +991,82 @@ fn decode_parsed(r: &mut R<'_>, text: &Text, ascii: bool) -> Option<ParsedDoc> {
         head_diagnostics,
         stale_after_diagnostic,
     })
+}
+
+/// A concept's sections (`keep`: as a list; otherwise only checked, allocating nothing).
+fn read_sections(r: &mut R<'_>, keep: bool) -> Option<Vec<Section>> {
+    let ns = r.count(12)?;
+    let mut sections = Vec::with_capacity(if keep { ns } else { 0 });
+    for _ in 0..ns {
+        let name = r.str()?;
+        let (start, end) = (r.u32()?, r.u32()?);
+        if keep {
+            sections.push(Section {
+                name: name.to_string(),
+                start,
+                end,
+            });
+        }
+    }
+    Some(sections)
+}
+
+/// A concept's raw links (`keep`: as a list; otherwise only checked, allocating nothing).
+fn read_links(r: &mut R<'_>, keep: bool) -> Option<Vec<RawLink>> {
+    let nl = r.count(5)?;
+    let mut links = Vec::with_capacity(if keep { nl } else { 0 });
+    for _ in 0..nl {
+        let link = match r.u8()? {
+            0 => {
+                let dest = r.str()?;
+                let target = if r.flag()? { Some(r.str()?) } else { None };
+                keep.then(|| RawLink::Markdown {
+                    dest: dest.to_string(),
+                    target: target.map(str::to_string),
+                })
+            }
+            1 => {
+                let (text, target) = (r.str()?, r.str()?);
+                keep.then(|| RawLink::Wiki {
+                    text: text.to_string(),
+                    target: target.to_string(),
+                })
+            }
+            _ => return None,
+        };
+        links.extend(link);
+    }
+    Some(links)
+}
+
+/// A reader of a list [`R::lazy`] left in a section: the section's bytes, the list's place
+/// among the rest (`at[0]`) and its strings (`at[1]..at[2]`). Only the list's own strings
+/// are checked as UTF-8 here (the whole section's were, when it was opened).
+fn later_reader(section: &[u8], at: [u32; 3]) -> Option<R<'_>> {
+    let n = usize::try_from(u64::from_le_bytes(section.get(..8)?.try_into().ok()?)).ok()?;
+    let strings = section.get(8..8usize.checked_add(n)?)?;
+    let s = std::str::from_utf8(strings.get(at[1] as usize..at[2] as usize)?).ok()?;
+    Some(R {
+        b: section.get(8 + n..)?,
+        at: at[0] as usize,
+        s,
+        s_at: 0,
+    })
+}
+
+/// A concept's sections, decoded from where [`decode_parsed`] left them (checked then, so
+/// this reads them whole).
+fn later_sections(section: &[u8], at: [u32; 3]) -> Vec<Section> {
+    later_reader(section, at)
+        .and_then(|mut r| read_sections(&mut r, true))
+        .unwrap_or_default()
+}
+
+/// A concept's raw links, decoded from where [`decode_parsed`] left them.
+fn later_links(section: &[u8], at: [u32; 3]) -> Vec<RawLink> {
+    later_reader(section, at)
+        .and_then(|mut r| read_links(&mut r, true))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -639,7 +639,10 @@ impl Engine {
             // Its bytes are not needed any more (the opened payload is kept).
             ctx.records.remove(&key);
             match opened {
-                Some(o) => ctx.derived_open = Some((key, o)),
+                Some(o) => {
+                    ctx.derived_open = Some((key, o));
+                    ctx.sources = None;
+                }
                 None => {
                     ctx.derived_tried.insert(key);
                     return Ok(None);
@@ -653,14 +656,14 @@ impl Engine {
         if let Some(hashes) = hashes {
             // The texts are the store's source records, handed out in place and checked on
             // first use like a record's own texts.
-            let keys: Vec<Key> = hashes.iter().map(|h| Key::new(Kind::Source, *h)).collect();
-            ctx.need_unverified(&keys)?;
+            ctx.need_sources(&hashes)?;
         }
         // Taken, not copied: the decode frees the opened sections as it is done with them.
         let Some((_, opened)) = ctx.derived_open.take() else {
             return Ok(None);
         };
-        let source = |h: &Digest| ctx.unverified(&Key::new(Kind::Source, *h));
+        let sources = ctx.sources.take();
+        let source = |i: usize, h: &Digest| sources.as_ref()?.get(i, h);
         let decoded = if self.index_beside {
             opened.decode_indexed(&rev.bundles, &source)
         } else {

@@ -603,7 +603,7 @@ mod tests {
             crate::engine::derived_key(&d(4)).digest,
             Digest::of(
                 format!(
-                    "langonrock derived\nformat 4\ncompiler {}\nsnapshot {}\n",
+                    "langonrock derived\nformat 5\ncompiler {}\nsnapshot {}\n",
                     crate::engine::COMPILER_VERSION,
                     d(4)
                 )

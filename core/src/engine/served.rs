@@ -99,6 +99,17 @@ impl TextCheck {
         Error::corrupt(format!("{} does not match source/{hash}", s.key))
     }
 
+    /// The record's search index had a posting list that failed its check as it was read
+    /// (`Index::damaged`): the record is not served again either.
+    fn poison_index(&self) -> Error {
+        let s = &self.shared;
+        s.poisoned.store(true, std::sync::atomic::Ordering::Relaxed);
+        Error::corrupt(format!(
+            "{} holds a search index that does not decode",
+            s.key
+        ))
+    }
+
     fn checked(&self) -> std::sync::MutexGuard<'_, HashSet<Digest>> {
         self.shared
             .checked
@@ -135,7 +146,8 @@ impl IndexSlot {
     fn encoded(&self) -> Option<crate::bytes::Bytes> {
         match self {
             IndexSlot::Encoded(b) => b.unpack(),
-            IndexSlot::Built(ix) => Some(ix.encode().into()),
+            // An index with a list that failed its check is not written anywhere.
+            IndexSlot::Built(ix) => Some(ix.encode()).filter(|_| !ix.damaged()).map(Into::into),
             IndexSlot::None | IndexSlot::Behind { .. } => None,
         }
     }
@@ -316,7 +328,8 @@ impl Served {
     }
 
     /// Whether a text decoded from a derived record failed its check against its source
-    /// hash. The engine then compiles the state on its next operation, and a read that
+    /// hash, or a posting list of its search index failed its check as it was read. The
+    /// engine then compiles the state on its next operation, and a read that
     /// failed for it should run again on the new state (a bad derived record must never
     /// fail a read).
     pub fn derived_failed(&self) -> bool {
@@ -596,8 +609,20 @@ impl Served {
         let _ = self.with_index(today, |_, _| ());
     }
 
+    /// The error for a read that met a search index whose posting list failed its check
+    /// (`Index::damaged`, an index from a derived record): what it read is not served, the
+    /// record is not served again (the engine compiles, and the read runs again:
+    /// [`Served::derived_failed`]), and the index is dropped by the caller.
+    fn index_damaged(&self) -> Error {
+        match &self.texts {
+            Some(tc) => tc.poison_index(),
+            None => Error::corrupt("a derived record holds a search index that does not decode"),
+        }
+    }
+
     /// Runs `f` with the model and its search index dated `today`. Fails only when a text
-    /// decoded from a derived record that the index must read fails its check.
+    /// decoded from a derived record that the index must read fails its check, or a posting
+    /// list it left encoded does (docs/search.md §10, "Encoding").
     pub fn with_index<T>(
         &self,
         today: &str,
@@ -610,7 +635,16 @@ impl Served {
             let shared = self.index.read().unwrap_or_else(|p| p.into_inner());
             if let IndexSlot::Built(index) = &*shared {
                 if index.today() == today {
-                    return Ok(f(&self.model, index));
+                    let out = f(&self.model, index);
+                    if !index.damaged() {
+                        return Ok(out);
+                    }
+                    drop(shared);
+                    let mut slot = self.index_slot();
+                    if matches!(&*slot, IndexSlot::Built(ix) if ix.damaged()) {
+                        *slot = IndexSlot::None;
+                    }
+                    return Err(self.index_damaged());
                 }
             }
         }
@@ -661,6 +695,9 @@ impl Served {
             }
         };
         let out = f(&self.model, &index);
+        if index.damaged() {
+            return Err(self.index_damaged());
+        }
         *guard = IndexSlot::Built(Box::new(index));
         Ok(out)
     }

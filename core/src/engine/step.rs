@@ -4,7 +4,7 @@
 //! An op body is a function of the engine and its context. When it lacks a record it stops
 //! with a [`Need`]; once the host answers, it runs again from the start with more in hand.
 
-use super::store::{Answer, CommitOutcome, Key, KeyInfo, Need, PreparedCommit, Step};
+use super::store::{Answer, CommitOutcome, Digest, Key, KeyInfo, Kind, Need, PreparedCommit, Step};
 use super::Engine;
 use crate::bytes::Bytes;
 use crate::error::{Error, Result};
@@ -35,9 +35,6 @@ pub(crate) enum Progress<T> {
 #[derive(Clone, Debug)]
 pub(super) enum Fetched {
     Ok(Bytes),
-    /// Fetched without checking its digest ([`Ctx::need_unverified`]); checked when an op
-    /// needs it verified.
-    Unverified(Bytes),
     Missing,
     Mismatch,
 }
@@ -63,8 +60,6 @@ pub(crate) struct Ctx {
     retried: bool,
     asked: Asked,
     asked_keys: Vec<Key>,
-    /// Whether the records asked for are taken without checking their digests.
-    asked_unverified: bool,
     /// The derived records this op already tried (decoded or not), so a re-run does not.
     pub(super) derived_tried: std::collections::HashSet<Key>,
     /// Whether this op loaded an older revision's derived record as the base it applies the
@@ -72,6 +67,46 @@ pub(crate) struct Ctx {
     pub(super) base_loaded: bool,
     /// The derived record this op opened and is fetching the texts of.
     pub(super) derived_open: Option<(Key, super::derived::Opened)>,
+    /// The source records of that record's documents ([`Ctx::need_sources`]), kept apart
+    /// from `records`.
+    pub(super) sources: Option<Sources>,
+    /// Whether the records asked for are [`Ctx::sources`]'s.
+    asked_sources: bool,
+}
+
+/// The source records of a derived record's documents, fetched in key order and kept in a
+/// list rather than the table of records: at 20,000 documents the table's inserts and
+/// lookups were a few milliseconds of an open's critical path (docs/benchmarks.md).
+pub(crate) struct Sources {
+    /// Each document's key, as its position in `keys`.
+    of_doc: Vec<u32>,
+    /// The keys asked for: sorted, without repeats.
+    keys: Vec<Key>,
+    /// What the store handed out for each key, once it answered.
+    got: Option<Vec<Option<Bytes>>>,
+}
+
+impl Sources {
+    /// Document `i`'s source record as the store handed it out (unchecked), when its hash
+    /// is `hash`.
+    pub(super) fn get(&self, i: usize, hash: &Digest) -> Option<Bytes> {
+        let k = *self.of_doc.get(i)? as usize;
+        if self.keys[k].digest != *hash {
+            return None;
+        }
+        self.got.as_ref()?.get(k)?.clone()
+    }
+}
+
+/// Keys' order (kind, then digest bytes), the first eight digest bytes compared as one
+/// number before the rest.
+fn key_order(a: &Key, b: &Key) -> std::cmp::Ordering {
+    let head = |k: &Key| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&k.digest.0[..8]);
+        (k.kind, u64::from_be_bytes(b))
+    };
+    head(a).cmp(&head(b)).then_with(|| a.cmp(b))
 }
 
 impl Ctx {
@@ -80,7 +115,8 @@ impl Ctx {
             derived_tried: Default::default(),
             base_loaded: false,
             derived_open: None,
-            asked_unverified: false,
+            sources: None,
+            asked_sources: false,
             head: None,
             records: HashMap::default(),
             keys: None,
@@ -114,17 +150,45 @@ impl Ctx {
             .filter(|k| !self.records.contains_key(k))
             .copied()
             .collect();
-        // Keys' order (kind, then digest bytes), its first eight digest bytes compared as one
-        // number before the rest; equal keys are identical, so the unstable sort gives the
-        // same order as a stable one.
-        let head = |k: &Key| {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(&k.digest.0[..8]);
-            (k.kind, u64::from_be_bytes(b))
-        };
-        out.sort_unstable_by(|a, b| head(a).cmp(&head(b)).then_with(|| a.cmp(b)));
+        // Equal keys are identical, so the unstable sort gives the same order as a stable
+        // one.
+        out.sort_unstable_by(key_order);
         out.dedup();
         out
+    }
+
+    /// Ensures the source records of documents with these `hashes` are fetched, unchecked
+    /// (what the store handed out is kept as it is, for a caller that checks it itself,
+    /// later), into [`Ctx::sources`] rather than the table of records.
+    pub(crate) fn need_sources(&mut self, hashes: &[Digest]) -> Flowing<()> {
+        if self
+            .sources
+            .as_ref()
+            .is_some_and(|s| s.got.is_some() && s.of_doc.len() == hashes.len())
+        {
+            return Ok(());
+        }
+        let mut order: Vec<(Key, u32)> = hashes
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (Key::new(Kind::Source, *h), i as u32))
+            .collect();
+        order.sort_unstable_by(|a, b| key_order(&a.0, &b.0).then(a.1.cmp(&b.1)));
+        let mut keys: Vec<Key> = Vec::with_capacity(order.len());
+        let mut of_doc = vec![0u32; hashes.len()];
+        for (k, i) in order {
+            if keys.last() != Some(&k) {
+                keys.push(k);
+            }
+            of_doc[i as usize] = (keys.len() - 1) as u32;
+        }
+        self.sources = Some(Sources {
+            of_doc,
+            keys: keys.clone(),
+            got: None,
+        });
+        self.asked_sources = true;
+        Err(Flow::Need(Need::Records(keys)))
     }
 
     /// Ensures every key is fetched and verified. A missing record makes the op re-read the
@@ -135,16 +199,8 @@ impl Ctx {
             return Err(Flow::Need(Need::Records(absent)));
         }
         for k in keys {
-            if let Some(Fetched::Unverified(b)) = self.records.get(k) {
-                let f = if k.verifies(b) {
-                    Fetched::Ok(b.clone())
-                } else {
-                    Fetched::Mismatch
-                };
-                self.records.insert(*k, f);
-            }
             match &self.records[k] {
-                Fetched::Ok(_) | Fetched::Unverified(_) => {}
+                Fetched::Ok(_) => {}
                 Fetched::Mismatch => {
                     return Err(Error::corrupt(format!("{k} does not match its digest")).into())
                 }
@@ -160,26 +216,6 @@ impl Ctx {
             }
         }
         Ok(())
-    }
-
-    /// Ensures every key is fetched, without checking digests: what the store handed out
-    /// is kept as it is ([`Ctx::unverified`]), for a caller that checks it itself, later.
-    pub(crate) fn need_unverified(&mut self, keys: &[Key]) -> Flowing<()> {
-        let absent = self.absent(keys);
-        if absent.is_empty() {
-            Ok(())
-        } else {
-            self.asked_unverified = true;
-            Err(Flow::Need(Need::Records(absent)))
-        }
-    }
-
-    /// A record's bytes as the store handed them out, checked or not (`None`: missing).
-    pub(crate) fn unverified(&self, key: &Key) -> Option<Bytes> {
-        match self.records.get(key) {
-            Some(Fetched::Ok(b) | Fetched::Unverified(b)) => Some(b.clone()),
-            _ => None,
-        }
     }
 
     /// Ensures every key is fetched, without judging what came back.
@@ -204,8 +240,7 @@ impl Ctx {
     pub(crate) fn check_shared(&self, key: &Key) -> std::result::Result<Bytes, String> {
         match self.records.get(key) {
             Some(Fetched::Ok(b)) => Ok(b.clone()),
-            Some(Fetched::Unverified(b)) if key.verifies(b) => Ok(b.clone()),
-            Some(Fetched::Unverified(_) | Fetched::Mismatch) => Err(format!(
+            Some(Fetched::Mismatch) => Err(format!(
                 "database corruption: {key} does not match its digest"
             )),
             _ => Err(format!("database corruption: {key} is missing")),
@@ -216,8 +251,7 @@ impl Ctx {
     pub(crate) fn check(&self, key: &Key) -> std::result::Result<&[u8], String> {
         match self.records.get(key) {
             Some(Fetched::Ok(b)) => Ok(b),
-            Some(Fetched::Unverified(b)) if key.verifies(b) => Ok(b),
-            Some(Fetched::Unverified(_) | Fetched::Mismatch) => Err(format!(
+            Some(Fetched::Mismatch) => Err(format!(
                 "database corruption: {key} does not match its digest"
             )),
             _ => Err(format!("database corruption: {key} is missing")),
@@ -225,12 +259,17 @@ impl Ctx {
     }
 
     fn take_records(&mut self, v: Vec<Option<Bytes>>) {
-        let unverified = std::mem::take(&mut self.asked_unverified);
+        if std::mem::take(&mut self.asked_sources) {
+            self.asked_keys.clear();
+            if let Some(s) = &mut self.sources {
+                s.got = Some(v);
+            }
+            return;
+        }
         self.records.reserve(v.len());
         for (k, b) in std::mem::take(&mut self.asked_keys).into_iter().zip(v) {
             let f = match b {
                 None => Fetched::Missing,
-                Some(b) if unverified => Fetched::Unverified(b),
                 Some(b) if k.verifies(&b) => Fetched::Ok(b),
                 Some(_) => Fetched::Mismatch,
             };

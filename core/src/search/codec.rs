@@ -10,11 +10,13 @@ use super::table::pair_key;
 use crate::bytes::Bytes;
 use crate::error::{Error, Result};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 const MAGIC: &[u8; 4] = b"LRSI";
-/// The format version: 2 since the per-field ranking (1 was the weighted single bag).
-const VERSION: u64 = 2;
+/// The format version: 3 since each posting list gives its length in bytes (2: the
+/// per-field ranking; 1: the weighted single bag).
+const VERSION: u64 = 3;
 
 /// The fields whose postings are written, in order, and their bits in a unit's mask.
 const WRITTEN: [usize; 3] = [DESCRIPTION, META, BODY];
@@ -51,20 +53,24 @@ fn put_front(out: &mut Vec<u8>, prev: &str, s: &str) {
     put_str(out, &s[shared..]);
 }
 
-/// A posting list: its length, then per posting the document number's gap (the first
-/// posting: the number itself; later ones: the gap less one) shifted left once, with the
-/// low bit set when `tf > 1`, followed by `tf − 2` then.
-fn put_list(out: &mut Vec<u8>, list: &[(u32, u32)]) {
-    put(out, list.len() as u64);
+/// A posting list: its length, the length in bytes of its postings, then per posting the
+/// document number's gap (the first posting: the number itself; later ones: the gap less
+/// one) shifted left once, with the low bit set when `tf > 1`, followed by `tf − 2` then.
+/// `scratch` holds the postings while their length is measured.
+fn put_list(out: &mut Vec<u8>, list: &[(u32, u32)], scratch: &mut Vec<u8>) {
+    scratch.clear();
     let mut prev = 0u32;
     for (i, &(r, tf)) in list.iter().enumerate() {
         let gap = if i == 0 { r } else { r - prev - 1 };
-        put(out, (u64::from(gap) << 1) | u64::from(tf > 1));
+        put(scratch, (u64::from(gap) << 1) | u64::from(tf > 1));
         if tf > 1 {
-            put(out, u64::from(tf - 2));
+            put(scratch, u64::from(tf - 2));
         }
         prev = r;
     }
+    put(out, list.len() as u64);
+    put(out, scratch.len() as u64);
+    out.extend_from_slice(scratch);
 }
 
 impl Index {
@@ -149,6 +155,7 @@ impl Index {
             }
         }
         let mut list: Vec<(u32, u32)> = Vec::new();
+        let mut scratch: Vec<u8> = Vec::new();
         let mut unit_lists = |out: &mut Vec<u8>, u: u32| {
             let mask = WRITTEN
                 .iter()
@@ -171,7 +178,7 @@ impl Index {
                 // fresh build, whose slots are in (bundle, id) order) instead of
                 // partitioning it.
                 list.sort_by_key(|&(rank, _)| rank);
-                put_list(out, &list);
+                put_list(out, &list, &mut scratch);
             }
         };
         for (u, _) in &terms {
@@ -189,11 +196,15 @@ impl Index {
         Index::decode_with(bytes, None)
     }
 
-    /// Reads bytes written by [`Index::encode`] as [`Index::decode`] does, checking all of
-    /// them, but leaves the posting lists of the written fields in `bytes` (shared, not
-    /// copied): each is decoded when a search first reads it; updates leave them there,
-    /// and a compaction folds them into the flat array. So a first search after an open
-    /// from a derived record pays for the lists it reads, not for all of them.
+    /// Reads bytes written by [`Index::encode`] as [`Index::decode`] does, but leaves the
+    /// posting lists of the written fields in `bytes` (shared, not copied), unread: each is
+    /// decoded and checked when something first reads it (a search, a compaction, an
+    /// encode); updates leave them there, and a compaction folds them into the flat array.
+    /// A list that fails its check reads as empty and marks the index damaged
+    /// ([`Index::damaged`]), so the reader discards what it read. Everything else is
+    /// checked here as the full decode checks it, except that the documents' lengths are not
+    /// compared with sums over lists it does not read. So a first search after an open from
+    /// a derived record pays for the lists it reads, not for all of them.
     pub fn decode_shared(bytes: Bytes) -> Result<Index> {
         // List positions are kept as `u32`s.
         if u32::try_from(bytes.len()).is_err() {
@@ -253,6 +264,8 @@ impl Index {
         let units = ix.df.len();
         let nd = r.count()?;
         ix.docs.reserve(nd);
+        ix.alive.reserve(nd);
+        ix.by_id.reserve(nd);
         let mut id = String::new();
         for _ in 0..nd {
             let prev = std::mem::take(&mut id);
@@ -294,7 +307,9 @@ impl Index {
         let names = names_postings(&ix, units)?;
         // Every unit's lists in unit order, the names list first: the flat array fills in
         // order, with no second pass.
-        let mut places = keep.as_ref().map(|_| vec![(0u32, 0u32); units * FIELDS]);
+        let mut places = keep
+            .as_ref()
+            .map(|_| vec![(0u32, 0u32, 0u32); units * FIELDS]);
         // A decoded index owns its flat arrays until it is cloned (`Arc::make_mut` copies
         // nothing here).
         match places {
@@ -302,8 +317,10 @@ impl Index {
             None => Arc::make_mut(&mut ix.base).reserve((r.b.len() - r.at) / 2 + names.1.len()),
         }
         Arc::make_mut(&mut ix.base_off).clear();
-        // Each document's `tf` sums, one column per field (a list adds to one column).
-        let mut sums: [Vec<u64>; FIELDS] = std::array::from_fn(|_| vec![0u64; nd]);
+        // Each document's `tf` sums, one column per field (a list adds to one column); only
+        // the full decode reads the lists to sum them.
+        let mut sums: [Vec<u64>; FIELDS] =
+            std::array::from_fn(|_| vec![0u64; if places.is_some() { 0 } else { nd }]);
         let mut written = 0usize;
         for u in 0..units {
             let len = ix.base.len() as u32;
@@ -311,7 +328,7 @@ impl Index {
             let (lo, hi) = (names.0[u] as usize, names.0[u + 1] as usize);
             Arc::make_mut(&mut ix.base).extend_from_slice(&names.1[lo..hi]);
             ix.df[u][NAMES] = (hi - lo) as u32;
-            let sums = (u < nt).then_some(&mut sums);
+            let sums = (u < nt && places.is_none()).then_some(&mut sums);
             written += r.lists(u, nd, &mut ix, sums, places.as_deref_mut())?;
             if ix.df[u].iter().all(|&n| n == 0) {
                 return Err(corrupt("a unit without postings"));
@@ -322,17 +339,19 @@ impl Index {
         if r.at != r.b.len() {
             return Err(corrupt("trailing bytes"));
         }
-        if WRITTEN.iter().any(|&f| {
-            sums[f]
-                .iter()
-                .zip(&ix.docs)
-                .any(|(&s, d)| s != u64::from(d.len[f]))
-        }) {
+        if places.is_none()
+            && WRITTEN.iter().any(|&f| {
+                sums[f]
+                    .iter()
+                    .zip(&ix.docs)
+                    .any(|(&s, d)| s != u64::from(d.len[f]))
+            })
+        {
             return Err(corrupt("document lengths do not match the postings"));
         }
         ix.live_postings = ix.base.len() + places.as_ref().map_or(0, |_| written);
         if let (Some(bytes), Some(places)) = (keep, places) {
-            ix.encoded = Some(Arc::new(Encoded::new(bytes, places)));
+            ix.encoded = Some(Arc::new(Encoded::new(bytes, places, nd)));
         }
         ix.refresh_norms();
         Ok(ix)
@@ -468,17 +487,18 @@ impl<'a> Reader<'a> {
         Ok(s)
     }
 
-    /// The written lists of unit `u`: a field mask, then one list per field in it, appended
-    /// to `ix.base` with their offsets, or with `places` checked and left where they are
-    /// (`places` gets each list's position and length by list key); `sums` adds each
-    /// document's `tf` per field. Gives the number of postings read.
+    /// The written lists of unit `u`: a field mask, then one list per field in it (its
+    /// length, its length in bytes, its postings), appended to `ix.base` with their offsets,
+    /// or with `places` given left where they are, unread (`places` gets each list's
+    /// position, length and end by list key); `sums` adds each document's `tf` per field to
+    /// the lists read. Gives the number of postings the lists hold.
     fn lists(
         &mut self,
         u: usize,
         nd: usize,
         ix: &mut Index,
         mut sums: Option<&mut [Vec<u64>; FIELDS]>,
-        mut places: Option<&mut [(u32, u32)]>,
+        mut places: Option<&mut [(u32, u32, u32)]>,
     ) -> Result<usize> {
         let mask = self.u64()?;
         if mask >= 1 << WRITTEN.len() {
@@ -495,14 +515,17 @@ impl<'a> Reader<'a> {
             if n == 0 || n > nd {
                 return Err(corrupt("bad posting count"));
             }
+            let bytes = self.count()?;
+            // A posting takes one byte at least, and at most two numbers of ten.
+            if bytes < n || bytes > n * 20 {
+                return Err(corrupt("bad list length"));
+            }
+            let end = self.at + bytes;
             read += n;
             ix.df[u][f] = n as u32;
             if let Some(places) = places.as_deref_mut() {
-                places[u * FIELDS + f] = (self.at as u32, n as u32);
-                match sums.as_deref_mut() {
-                    Some(s) => self.skim_with(n, nd, Some(&mut s[f]))?,
-                    None => self.skim_with(n, nd, None)?,
-                }
+                places[u * FIELDS + f] = (self.at as u32, n as u32, end as u32);
+                self.at = end;
                 continue;
             }
             let mut doc = 0u64;
@@ -517,105 +540,16 @@ impl<'a> Reader<'a> {
                     tf,
                 });
             }
+            if self.at != end {
+                return Err(corrupt("bad list length"));
+            }
         }
         Ok(read)
     }
 
-    /// Checks a list of `n` postings as [`Reader::lists`] reads it, without keeping them,
-    /// adding each posting's `tf` to its document's entry of `sums` (the list's field's
-    /// column, `nd` long) when given. A posting whose numbers each fit in one byte (nearly
-    /// all of them) is read here, in line, and eight of them at a time when all eight have
-    /// `tf` 1; any other, and any that does not check out, by [`Reader::posting`], which
-    /// then gives the same posting or the same error as it gives in [`Reader::lists`] (a
-    /// property test holds the two decodes equal on damaged bytes).
-    #[inline(always)]
-    fn skim_with(&mut self, n: usize, nd: usize, mut sums: Option<&mut [u64]>) -> Result<()> {
-        const HIGH: u64 = 0x8080_8080_8080_8080;
-        const LOW: u64 = 0x0101_0101_0101_0101;
-        let b = self.b;
-        if let Some(s) = sums.as_deref() {
-            debug_assert_eq!(s.len(), nd);
-        }
-        // `base` is the least document the next posting can name: 0 for the first, one
-        // past the previous document after it (a gap counts from there).
-        let mut base = 0u64;
-        let mut j = 0usize;
-        let nd = nd as u64;
-        while j < n {
-            let mut at = self.at;
-            'fast: while j < n {
-                // Eight postings of one byte each, all with `tf` 1: their documents rise by
-                // each gap plus one, so the last one is in range when all are.
-                if j + 8 <= n {
-                    if let Some(w) = b.get(at..at + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
-                        let w = u64::from_le_bytes(w);
-                        if w & (HIGH | LOW) == 0 {
-                            let gaps = (w >> 1) & 0x7F7F_7F7F_7F7F_7F7F;
-                            let pairs = (gaps & 0x00FF_00FF_00FF_00FF)
-                                + ((gaps >> 8) & 0x00FF_00FF_00FF_00FF);
-                            let total = pairs.wrapping_mul(0x0001_0001_0001_0001) >> 48;
-                            if base + total + 7 < nd {
-                                if let Some(s) = sums.as_deref_mut() {
-                                    let mut doc = base;
-                                    for k in 0..8 {
-                                        doc += (gaps >> (8 * k)) & 0x7F;
-                                        s[doc as usize] += 1;
-                                        doc += 1;
-                                    }
-                                }
-                                base += total + 8;
-                                at += 8;
-                                j += 8;
-                                continue;
-                            }
-                        }
-                    }
-                }
-                // Otherwise posting by posting past those eight bytes, then try again.
-                let stop = at + 8;
-                while j < n && at < stop {
-                    let Some(&v) = b.get(at) else { break 'fast };
-                    if v >= 0x80 {
-                        break 'fast;
-                    }
-                    let doc = base + u64::from(v >> 1);
-                    if doc >= nd {
-                        break 'fast;
-                    }
-                    let tf = if v & 1 == 1 {
-                        match b.get(at + 1) {
-                            Some(&t) if t < 0x80 => u32::from(t) + 2,
-                            _ => break 'fast,
-                        }
-                    } else {
-                        1
-                    };
-                    at += 1 + usize::from(v & 1);
-                    if let Some(s) = sums.as_deref_mut() {
-                        s[doc as usize] += u64::from(tf);
-                    }
-                    base = doc + 1;
-                    j += 1;
-                }
-            }
-            self.at = at;
-            if j < n {
-                // `base` is 0 only before the first posting, whose number is the document.
-                let prev = base.saturating_sub(1);
-                let (doc, tf) = self.posting(j, prev, nd as usize)?;
-                if let Some(s) = sums.as_deref_mut() {
-                    s[doc as usize] += u64::from(tf);
-                }
-                base = doc + 1;
-                j += 1;
-            }
-        }
-        Ok(())
-    }
-
     /// Reads the `j`th posting of a list of a tenant of `nd` documents: its document (a gap
     /// after `prev`, the previous posting's) and its term frequency. The one reading of a
-    /// posting, for [`Reader::lists`] and [`Reader::skim`] alike.
+    /// posting, for [`Reader::lists`] and [`Encoded::list`] alike.
     fn posting(&mut self, j: usize, prev: u64, nd: usize) -> Result<(u64, u32)> {
         let v = self.u64()?;
         let gap = v >> 1;
@@ -635,49 +569,73 @@ impl<'a> Reader<'a> {
 }
 
 /// The posting lists an index decoded by [`Index::decode_shared`] left encoded: the bytes,
-/// where each list starts and how many postings it has (by list key; none: `(0, 0)`), and
-/// each list once decoded.
-#[derive(Debug, Clone)]
+/// where each list starts, how many postings it has and where it ends (by list key; none:
+/// `(0, 0, 0)`), how many documents the index had, each list once decoded, and whether a
+/// list failed its check.
+#[derive(Debug)]
 pub(crate) struct Encoded {
     bytes: Bytes,
-    places: Vec<(u32, u32)>,
+    places: Vec<(u32, u32, u32)>,
+    docs: usize,
     decoded: Vec<OnceLock<Box<[Posting]>>>,
+    damaged: AtomicBool,
 }
 
 impl Encoded {
-    fn new(bytes: Bytes, places: Vec<(u32, u32)>) -> Encoded {
+    fn new(bytes: Bytes, places: Vec<(u32, u32, u32)>, docs: usize) -> Encoded {
         let decoded = (0..places.len()).map(|_| OnceLock::new()).collect();
         Encoded {
             bytes,
             places,
+            docs,
             decoded,
+            damaged: AtomicBool::new(false),
         }
     }
 
-    /// The postings of list `key`, decoded on first use; `None` when the list is not one
-    /// left encoded (a names list, or a list it does not know).
+    /// The postings of list `key`, decoded and checked on first use (every posting in range
+    /// and in order, the list exactly its bytes); `None` when the list is not one left
+    /// encoded (a names list, or a list it does not know). A list that fails its check is
+    /// empty, and marks these lists damaged.
     pub(crate) fn list(&self, key: u32) -> Option<&[Posting]> {
         let k = key as usize;
         if k % FIELDS == NAMES || k >= self.places.len() {
             return None;
         }
         Some(self.decoded[k].get_or_init(|| {
-            let (at, n) = self.places[k];
+            let (at, n, end) = self.places[k];
             let mut r = Reader {
-                b: &self.bytes,
+                b: self.bytes.get(..end as usize).unwrap_or_default(),
                 at: at as usize,
             };
-            // The list was checked when the index was decoded, so this cannot fail.
-            r.postings(n as usize)
-                .unwrap_or_default()
-                .into_boxed_slice()
+            let mut out = Vec::with_capacity(n as usize);
+            let mut doc = 0u64;
+            for j in 0..n as usize {
+                match r.posting(j, doc, self.docs) {
+                    Ok((d, tf)) => {
+                        doc = d;
+                        out.push(Posting { slot: d as u32, tf });
+                    }
+                    Err(_) => break,
+                }
+            }
+            if out.len() != n as usize || r.at != r.b.len() {
+                self.damaged.store(true, Ordering::Relaxed);
+                out.clear();
+            }
+            out.into_boxed_slice()
         }))
+    }
+
+    /// Whether a list failed its check when it was read.
+    pub(crate) fn damaged(&self) -> bool {
+        self.damaged.load(Ordering::Relaxed)
     }
 
     /// The bytes it keeps (for benchmarks).
     pub(crate) fn heap_bytes(&self) -> usize {
         self.bytes.len()
-            + self.places.capacity() * 8
+            + self.places.capacity() * 12
             + self
                 .decoded
                 .iter()
@@ -685,32 +643,5 @@ impl Encoded {
                 .map(|l| l.len() * std::mem::size_of::<Posting>() + 16)
                 .sum::<usize>()
             + self.decoded.capacity() * 16
-    }
-}
-
-impl Reader<'_> {
-    /// `n` postings checked before: the document numbers and `tf`s.
-    fn postings(&mut self, n: usize) -> Result<Vec<Posting>> {
-        let mut out = Vec::with_capacity(n);
-        let mut doc = 0u32;
-        for j in 0..n {
-            let v = self.u64()?;
-            let bad = || corrupt("integer out of range");
-            let gap = u32::try_from(v >> 1).map_err(|_| bad())?;
-            doc = if j == 0 {
-                gap
-            } else {
-                doc.checked_add(gap)
-                    .and_then(|d| d.checked_add(1))
-                    .ok_or_else(bad)?
-            };
-            let tf = if v & 1 == 1 {
-                self.u32()?.checked_add(2).ok_or_else(bad)?
-            } else {
-                1
-            };
-            out.push(Posting { slot: doc, tf });
-        }
-        Ok(out)
     }
 }

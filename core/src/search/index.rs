@@ -57,7 +57,7 @@ pub(crate) struct Posting {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Doc {
     /// The concept's public id.
-    pub(crate) id: Box<str>,
+    pub(crate) id: Arc<str>,
     /// Index into `Index::bundles`.
     pub(crate) bundle: u32,
     /// `len_f(d)` by field.
@@ -663,7 +663,7 @@ pub struct Index {
     /// ranking walks is a quarter of what slot-major records would make it
     /// (docs/search.md §10, "A query's working memory").
     pub(crate) knorm: [Vec<f64>; FIELDS],
-    pub(crate) by_id: HashMap<Box<str>, u32, Fast>,
+    pub(crate) by_id: HashMap<Arc<str>, u32, Fast>,
     pub(crate) bundles: Vec<Box<str>>,
     /// The live slots by name sequence (term ids), each slot once per sequence.
     pub(crate) name_seqs: HashMap<Box<[u32]>, Vec<u32>, Fast>,
@@ -1056,6 +1056,23 @@ impl Index {
             self.extra.get(&key).map_or(&[], Vec::as_slice)
         };
         [base, extra]
+    }
+
+    /// Whether a posting list left encoded by [`Index::decode_shared`] failed its check when
+    /// it was read (it then read as empty): what was read from this index is not to be
+    /// served, and the index is not to be kept (docs/search.md §10, "Encoding").
+    pub fn damaged(&self) -> bool {
+        self.encoded.as_ref().is_some_and(|e| e.damaged())
+    }
+
+    /// Reads every posting list (a list left encoded is checked as it is read) and tells
+    /// whether the index is damaged.
+    #[cfg(test)]
+    pub(crate) fn read_every_list(&self) -> bool {
+        for key in 0..(self.df.len() * FIELDS) as u32 {
+            let _ = self.postings(key).count();
+        }
+        self.damaged()
     }
 
     /// Whether some posting lists are still encoded (an index from `decode_shared`).

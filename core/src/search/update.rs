@@ -65,8 +65,13 @@ impl Index {
             return;
         }
         self.today = today.to_string();
-        if (self.extra_postings + self.dead_postings) * 4 > self.live_postings.max(64) {
-            self.compact();
+        if (self.extra_postings + self.dead_postings) * 4 > self.live_postings.max(64)
+            && !self.compact()
+        {
+            // A list left encoded failed its check as the compaction read it.
+            *self = Index::empty(today);
+            *self = Index::build(new, today);
+            return;
         }
         self.refresh_norms();
     }
@@ -211,8 +216,9 @@ impl Index {
     }
 
     /// Folds `extra` into the flat postings and drops dead slots, renumbering the live
-    /// ones in slot order.
-    pub(crate) fn compact(&mut self) {
+    /// ones in slot order. `false` when a list left encoded failed its check as it was read
+    /// (the index is then not one to keep).
+    pub(crate) fn compact(&mut self) -> bool {
         let mut remap = vec![u32::MAX; self.docs.len()];
         let mut next = 0u32;
         for (slot, &a) in self.alive.iter().enumerate() {
@@ -253,10 +259,12 @@ impl Index {
         self.base_off = Arc::new(off);
         self.base = Arc::new(base);
         // Every list, the encoded ones included, is in `base` now, renumbered.
+        let damaged = self.damaged();
         self.encoded = None;
         self.extra = HashMap::default();
         self.extra_postings = 0;
         self.dead_postings = 0;
-        debug_assert_eq!(self.base.len(), self.live_postings);
+        debug_assert!(damaged || self.base.len() == self.live_postings);
+        !damaged
     }
 }

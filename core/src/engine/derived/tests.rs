@@ -70,7 +70,22 @@ fn round_trip_gives_the_same_state() {
     let o = open(&mut store);
     let d = o.read().unwrap();
     assert!(d.from_derived() && !s.from_derived());
+    // The parses' sections and raw links stay in the record's bytes until they are read,
+    // and then read as the compiled ones.
+    for c in d.model.concepts() {
+        assert!(c.parsed.sections.is_encoded() && c.parsed.links.is_encoded());
+    }
+    assert!(d
+        .model
+        .concepts()
+        .iter()
+        .any(|c| !c.parsed.links.is_empty()));
     assert_eq!(d.model, s.model);
+    assert!(d
+        .model
+        .concepts()
+        .iter()
+        .all(|c| !c.parsed.links.is_encoded()));
     assert_eq!(d.tree, s.tree);
     assert_eq!(d.snapshot_id(), s.snapshot_id());
     assert_eq!(d.list_source(), s.list_source());
@@ -121,7 +136,7 @@ fn decode_both(bytes: &[u8], recorded: &Digest, bundles: &[BundleRef]) -> Option
         let b = crate::bytes::Bytes::from(bytes);
         let ahead = open_ahead(&b, recorded, bundles, index)
             .filter(|o| o.texts.is_some())
-            .and_then(|o| o.decode_indexed(bundles, &|_| None));
+            .and_then(|o| o.decode_indexed(bundles, &|_, _| None));
         assert_eq!(ahead.is_some(), plain.is_some(), "ahead (index {index})");
         // Only a record opened without the thread can be copied to decode again.
         let b = crate::bytes::Bytes::from(bytes);
@@ -132,7 +147,8 @@ fn decode_both(bytes: &[u8], recorded: &Digest, bundles: &[BundleRef]) -> Option
             assert!(o.again().is_some());
         }
         if let (Some(a), Some(p)) = (&ahead, &plain) {
-            assert_eq!(a.model.concepts().len(), p.model.concepts().len());
+            assert_eq!(a.model.concepts(), p.model.concepts());
+            assert_eq!(a.tree.root(), p.tree.root());
             assert_eq!(a.built.is_some(), index && p.index.is_some());
         }
     }
@@ -316,10 +332,10 @@ fn a_searching_host_gets_the_index_decoded_at_open_and_the_same_answers() {
     let bundles = bundle_refs(&s);
     let bare = encode(&s, &recorded, None, true);
     let opened = super::open(&crate::bytes::Bytes::from(bare), &recorded, &bundles).unwrap();
-    let decoded = opened.decode_indexed(&bundles, &|_| None).unwrap();
+    let decoded = opened.decode_indexed(&bundles, &|_, _| None).unwrap();
     assert!(decoded.built.is_none() && decoded.index.is_none());
     let opened = super::open(&crate::bytes::Bytes::from(bytes), &recorded, &bundles).unwrap();
-    let decoded = opened.decode_indexed(&bundles, &|_| None).unwrap();
+    let decoded = opened.decode_indexed(&bundles, &|_, _| None).unwrap();
     let (plain, built) = (decoded.index_bytes().unwrap(), decoded.built.unwrap());
     assert_eq!(built.encode(), plain.as_slice());
 }
@@ -437,6 +453,55 @@ fn a_bad_text_fails_closed_and_the_engine_compiles_instead() {
 }
 
 #[test]
+fn a_damaged_index_list_fails_its_search_and_the_engine_compiles_instead() {
+    let (mut store, mut e) = setup();
+    let s = e.take_derived().unwrap();
+    let opts = crate::search::SearchOptions::default();
+    let want = s.search("acme", "orders", &opts, TODAY).unwrap();
+    let (key, bytes) = s.derived_record(TODAY, true).unwrap();
+    let mut sections = raw_sections(&bytes);
+    // A byte of the index (the last section) whose damage the open does not see, since it
+    // reads no posting list, but a search for "orders" does when it reads its list.
+    let ix = sections.len() - 1;
+    let damaged = (0..sections[ix].len())
+        .rev()
+        .map(|at| {
+            let mut b = sections[ix].clone();
+            b[at] = 0xFF;
+            b
+        })
+        .find(|b| {
+            crate::search::Index::decode_shared(b.clone().into()).is_ok_and(|i| {
+                let _ = crate::search::search(&s.model, &i, "acme", "orders", &opts, TODAY);
+                i.damaged()
+            })
+        })
+        .expect("a byte of a list that search reads");
+    sections[ix] = damaged;
+    store
+        .put("acme", &key, &repacked(&bytes, &sections))
+        .unwrap();
+
+    let mut o = open(&mut store);
+    let d = o.read().unwrap();
+    assert!(d.from_derived() && !d.derived_failed());
+    let err = d.search("acme", "orders", &opts, TODAY).unwrap_err();
+    assert_eq!(
+        err.message(),
+        format!("database corruption: {key} holds a search index that does not decode")
+    );
+    // The read runs again once the engine compiled (the connection does so), and the index
+    // read is dropped, never written into a record.
+    assert!(d.derived_failed());
+    assert!(matches!(&*d.index_slot(), IndexSlot::None));
+    let op = o.refresh();
+    run(&mut o, &mut store, op).unwrap();
+    let c = o.read().unwrap();
+    assert!(!c.from_derived());
+    assert_eq!(c.search("acme", "orders", &opts, TODAY).unwrap(), want);
+}
+
+#[test]
 fn an_ascii_tenant_round_trips_too() {
     // All texts ASCII: the offset maps are made without scanning.
     let ascii: Vec<_> = docs().into_iter().filter(|d| d.2.is_ascii()).collect();
@@ -521,6 +586,26 @@ fn repacked(bytes: &[u8], sections: &[Vec<u8>]) -> Vec<u8> {
     out.extend_from_slice(&stored);
     out.extend_from_slice(&bytes[HEADER + payload_len..]);
     out
+}
+
+/// The sections of a record's payload, decompressed, in order.
+fn raw_sections(bytes: &[u8]) -> Vec<Vec<u8>> {
+    let payload = &bytes[HEADER..];
+    let word = |at: usize| u64::from_le_bytes(payload[at..at + 8].try_into().unwrap()) as usize;
+    let n = u32::from_le_bytes(payload[..4].try_into().unwrap()) as usize;
+    let mut at = 4 + n * 16;
+    (0..n)
+        .map(|i| {
+            let (raw, kept) = (word(4 + i * 16), word(12 + i * 16));
+            let s = &payload[at..at + kept];
+            at += kept;
+            if kept == raw {
+                s.to_vec()
+            } else {
+                lz4_flex::block::decompress(s, raw).unwrap()
+            }
+        })
+        .collect()
 }
 
 #[test]
