@@ -654,23 +654,59 @@ impl Engine {
                 .into_iter()
                 .map(Digest)
                 .collect();
-            let mut folder: BTreeMap<(String, String), (&SourceDoc, Digest)> = BTreeMap::new();
-            for (d, h) in req.documents.iter().zip(&hashed) {
-                folder.insert((d.bundle.to_ascii_lowercase(), d.path.clone()), (d, *h));
+            // The folder's documents by (bundle in lower case, path), in that order. A host
+            // lists them in that order already, so the sort meets one run; of two with one
+            // key the later one counts, as a map's insert would have it.
+            let mut listed: Vec<((String, String), (&SourceDoc, Digest))> = req
+                .documents
+                .iter()
+                .zip(&hashed)
+                .map(|(d, h)| ((d.bundle.to_ascii_lowercase(), d.path.clone()), (d, *h)))
+                .collect();
+            listed.sort_by(|a, b| a.0.cmp(&b.0));
+            let mut folder: Vec<((String, String), (&SourceDoc, Digest))> =
+                Vec::with_capacity(listed.len());
+            for e in listed {
+                match folder.last_mut() {
+                    Some(last) if last.0 == e.0 => *last = e,
+                    _ => folder.push(e),
+                }
             }
-            let mut targets: Vec<&(String, String)> =
-                baseline.keys().chain(folder.keys()).collect();
-            targets.sort();
-            targets.dedup();
+            // Every key of the baseline or the folder, in order: the two sorted lists merged,
+            // with no lookups (string comparisons are slow in wasm: docs/benchmarks.md,
+            // session 14).
             let mut changes = Vec::new();
             let mut change_hashes = Vec::new();
-            for t in targets {
-                let p = baseline.get(t).map(|x| x.1);
-                let f_doc = folder.get(t).map(|x| x.0);
-                let f = folder.get(t).map(|x| x.1);
+            let mut in_base = baseline.iter().peekable();
+            let mut in_folder = folder.iter().peekable();
+            loop {
+                let order = match (in_base.peek(), in_folder.peek()) {
+                    (None, None) => break,
+                    (Some(_), None) => std::cmp::Ordering::Less,
+                    (None, Some(_)) => std::cmp::Ordering::Greater,
+                    (Some(b), Some(f)) => b.0.cmp(&f.0),
+                };
+                let (t, base, listed) = match order {
+                    std::cmp::Ordering::Less => {
+                        let (t, b) = in_base.next().expect("peeked");
+                        (t, Some(b), None)
+                    }
+                    std::cmp::Ordering::Greater => {
+                        let (t, f) = in_folder.next().expect("peeked");
+                        (t, None, Some(f))
+                    }
+                    std::cmp::Ordering::Equal => {
+                        let (t, b) = in_base.next().expect("peeked");
+                        let (_, f) = in_folder.next().expect("peeked");
+                        (t, Some(b), Some(f))
+                    }
+                };
+                let p = base.map(|x| x.1);
+                let f_doc = listed.map(|x| x.0);
+                let f = listed.map(|x| x.1);
                 let shown = f_doc
                     .map(|d| d.bundle.clone())
-                    .or_else(|| baseline.get(t).map(|x| x.0.clone()))
+                    .or_else(|| base.map(|x| x.0.clone()))
                     .unwrap_or_default();
                 let db_bundle = old.state.find_bundle(&shown);
                 let dcur = db_bundle
@@ -699,14 +735,15 @@ impl Engine {
                 change_hashes.push(f);
             }
             let edit = apply_changes(&old, &changes, None, false, Some(&change_hashes))?;
-            let documents: Vec<(String, String, Digest)> = req
+            // Sorted and without repeats (the host's order, so again one run).
+            let mut documents: Vec<(String, String, Digest)> = req
                 .documents
                 .iter()
                 .zip(&hashed)
                 .map(|(d, h)| (d.bundle.clone(), d.path.clone(), *h))
-                .collect::<std::collections::BTreeSet<_>>()
-                .into_iter()
                 .collect();
+            documents.sort();
+            documents.dedup();
             let rec = BaselineRecord { documents }.encode();
             let digest = Digest::of(&rec);
             let mut list: Vec<(String, Digest)> = head
