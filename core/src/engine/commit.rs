@@ -618,6 +618,10 @@ fn folder_conflict(target: &str) -> Error {
     ))
 }
 
+/// A folder document for `import`: its key (bundle in lower case, path), the document and
+/// its source hash.
+type Listed<'a> = ((String, String), (&'a SourceDoc, Digest));
+
 impl Engine {
     /// `import` (cli.md §4): reconciles a folder with the tenant against the location's
     /// baseline, and commits the changes with the new baseline as one revision (or the
@@ -657,15 +661,14 @@ impl Engine {
             // The folder's documents by (bundle in lower case, path), in that order. A host
             // lists them in that order already, so the sort meets one run; of two with one
             // key the later one counts, as a map's insert would have it.
-            let mut listed: Vec<((String, String), (&SourceDoc, Digest))> = req
+            let mut listed: Vec<Listed<'_>> = req
                 .documents
                 .iter()
                 .zip(&hashed)
                 .map(|(d, h)| ((d.bundle.to_ascii_lowercase(), d.path.clone()), (d, *h)))
                 .collect();
             listed.sort_by(|a, b| a.0.cmp(&b.0));
-            let mut folder: Vec<((String, String), (&SourceDoc, Digest))> =
-                Vec::with_capacity(listed.len());
+            let mut folder: Vec<Listed<'_>> = Vec::with_capacity(listed.len());
             for e in listed {
                 match folder.last_mut() {
                     Some(last) if last.0 == e.0 => *last = e,
