@@ -2,6 +2,8 @@
 // a prepared commit, and running commits one at a time. The connection (src/index.js) drives
 // the engine's step machines with these once the engine is wired in.
 
+import { handOver } from './internal.js';
+
 /**
  * Stores a prepared commit (engine.md §8.3): puts every record in order, then, only if all
  * puts succeeded, swaps the head from `expected` to `head`. Never throws: the outcome is
@@ -21,9 +23,12 @@ export async function storeCommit(store, prepared) {
       return { outcome: 'failed', error };
     }
   } else {
+    // The records are fresh arrays from the module: a store that can keep them as they are
+    // (`handOver`, the memory store) is spared a copy of every one.
+    const owned = typeof store[handOver] === 'function';
     for (const { key, bytes } of prepared.records) {
       try {
-        await store.put(key, bytes);
+        await (owned ? store[handOver](key, bytes) : store.put(key, bytes));
       } catch (error) {
         return { outcome: 'failed', error };
       }

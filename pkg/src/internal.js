@@ -5,3 +5,10 @@
  * crossing of the documents' bytes into the module instead of one string per document.
  */
 export const importSources = Symbol('langonrock.importSources');
+
+/**
+ * A store's `put` of bytes that no one else holds or will change (a prepared commit's
+ * records, each a fresh array from the module), which the store may keep without copying.
+ * The memory store has it; `storeCommit` (src/host.js) uses it where a store does.
+ */
+export const handOver = Symbol('langonrock.handOver');

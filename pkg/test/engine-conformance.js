@@ -394,6 +394,40 @@ export const cases = [
       await a.close();
     },
   },
+  {
+    name: 'importDocuments keeps every text exactly: multi-byte, surrogate pairs, a lone surrogate, a short text after a long one',
+    async run({ lib, make, reopen }) {
+      const store = await make();
+      const a = await connect(lib, store);
+      const long = doc('Long', 'Grüße, 東京, 🦀 and more. '.repeat(4000));
+      const texts = [
+        ['ops', 'a-long.md', long],
+        // Shorter than the one before: nothing of the longer text may follow it.
+        ['ops', 'b-short.md', doc('Short', 'é')],
+        ['ops', 'c-pairs.md', doc('Pairs', '🦀🦀 𝄞')],
+        ['ops', 'd-lone.md', doc('Lone', 'before \uD800 after')],
+        ['ops', 'e-empty.md', ''],
+      ];
+      await a.importDocuments('/conformance', texts.map(([bundle, path, content]) => ({ bundle, path, content })));
+      const hex = async (text) => {
+        const d = new Uint8Array(await globalThis.crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
+        return Array.from(d, (b) => b.toString(16).padStart(2, '0')).join('');
+      };
+      for (const [bundle, path, content] of texts) {
+        // A lone surrogate reads as U+FFFD, as every UTF-8 encoder writes it.
+        const expected = content.replace('\uD800', '\uFFFD');
+        const got = await a.readSource(bundle, path);
+        assert.equal(got?.content, expected, `${path}'s text`);
+        assert.equal(got?.hash, await hex(expected), `${path}'s source hash`);
+      }
+      const before = await view(a);
+      await a.close();
+      const b = await connect(lib, await reopen(store));
+      assert.deepEqual(await view(b), before, 'a reopen reads the same');
+      assert.ok((await b.verify()).ok, 'the imported tenant verifies');
+      await b.close();
+    },
+  },
 ];
 
 /**

@@ -15,6 +15,7 @@
 import {
   checkOpen,
   conflictingPut,
+  checkBytes,
   copyBytes,
   injected,
   injectedError,
@@ -30,6 +31,7 @@ import {
 } from './common.js';
 import { corruptError, invalidError, storeError } from '../errors.js';
 import { WasmHeadCheck } from '../../gen/langonrock_wasm.js';
+import { handOver } from '../internal.js';
 
 const DATA = Symbol('langonrock memory data');
 
@@ -95,9 +97,20 @@ class MemoryTenant {
   }
 
   async put(key, bytes) {
+    return this.#put(key, copyBytes(bytes));
+  }
+
+  /**
+   * `put` of bytes no one else holds (a commit's records, fresh from the module: src/host.js
+   * `storeCommit`), kept as they are instead of copied.
+   */
+  async [handOver](key, bytes) {
+    return this.#put(key, checkBytes(bytes));
+  }
+
+  async #put(key, copy) {
     checkOpen(this.#closed);
     const k = keyString(key);
-    const copy = copyBytes(bytes);
     if (await injected(this.failAt, 'put', { key })) throw injectedError('put');
     if (this.strict && isContentAddressed(key.kind) && (await sha256Hex(copy)) !== key.digest) {
       throw corruptError(`${k} put with bytes of another digest`);
