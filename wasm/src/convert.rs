@@ -538,10 +538,6 @@ extern "C" {
 
 thread_local! {
     static ENCODER: TextEncoder = TextEncoder::new();
-    /// The buffer `encodeInto` writes each text into before it is copied to its own
-    /// allocation: grown to three times the longest text so far (so cleared once per
-    /// growth), and dropped after each documents list.
-    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// The entries of a documents list (none when it is not an array; an entry that is not an
@@ -571,32 +567,31 @@ pub fn documents_len(v: &JsValue) -> usize {
 
 /// A document's text from a JS string: encoded by the runtime's `TextEncoder` (its native
 /// encoder; wasm-bindgen's string conversion runs a JS loop over every ASCII character
-/// first) straight into the module's memory, then copied once into the text's own
+/// first) straight into `buf`, in the module's memory, then copied once into the text's own
 /// allocation. `encode` made a JS array of every text, which was copied in and then copied
-/// again (docs/benchmarks.md, session 15).
-fn text_of(s: &JsString) -> Option<std::sync::Arc<str>> {
+/// again (docs/benchmarks.md, session 15). `buf` is the caller's, reused from text to text:
+/// grown to three times the longest text so far, so it is cleared once per growth.
+fn text_of(s: &JsString, buf: &mut Vec<u8>) -> Option<std::sync::Arc<str>> {
     // At most three UTF-8 bytes per UTF-16 unit (a surrogate pair is two units, four bytes).
     let most = 3 * s.length() as usize;
-    SCRATCH.with(|scratch| {
-        let mut buf = scratch.borrow_mut();
-        if buf.len() < most {
-            buf.resize(most, 0);
-        }
-        let written = ENCODER
-            .with(|e| e.encode_into(s, &mut buf[..most]))
-            .written() as usize;
-        // A `TextEncoder` writes UTF-8 (a lone surrogate as U+FFFD, as the string conversion
-        // does), so the check never fails; a count past the buffer is refused.
-        let text = std::str::from_utf8(buf.get(..written)?).ok()?;
-        Some(std::sync::Arc::from(text))
-    })
+    if buf.len() < most {
+        buf.resize(most, 0);
+    }
+    let written = ENCODER
+        .with(|e| e.encode_into(s, &mut buf[..most]))
+        .written() as usize;
+    // A `TextEncoder` writes UTF-8 (a lone surrogate as U+FFFD, as the string conversion
+    // does), so the check never fails; a count past the buffer is refused.
+    let text = std::str::from_utf8(buf.get(..written)?).ok()?;
+    Some(std::sync::Arc::from(text))
 }
 
 /// A documents list for import: `[{bundle, path, content}]`, contents as read from files.
 pub fn documents(v: &JsValue) -> Result<Vec<langonrock_core::compile::SourceDoc>, Error> {
     let bad =
         || Error::Invalid("import documents must be an array of {bundle, path, content}".into());
-    let docs = document_entries(v)
+    let mut buf = Vec::new();
+    document_entries(v)
         .ok_or_else(bad)?
         .map(|d| {
             let d = d.ok_or_else(bad)?;
@@ -606,12 +601,10 @@ pub fn documents(v: &JsValue) -> Result<Vec<langonrock_core::compile::SourceDoc>
             let content = field(d.content())?
                 .dyn_into::<JsString>()
                 .map_err(|_| bad())?;
-            let text = text_of(&content).ok_or_else(bad)?;
+            let text = text_of(&content, &mut buf).ok_or_else(bad)?;
             Ok(langonrock_core::compile::SourceDoc::new(bundle, path, text))
         })
-        .collect();
-    SCRATCH.with(|b| *b.borrow_mut() = Vec::new());
-    docs
+        .collect()
 }
 
 /// The name of a parsed tool call (`write`, `get`, …).

@@ -13,9 +13,9 @@
 // moves, then answers `indeterminate`. `keys`, `remove`: throw STORE.
 
 import {
+  checkBytes,
   checkOpen,
   conflictingPut,
-  checkBytes,
   copyBytes,
   injected,
   injectedError,
