@@ -1,17 +1,67 @@
 // Node's files store: `importFolder` of a tree into a fresh data root, as `langonrock import`
 // does natively (bench/scripts/speed.py runs both on the same tree and prints the ratio).
-// Prints one JSON line: wall and CPU (process.cpuUsage, user + system) in milliseconds, and
-// the snapshot id (the same tree gives the same snapshot natively).
-// Usage: node bench/files-import.mjs <tree> <data root> <tenant>
+// Prints one JSON line: wall and CPU (process.cpuUsage, user + system) in milliseconds, the
+// snapshot id (the same tree gives the same snapshot natively), and, on Linux, the CPU of the
+// main thread alone (`mainCpuMs`: the module's work, the reads and the store's JS) and of
+// every other thread (`otherCpuMs`: V8's optimising compiler and collector, libuv's pool),
+// from /proc in clock ticks (10 ms each, so a few ticks of error); null elsewhere.
+// With `--warm`, a second import of the same tree into another fresh data root follows in the
+// same process, after the first has closed, and its wall time is `warmWallMs`: the module's
+// code is optimised by then, which the first import of a process never gets
+// (docs/benchmarks.md, "Session 16").
+// Usage: node bench/files-import.mjs <tree> <data root> <tenant> [--warm]
 
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { open, files, importFolder } from 'langonrock';
 
-const [tree, dataRoot, tenant] = process.argv.slice(2);
+const [tree, dataRoot, tenant, flag] = process.argv.slice(2);
+
+// CPU milliseconds of each thread of this process, main thread first; null off Linux.
+function threadCpu() {
+  try {
+    return readdirSync('/proc/self/task')
+      .sort((a, b) => (a === String(process.pid) ? -1 : b === String(process.pid) ? 1 : 0))
+      .map((t) => {
+        const stat = readFileSync(`/proc/self/task/${t}/stat`, 'utf8');
+        // Fields after the command name (which may hold spaces): utime and stime are the
+        // 12th and 13th, in clock ticks (100 per second on Linux).
+        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        return (Number(f[11]) + Number(f[12])) * 10;
+      });
+  } catch {
+    return null;
+  }
+}
+
+async function importOnce(root) {
+  const conn = await open({ tenant, store: files({ dataRoot: root }) });
+  const r = await importFolder(conn, tree);
+  await conn.close();
+  return r;
+}
+
+const sum = (list) => list.reduce((a, b) => a + b, 0);
+const before = threadCpu();
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
-const conn = await open({ tenant, store: files({ dataRoot }) });
-const r = await importFolder(conn, tree);
-await conn.close();
+const r = await importOnce(dataRoot);
 const wallMs = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
-console.log(JSON.stringify({ wallMs, cpuMs: (cpu.user + cpu.system) / 1000, snapshot: r.snapshot }));
+const after = threadCpu();
+const out = {
+  wallMs,
+  cpuMs: (cpu.user + cpu.system) / 1000,
+  mainCpuMs: after && before ? after[0] - before[0] : null,
+  otherCpuMs: after && before ? sum(after.slice(1)) - sum(before.slice(1)) : null,
+  snapshot: r.snapshot,
+};
+if (flag === '--warm') {
+  const warm = `${dataRoot}-warm`;
+  rmSync(warm, { recursive: true, force: true });
+  const t1 = performance.now();
+  const w = await importOnce(warm);
+  out.warmWallMs = performance.now() - t1;
+  if (w.snapshot !== r.snapshot) throw new Error(`the second import gave ${w.snapshot}, the first ${r.snapshot}`);
+  rmSync(warm, { recursive: true, force: true });
+}
+console.log(JSON.stringify(out));
