@@ -289,9 +289,9 @@ def main():
                         raise SystemExit(f"foreign {i}: the server did not see the commit: {out[:300]}")
                 m.close()
                 row(size, "first read after another's commit", walls)
-            # Last of each size: a Node import frees some 400 MB at 20,000 concepts, and on a
-            # virtual machine that reports freed memory to its host, the native runs right
-            # after it paid for that memory again (docs/benchmarks.md, "Session 16").
+            # Last of each size: right after the Node imports (each touches and frees some
+            # 400 MB at 20,000 concepts), the native compile and cold open measured 20-75 %
+            # slower on the project's virtual machines (docs/benchmarks.md, "Session 16").
             if "node" in parts:
                 pkg = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "pkg")
                 nwalls, ncpus, same = [], [], True
