@@ -16,18 +16,19 @@ import { open, files, importFolder } from 'langonrock';
 
 const [tree, dataRoot, tenant, flag] = process.argv.slice(2);
 
-// CPU milliseconds of each thread of this process, main thread first; null off Linux.
+// CPU milliseconds of this process's main thread and of all its other threads together, from
+// /proc; null off Linux.
 function threadCpu() {
   try {
-    return readdirSync('/proc/self/task')
-      .sort((a, b) => (a === String(process.pid) ? -1 : b === String(process.pid) ? 1 : 0))
-      .map((t) => {
-        const stat = readFileSync(`/proc/self/task/${t}/stat`, 'utf8');
-        // Fields after the command name (which may hold spaces): utime and stime are the
-        // 12th and 13th, in clock ticks (100 per second on Linux).
-        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        return (Number(f[11]) + Number(f[12])) * 10;
-      });
+    const cpu = { main: 0, others: 0 };
+    for (const t of readdirSync('/proc/self/task')) {
+      const stat = readFileSync(`/proc/self/task/${t}/stat`, 'utf8');
+      // Fields after the command name (which may hold spaces): utime and stime are the
+      // 12th and 13th, in clock ticks (100 per second on Linux).
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      cpu[t === String(process.pid) ? 'main' : 'others'] += (Number(f[11]) + Number(f[12])) * 10;
+    }
+    return cpu;
   } catch {
     return null;
   }
@@ -40,7 +41,6 @@ async function importOnce(root) {
   return r;
 }
 
-const sum = (list) => list.reduce((a, b) => a + b, 0);
 const before = threadCpu();
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
@@ -51,8 +51,8 @@ const after = threadCpu();
 const out = {
   wallMs,
   cpuMs: (cpu.user + cpu.system) / 1000,
-  mainCpuMs: after && before ? after[0] - before[0] : null,
-  otherCpuMs: after && before ? sum(after.slice(1)) - sum(before.slice(1)) : null,
+  mainCpuMs: after && before ? after.main - before.main : null,
+  otherCpuMs: after && before ? after.others - before.others : null,
   snapshot: r.snapshot,
 };
 if (flag === '--warm') {
